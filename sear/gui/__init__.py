@@ -1,0 +1,1 @@
+"""Qt front ends (PySide6). Nothing outside this package imports Qt."""

@@ -1,0 +1,176 @@
+"""The SEAR project: every field of the Project Settings window, as plain dataclasses.
+
+A `Project` is pure data. It is read from and written to `.prj` XML files (format documented in
+docs/project-format.md, schema in sear/schemas/project.xsd); the GUI edits it and the simulation builds its
+world from it. File paths are held absolute in memory; on disk they are stored relative to the `.prj`
+file's folder when they lie below it, so a project folder can be moved or zipped.
+
+Units are SI unless a field name says otherwise: metres, kilograms, newtons, radians for angles used by
+the physics, decimal degrees for geographic coordinates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+FORMAT_VERSION = 1
+"""Version of the .prj format written by this code (root attribute `version`)."""
+
+WHEEL_IDS: tuple[str, ...] = ("left_front", "right_front", "left_rear", "right_rear")
+"""The four wheels, in the order the Wheel Models tab lists them."""
+
+MESH_SUFFIXES: tuple[str, ...] = (
+    ".obj", ".stl", ".ply", ".glb", ".gltf", ".off", ".dae", ".mesh.xml",
+)
+"""Model file types SEAR reads (trimesh's formats plus Ogre XML meshes)."""
+
+HEIGHTMAP_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+"""Grey-scale image types accepted as terrain heightmaps."""
+
+
+@dataclass
+class Terrain:
+    """Terrain Model tab: the ground the robot drives on and where on Earth its centre is.
+
+    The terrain's centre (the middle of its bounding box in x and y) is the world origin.
+    """
+
+    file: Path | None = None
+    """Terrain model: a mesh file or a grey-scale heightmap image."""
+    latitude: float = 35.3
+    """Latitude of the terrain centre, decimal degrees north (-90..90)."""
+    longitude: float = -80.7
+    """Longitude of the terrain centre, decimal degrees east (-180..180)."""
+    altitude: float = 0.0
+    """Altitude of the terrain centre above sea level, metres."""
+    scale: float = 1.0
+    """Factor from model units to metres (mesh files only)."""
+    heightmap_size: float = 100.0
+    """Heightmap images only: edge length of the square the image covers, metres."""
+    heightmap_height: float = 10.0
+    """Heightmap images only: height difference between black (0) and white (255) pixels, metres."""
+
+
+@dataclass
+class Body:
+    """Robot Body Model tab: the chassis model and where the robot starts.
+
+    The start position is either relative (metres north/east of the terrain centre and altitude above
+    the terrain there) or absolute (latitude, longitude, altitude above sea level). The robot is
+    dropped from the start pose and settles on the terrain.
+    """
+
+    file: Path | None = None
+    """Robot body (chassis) model file."""
+    scale: float = 1.0
+    """Factor from model units to metres."""
+    start_mode: Literal["relative", "absolute"] = "relative"
+    """Which start position fields apply."""
+    start_north: float = 0.0
+    """Relative start: metres north of the terrain centre."""
+    start_east: float = 0.0
+    """Relative start: metres east of the terrain centre."""
+    start_altitude: float = 0.5
+    """Relative start: metres above the terrain surface at the start point."""
+    start_latitude: float = 35.3
+    """Absolute start: decimal degrees north."""
+    start_longitude: float = -80.7
+    """Absolute start: decimal degrees east."""
+    start_abs_altitude: float = 0.5
+    """Absolute start: metres above sea level."""
+    rotation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
+    """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
+
+
+@dataclass
+class Wheel:
+    """One wheel of the Wheel Models tab."""
+
+    file: Path | None = None
+    """Wheel model file (its axle along the model's y axis, centred at the origin)."""
+    position: tuple[float, float, float] | None = None
+    """Wheel centre relative to the body centre in the body frame (x forward, y left, z up), metres.
+
+    None: use the offset baked into the model (the model's bounding-box centre)."""
+
+
+def _default_wheels() -> dict[str, Wheel]:
+    return {wid: Wheel() for wid in WHEEL_IDS}
+
+
+@dataclass
+class Dynamics:
+    """Vehicle Dynamics tab. Meanings are those of Bullet's btRaycastVehicle.
+
+    Defaults are the thesis's workable vehicle (mass 400, force 400, brake 1, stiffness 120,
+    compression 0.2, damping 0.3) plus Bullet's defaults for the fields the thesis planned.
+    """
+
+    mass: float = 400.0
+    """Chassis mass, kg (> 0)."""
+    engine_force: float = 400.0
+    """Acceleration force at full throttle, N, shared by the driven wheels."""
+    brake_force: float = 1.0
+    """Brake force at full brake, N (the thesis default is small; raise it for sharp stops)."""
+    suspension_stiffness: float = 120.0
+    """Spring stiffness per kg of chassis mass, 1/s² (Bullet: 10 offroad, 50 sports car, 200 F1)."""
+    suspension_compression: float = 0.2
+    """Damping of the compressing stroke, as a fraction of critical damping times 2·sqrt(stiffness)."""
+    suspension_damping: float = 0.3
+    """Damping of the extending (relaxing) stroke, same units as compression."""
+    friction_slip: float = 10.5
+    """Tyre friction coefficient (Bullet's frictionSlip; ~0.8 realistic, 10000 kart-like, <0.3 ice)."""
+    cog_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Centre of gravity relative to the body model's centre, body frame, metres."""
+    drive_type: Literal["car", "skid"] = "car"
+    """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially."""
+    max_steering: float = 0.5
+    """Steering limit of the front wheels, radians."""
+    suspension_rest_length: float | None = None
+    """Unloaded suspension length, metres; None derives it from the wheel size."""
+    max_suspension_travel: float | None = None
+    """Maximum suspension travel, metres; None derives it from the wheel size."""
+
+
+DEFAULT_DYNAMICS = Dynamics()
+
+
+@dataclass
+class CodeSetup:
+    """Code Setup tab: the user's control code and how the simulation runs it."""
+
+    user_code: Path | None = None
+    """Python file with `init(sim)` and `main_loop(sim)` (or `run(sim)`)."""
+    sensors: Path | None = None
+    """Sensors XML file written by the Sensor Wizard."""
+    debug_shapes: bool = False
+    """Draw physics collision shapes in the simulation window."""
+    hook_timeout: float = 5.0
+    """Seconds a user hook may run before it is reported as stuck and the run is ended."""
+
+
+@dataclass
+class SimulationSettings:
+    """Timing of the simulation loop (not on a tab of the thesis; kept in the .prj)."""
+
+    physics_hz: float = 240.0
+    """Fixed physics step rate, Hz."""
+    control_hz: float = 60.0
+    """Rate at which main_loop runs, Hz."""
+
+
+@dataclass
+class Project:
+    """A whole SEAR project. `path` is the .prj file it was loaded from or last saved to."""
+
+    name: str = "Untitled"
+    terrain: Terrain = field(default_factory=Terrain)
+    body: Body = field(default_factory=Body)
+    wheels: dict[str, Wheel] = field(default_factory=_default_wheels)
+    dynamics: Dynamics = field(default_factory=Dynamics)
+    code: CodeSetup = field(default_factory=CodeSetup)
+    simulation: SimulationSettings = field(default_factory=SimulationSettings)
+    path: Path | None = field(default=None, compare=False)
+    """Where this project lives on disk; not part of equality (a moved project is the same project)."""

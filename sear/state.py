@@ -1,0 +1,33 @@
+"""Plain values that flow from the physics to the sensors and the front ends (no pybullet, no Qt)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class VehicleState:
+    """Ground truth of the robot at one instant, in SI units and the world frame (ENU).
+
+    `position` and `orientation` are those of the body model's frame (the frame sensor mounting poses
+    are given in), not of the centre of mass when a centre-of-gravity offset is set.
+    """
+
+    time: float
+    """Simulated time, s."""
+    position: np.ndarray
+    """(3,) body frame origin in the world, m."""
+    orientation: np.ndarray
+    """(4,) quaternion x, y, z, w rotating body-frame vectors into the world frame."""
+    linear_velocity: np.ndarray
+    """(3,) velocity of the body frame origin, world frame, m/s."""
+    angular_velocity: np.ndarray
+    """(3,) angular velocity, world frame, rad/s."""
+    wheel_angles: dict[str, float] = field(default_factory=dict)
+    """Accumulated rotation of each wheel about its axle, rad, positive when rolling forward."""
+    wheel_radii: dict[str, float] = field(default_factory=dict)
+    """Radius of each wheel, m."""
+    steering: float = 0.0
+    """Current front-wheel steering angle, rad, positive left."""

@@ -1,0 +1,68 @@
+"""Test set-up shared by the whole suite.
+
+GUI tests need a display with OpenGL: Qt's offscreen platform has none. When no DISPLAY is set, a
+private Xvfb server is started for the session (from Debian's xvfb, installed by `make test`), and Qt
+uses its xcb platform on it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+_xvfb: subprocess.Popen | None = None
+
+
+def _start_xvfb() -> None:
+    global _xvfb
+    if os.environ.get("DISPLAY") or not shutil.which("Xvfb"):
+        return
+    for number in range(90, 140):
+        if Path(f"/tmp/.X{number}-lock").exists():
+            continue
+        proc = subprocess.Popen(
+            ["Xvfb", f":{number}", "-screen", "0", "1600x1000x24", "-nolisten", "tcp", "+extension", "GLX"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for _ in range(100):
+            if Path(f"/tmp/.X11-unix/X{number}").exists():
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        if proc.poll() is None:
+            _xvfb = proc
+            os.environ["DISPLAY"] = f":{number}"
+            return
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _start_xvfb()
+    if os.environ.get("DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
+    else:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("LIBGL_ALWAYS_SOFTWARE", "1")
+    # Keep QSettings written by GUI tests out of the user's real configuration.
+    os.environ.setdefault("XDG_CONFIG_HOME", str(Path(config.rootpath) / ".pytest_cache" / "xdg-config"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _xvfb is not None:
+        _xvfb.terminate()
+        _xvfb.wait(timeout=5)
+
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_DIR = REPO / "assets" / "demo"
+
+
+@pytest.fixture
+def demo_dir() -> Path:
+    """The bundled demo project folder (read-only: copy it before changing anything)."""
+    return DEMO_DIR
