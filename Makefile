@@ -13,11 +13,11 @@ run: setup
 	$(BIN)/sear $(DEMO)
 
 test: setup
-	$(BIN)/ruff check sear tests bench docs templates assets
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
-	$(BIN)/ruff check sear tests bench docs templates assets
+	$(BIN)/ruff check .
 
 setup: system-deps $(STAMP)
 
