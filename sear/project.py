@@ -11,9 +11,13 @@ the physics, decimal degrees for geographic coordinates.
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from sear.errors import ProjectError
 
 FORMAT_VERSION = 1
 """Version of the .prj format written by this code (root attribute `version`)."""
@@ -174,3 +178,75 @@ class Project:
     simulation: SimulationSettings = field(default_factory=SimulationSettings)
     path: Path | None = field(default=None, compare=False)
     """Where this project lives on disk; not part of equality (a moved project is the same project)."""
+
+    # --- files -----------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | Path) -> Project:
+        """Read a .prj file. Paths inside become absolute (resolved against the file's folder).
+
+        Raises ProjectError naming the file, line and field for anything that is not a valid project.
+        """
+        from sear import xmlio
+
+        path = Path(path)
+        tree = xmlio.parse_file(path, root_tag=ROOT_TAG, schema_name="project.xsd", what="project file")
+        base = path.absolute().parent
+        project = xmlio.element_to_dataclass(cls, tree.getroot(), base)
+        project.path = Path(os.path.normpath(path.absolute()))
+        project.body.rotation = _normalised_quaternion(project.body.rotation, path)
+        return project
+
+    def to_xml(self, base_dir: Path | None) -> bytes:
+        """The project as .prj XML, with paths below `base_dir` written relative to it."""
+        from sear import xmlio
+
+        root = xmlio.dataclass_to_element(self, ROOT_TAG, base_dir)
+        root.set("version", str(FORMAT_VERSION))
+        return xmlio.serialise(root)
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write the project to `path` (default: where it was loaded from) atomically.
+
+        The previous file is kept as NAME.prj.bak. A project with an invalid value (e.g. a negative
+        mass set in code) is refused with a ProjectError and nothing on disk changes.
+        """
+        from sear import xmlio
+
+        if path is None:
+            path = self.path
+        if path is None:
+            raise ProjectError("the project has never been saved; choose a file name to save it as.")
+        path = Path(os.path.normpath(Path(path).absolute()))
+        root = xmlio.dataclass_to_element(self, ROOT_TAG, path.parent)
+        root.set("version", str(FORMAT_VERSION))
+        xmlio.check_against_schema(root, "project.xsd", ROOT_TAG, path, "project")
+        xmlio.atomic_write(path, xmlio.serialise(root))
+        self.path = path
+        return path
+
+    def referenced_files(self) -> dict[str, Path | None]:
+        """Every file the project refers to, keyed by the place in the settings window it comes from."""
+        files: dict[str, Path | None] = {
+            "Terrain Model: terrain file": self.terrain.file,
+            "Robot Body Model: body file": self.body.file,
+        }
+        for wid in WHEEL_IDS:
+            files[f"Wheel Models: {wid.replace('_', ' ')} wheel file"] = self.wheels[wid].file
+        files["Code Setup: user code file"] = self.code.user_code
+        files["Code Setup: sensors file"] = self.code.sensors
+        return files
+
+
+ROOT_TAG = "sear-project"
+
+
+def _normalised_quaternion(q: tuple[float, ...], path: Path) -> tuple[float, float, float, float]:
+    norm = math.sqrt(sum(c * c for c in q))
+    if norm < 1e-9:
+        raise ProjectError(
+            "the rotation quaternion is all zeros; use 0 0 0 1 for no rotation.", file=path, field="body.rotation"
+        )
+    if abs(norm - 1.0) < 1e-12:
+        return (q[0], q[1], q[2], q[3])
+    return (q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm)

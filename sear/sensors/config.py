@@ -13,6 +13,7 @@ schema sear/schemas/sensors.xsd.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar, Literal
 
 
@@ -231,3 +232,102 @@ SENSOR_TYPES: dict[str, type[SensorConfig]] = {
     )
 }
 """XML element name -> definition class, in Sensor Wizard tab order."""
+
+
+ROOT_TAG = "sear-sensors"
+FORMAT_VERSION = 1
+
+
+def consistency_problems(sensor: SensorConfig) -> list[tuple[str, str]]:
+    """Checks that span several fields (the schema checks each field alone): (field, sentence) pairs."""
+    problems: list[tuple[str, str]] = []
+    if isinstance(sensor, InfraredConfig | UltrasonicConfig) and sensor.min_range_cm >= sensor.max_range_cm:
+        problems.append(("min_range_cm", f"the minimum range ({sensor.min_range_cm} cm) must be less than "
+                                         f"the maximum range ({sensor.max_range_cm} cm)."))
+    if isinstance(sensor, LidarConfig):
+        if sensor.min_range_m >= sensor.max_range_m:
+            problems.append(("min_range_m", f"the minimum range ({sensor.min_range_m} m) must be less than "
+                                            f"the maximum range ({sensor.max_range_m} m)."))
+        if sensor.angle_step_deg > sensor.spread_deg:
+            problems.append(("angle_step_deg", f"the angle between readings ({sensor.angle_step_deg}°) is larger "
+                                               f"than the spread angle ({sensor.spread_deg}°)."))
+        if sensor.spread_deg / sensor.angle_step_deg * len(sensor.layers_deg) > 16_383:
+            problems.append(("angle_step_deg", "the scan needs more than 16,383 rays; use a larger angle "
+                                               "between readings or fewer layers."))
+    if isinstance(sensor, OdometerConfig):
+        from sear.project import WHEEL_IDS
+
+        unknown = [w for w in sensor.wheels if w not in WHEEL_IDS]
+        if unknown:
+            problems.append(("wheels", f"unknown wheel(s) {', '.join(unknown)}; use {', '.join(WHEEL_IDS)}."))
+    return problems
+
+
+def sensors_to_xml(sensors: list[SensorConfig]) -> bytes:
+    from sear import xmlio
+
+    root = xmlio.etree.Element(ROOT_TAG, version=str(FORMAT_VERSION))
+    for sensor in sensors:
+        root.append(xmlio.dataclass_to_element(sensor, sensor.TYPE, None, attributes=("name",)))
+    return xmlio.serialise(root)
+
+
+def load_sensors(path: str | Path) -> list[SensorConfig]:
+    """Read a sensors XML file into definitions, in file order.
+
+    Raises ProjectError naming the file, line and field for invalid XML, unknown elements, bad values,
+    inconsistent fields (e.g. min range above max range) and duplicate names (naming both entries).
+    """
+    from sear import xmlio
+    from sear.errors import ProjectError
+
+    path = Path(path)
+    tree = xmlio.parse_file(path, root_tag=ROOT_TAG, schema_name="sensors.xsd", what="sensors file")
+    sensors: list[SensorConfig] = []
+    first_line: dict[str, int] = {}
+    for el in tree.getroot():
+        if not isinstance(el.tag, str):
+            continue
+        cls = SENSOR_TYPES[el.tag]
+        sensor = xmlio.element_to_dataclass(cls, el, None, attributes=("name",))
+        sensor.name = sensor.name.strip()
+        if sensor.name in first_line:
+            raise ProjectError(
+                f"two sensors are named {sensor.name!r} (lines {first_line[sensor.name]} and {el.sourceline}); "
+                "sensor names must be unique: rename one.",
+                file=path, line=el.sourceline, field=f"{el.tag}@name",
+            )
+        first_line[sensor.name] = el.sourceline
+        for field_name, sentence in consistency_problems(sensor):
+            child = el.find(field_name)
+            line = child.sourceline if child is not None else el.sourceline
+            raise ProjectError(f"sensor {sensor.name!r}: {sentence}", file=path, line=line,
+                               field=f"{el.tag}.{field_name}")
+        sensors.append(sensor)
+    return sensors
+
+
+def save_sensors(path: str | Path, sensors: list[SensorConfig]) -> Path:
+    """Write sensor definitions atomically (previous file kept as NAME.bak).
+
+    Refuses, without touching the disk, duplicate or empty names and values the loader would reject.
+    """
+    from sear import xmlio
+    from sear.errors import ProjectError
+
+    path = Path(path)
+    seen: set[str] = set()
+    for sensor in sensors:
+        if not sensor.name.strip():
+            raise ProjectError(f"not saved: a {sensor.TYPE} sensor has no name.", file=path, field="name")
+        if sensor.name in seen:
+            raise ProjectError(f"not saved: two sensors are named {sensor.name!r}; names must be unique.",
+                               file=path, field="name")
+        seen.add(sensor.name)
+        for field_name, sentence in consistency_problems(sensor):
+            raise ProjectError(f"not saved: sensor {sensor.name!r}: {sentence}", file=path,
+                               field=f"{sensor.TYPE}.{field_name}")
+    data = sensors_to_xml(sensors)
+    root = xmlio.etree.fromstring(data)
+    xmlio.check_against_schema(root, "sensors.xsd", ROOT_TAG, path, "sensors file")
+    return xmlio.atomic_write(path, data)

@@ -1,0 +1,372 @@
+"""Safe, schema-validated XML files for SEAR's dataclass models (.prj and sensors XML).
+
+Both formats map dataclass fields one to one onto child elements of the same name, so the documentation,
+the schema and the code cannot drift apart in naming. Reading is hardened: no DTDs, no entity
+expansion, no network access; documents that declare a DOCTYPE are refused outright. Every schema
+violation becomes a sentence naming the file, line and field and what is expected. Writing is atomic
+(temporary file beside the target, fsync, rename) and keeps the previous file as `NAME.bak`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import shutil
+import tempfile
+import types
+import typing
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from lxml import etree
+
+from sear.errors import ProjectError
+
+# Names of the schema's simple types, as they appear in lxml's messages, and what they mean to a user.
+_TYPE_MEANING = {
+    "number": "a number (like 1.5 or -2e3)",
+    "xs:double": "a number (like 1.5 or -2e3)",
+    "positive": "a number greater than 0",
+    "nonNegative": "a number of 0 or more",
+    "latitude": "a latitude in decimal degrees from -90 to 90",
+    "longitude": "a longitude in decimal degrees from -180 to 180",
+    "fraction": "a number from 0 to 1",
+    "percent": "a percentage from 0 to 100",
+    "angle360": "an angle in degrees from 0 to 360",
+    "positiveInt": "a whole number greater than 0",
+    "xs:positiveInteger": "a whole number greater than 0",
+    "xs:integer": "a whole number",
+    "xs:boolean": "true or false",
+    "vec2": "two numbers separated by spaces (x y)",
+    "vec3": "three numbers separated by spaces (x y z)",
+    "quaternion": "four numbers separated by spaces (x y z w)",
+    "numberList": "one or more numbers separated by spaces",
+    "axes": "a combination of the letters x, y and z (like xyz)",
+    "wheelList": "wheel names separated by spaces (left_front right_front left_rear right_rear)",
+    "nonEmptyString": "a non-empty text",
+}
+
+_PARSER_OPTIONS = dict(
+    resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
+    remove_comments=False,
+)
+
+
+@cache
+def schema(name: str) -> etree.XMLSchema:
+    """The XSD `sear/schemas/<name>`, parsed once."""
+    with resources.as_file(resources.files("sear.schemas").joinpath(name)) as file:
+        # Parsed from its path so that <xs:include> finds common.xsd beside it.
+        return etree.XMLSchema(etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS)))
+
+
+def parse_file(path: Path, *, root_tag: str, schema_name: str, what: str) -> etree._ElementTree:
+    """Read and validate an XML file, refusing hostile or broken input with a ProjectError.
+
+    `what` names the kind of file in messages (e.g. "project file").
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ProjectError(f"the {what} does not exist; check the path.", file=path) from None
+    except IsADirectoryError:
+        raise ProjectError(f"this is a folder, not a {what}.", file=path) from None
+    except OSError as exc:
+        raise ProjectError(f"the {what} cannot be read ({exc.strerror}).", file=path) from None
+    if not data.strip():
+        raise ProjectError(f"the {what} is empty. Restore it from {path.name}.bak if there is one.", file=path)
+    parser = etree.XMLParser(**_PARSER_OPTIONS)
+    try:
+        tree = etree.ElementTree(etree.fromstring(data, parser, base_url=None))
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno or None
+        raise ProjectError(
+            f"the {what} is not well-formed XML ({_clean(exc.msg)}); it may be truncated or damaged. "
+            f"Fix it at that line, or restore it from {path.name}.bak if there is one.",
+            file=path, line=line,
+        ) from None
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        raise ProjectError(
+            f"the {what} contains a DOCTYPE declaration, which SEAR refuses for safety "
+            "(entities could read other files or exhaust memory). Remove the <!DOCTYPE ...> part.",
+            file=path, line=1,
+        )
+    root = tree.getroot()
+    if root.tag != root_tag:
+        raise ProjectError(
+            f"this is not a SEAR {what}: its root element is <{root.tag}>, expected <{root_tag}>.",
+            file=path, line=root.sourceline, field=root.tag,
+        )
+    version = root.get("version")
+    if version is not None and version.strip() not in ("1",):
+        raise ProjectError(
+            f"format version {version!r} is not supported by this SEAR (it reads version 1); "
+            "update SEAR or save the file again from a matching version.",
+            file=path, line=root.sourceline, field="version",
+        )
+    xsd = schema(schema_name)
+    if not xsd.validate(tree):
+        errors = list(xsd.error_log)
+        first = errors[0]
+        field, sentence = explain_schema_error(first, root_tag, schema_name)
+        more = [f"line {e.line}: {explain_schema_error(e, root_tag, schema_name)[1]}" for e in errors[1:6]]
+        if more:
+            sentence += " Also: " + "; ".join(more) + ("; ..." if len(errors) > 6 else "") + "."
+        raise ProjectError(sentence, file=path, line=first.line, field=field)
+    return tree
+
+
+_XS = "{http://www.w3.org/2001/XMLSchema}"
+
+
+@cache
+def _required_children(schema_name: str, parent: str) -> frozenset[str]:
+    """Names of the elements the schema requires directly inside elements named `parent`."""
+    if not schema_name:
+        return frozenset()
+    with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
+        doc = etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
+    names: set[str] = set()
+    for el in doc.iter(f"{_XS}element"):
+        if el.get("name") != parent:
+            continue
+        for group in el.iterfind(f"{_XS}complexType/*"):
+            for child in group.iterfind(f"{_XS}element"):
+                if child.get("minOccurs", "1") != "0":
+                    names.add(child.get("name"))
+    return frozenset(names)
+
+
+def _clean(msg: str) -> str:
+    return re.sub(r",? line \d+, column \d+", "", msg).strip().rstrip(".")
+
+
+def _field_of(error_path: str, root_tag: str) -> str:
+    """XPath from lxml ('/sear-project/dynamics/mass') to a field name ('dynamics.mass')."""
+    parts = [re.sub(r"\[\d+\]$", "", p) for p in error_path.split("/") if p]
+    if parts and parts[0] == root_tag:
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def explain_schema_error(error: Any, root_tag: str, schema_name: str = "") -> tuple[str, str]:
+    """Turn one lxml schema error into (field, a sentence a user understands)."""
+    msg = error.message
+    field = _field_of(error.path or "", root_tag)
+    m = re.search(r"'(?P<value>[^']*)' is not a valid value of the (?:local )?(?:atomic|list|union) type "
+                  r"'(?P<type>[^']+)'", msg)
+    if m:
+        meaning = _TYPE_MEANING.get(m["type"], f"a value of type {m['type']}")
+        return field, f"expected {meaning}, found {m['value']!r}."
+    m = re.search(r"\[facet '(?P<facet>\w+)'\] The value '(?P<value>[^']*)'(?P<rest>.*)", msg)
+    if m:
+        rest = m["rest"].strip().rstrip(".")
+        if m["facet"] == "enumeration":
+            allowed = re.findall(r"'([^']*)'", rest)
+            return field, f"{m['value']!r} is not allowed; use one of: {', '.join(allowed)}."
+        return field, f"the value {m['value']!r} {rest.lower()}."
+    m = re.search(r"Missing child element\(s\)\. Expected is (?:one of )?\( (?P<names>[^)]+) \)", msg)
+    if m:
+        names = [n.strip() for n in m["names"].split(",")]
+        # libxml2 lists every element still allowed; keep the ones the schema requires.
+        required = _required_children(schema_name, field.split(".")[-1] if field else root_tag)
+        names = [n for n in names if n in required] or names
+        missing = ", ".join(names)
+        where = field or "the file"
+        sub = f"{field}.{names[0]}" if field else names[0]
+        return sub, f"required field(s) {missing} missing in <{where.split('.')[-1]}>; add them."
+    m = re.search(r"Element '(?P<name>[^']+)': This element is not expected\.(?: Expected is (?:one of )?"
+                  r"\( (?P<names>[^)]+) \))?", msg)
+    if m:
+        names = [n.strip() for n in (m["names"] or "").split(",") if n.strip()]
+        hint = difflib.get_close_matches(m["name"], names, n=1)
+        sentence = f"unknown or repeated element <{m['name']}>"
+        if hint:
+            sentence += f"; did you mean <{hint[0]}>?"
+        elif names:
+            sentence += f"; expected one of: {', '.join(names)}."
+        else:
+            sentence += "; remove it."
+        return field, sentence if sentence.endswith((".", "?")) else sentence + "."
+    m = re.search(r"The attribute '(?P<name>[^']+)' is required but missing", msg)
+    if m:
+        return f"{field}@{m['name']}" if field else m["name"], f"the attribute {m['name']!r} is required."
+    return field, _clean(re.sub(r"^Element '[^']+'(?:, attribute '[^']+')?: ", "", msg)) + "."
+
+
+# --- dataclass <-> element -----------------------------------------------------------------------
+
+def _strip_optional(tp: Any) -> tuple[Any, bool]:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return tp, False
+
+
+def _fmt_float(value: float) -> str:
+    return repr(float(value))
+
+
+def _to_text(value: Any, tp: Any, base_dir: Path | None) -> str:
+    if tp is bool:
+        return "true" if value else "false"
+    if tp is float:
+        return _fmt_float(value)
+    if tp is int:
+        return str(int(value))
+    if tp is Path:
+        return path_to_text(Path(value), base_dir)
+    if typing.get_origin(tp) is tuple:
+        args = typing.get_args(tp)
+        item = args[0]
+        return " ".join(_fmt_float(v) if item is float else str(v) for v in value)
+    return str(value)
+
+
+def _from_text(text: str, tp: Any, base_dir: Path | None) -> Any:
+    text = (text or "").strip()
+    if tp is bool:
+        return text in ("true", "1")
+    if tp is float:
+        return float(text)
+    if tp is int:
+        return int(text)
+    if tp is Path:
+        return text_to_path(text, base_dir)
+    if typing.get_origin(tp) is tuple:
+        item = typing.get_args(tp)[0]
+        return tuple(float(v) if item is float else v for v in text.split())
+    if typing.get_origin(tp) is Literal or tp is str:
+        return text
+    raise TypeError(f"unsupported field type {tp!r}")
+
+
+def path_to_text(path: Path, base_dir: Path | None) -> str:
+    """A path as stored: relative to `base_dir` (posix) when it lies below it, else absolute."""
+    path = Path(os.path.normpath(path))
+    if base_dir is not None and path.is_absolute():
+        base = Path(os.path.normpath(base_dir.absolute()))
+        try:
+            return path.relative_to(base).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def text_to_path(text: str, base_dir: Path | None) -> Path:
+    """A stored path made absolute against `base_dir` (the folder of the file it was read from)."""
+    path = Path(text.replace("\\", "/"))
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir.absolute() / path
+    return Path(os.path.normpath(path))
+
+
+def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: tuple[str, ...] = ()) -> Any:
+    """Element <tag> with one child per dataclass field (None fields are left out)."""
+    el = etree.Element(tag)
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        if not f.compare and f.name == "path":
+            continue
+        value = getattr(obj, f.name)
+        if value is None:
+            continue
+        tp, _ = _strip_optional(hints[f.name])
+        if f.name in attributes:
+            el.set(f.name, _to_text(value, tp, base_dir))
+        elif dataclasses.is_dataclass(tp):
+            el.append(dataclass_to_element(value, f.name, base_dir))
+        elif typing.get_origin(tp) is dict:
+            holder = etree.SubElement(el, f.name)
+            item_tag = f.name.rstrip("s")
+            for key, item in value.items():
+                child = dataclass_to_element(item, item_tag, base_dir)
+                child.set("id", key)
+                holder.append(child)
+        else:
+            etree.SubElement(el, f.name).text = _to_text(value, tp, base_dir)
+    return el
+
+
+def element_to_dataclass(cls: type, el: Any, base_dir: Path | None, attributes: tuple[str, ...] = ()) -> Any:
+    """The inverse of dataclass_to_element, for a schema-valid element; absent fields keep defaults."""
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    children = {child.tag: child for child in el if isinstance(child.tag, str)}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        tp, _ = _strip_optional(hints[f.name])
+        if f.name in attributes:
+            if el.get(f.name) is not None:
+                kwargs[f.name] = _from_text(el.get(f.name), tp, base_dir)
+            continue
+        child = children.get(f.name)
+        if child is None:
+            continue
+        if dataclasses.is_dataclass(tp):
+            kwargs[f.name] = element_to_dataclass(tp, child, base_dir)
+        elif typing.get_origin(tp) is dict:
+            item_cls = typing.get_args(tp)[1]
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else {}
+            for item in child:
+                if isinstance(item.tag, str):
+                    default[item.get("id")] = element_to_dataclass(item_cls, item, base_dir)
+            kwargs[f.name] = default
+        else:
+            kwargs[f.name] = _from_text(child.text or "", tp, base_dir)
+    return cls(**kwargs)
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+def serialise(root: Any) -> bytes:
+    return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")
+
+
+def check_against_schema(root: Any, schema_name: str, root_tag: str, path: Path, what: str) -> None:
+    """Refuse to write a document the loader would reject, so a save never replaces good work with
+    a file that cannot be opened again."""
+    xsd = schema(schema_name)
+    doc = etree.fromstring(serialise(root), etree.XMLParser(**_PARSER_OPTIONS))
+    if not xsd.validate(doc):
+        error = xsd.error_log[0]
+        field, sentence = explain_schema_error(error, root_tag, schema_name)
+        raise ProjectError(f"not saved, the {what} has an invalid value: {sentence}", file=path, field=field)
+
+
+def atomic_write(path: Path, data: bytes) -> Path:
+    """Write `data` to `path` atomically, keeping the previous file as `<path>.bak`."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            # Copy rather than move, so `path` exists at every instant; a crash here harms only the .bak.
+            shutil.copy2(path, path.with_name(path.name + ".bak"))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+    return path
