@@ -1,0 +1,184 @@
+"""The `sear` command line.
+
+    sear [PROJECT.prj]                      open the Project Settings window
+    sear run PROJECT.prj [--headless] ...   simulate (window, or headless)
+    sear validate PROJECT.prj               check a project and everything it refers to
+    sear new DIR                            copy the demo project into DIR
+
+Exit codes: 0 success, 1 a problem with the user's files or code (a sentence on stderr, no traceback),
+2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from sear import __version__
+from sear.errors import SearError
+
+EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE = 0, 1, 2
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEMO_DIR = REPO_ROOT / "assets" / "demo"
+DEMO_PROJECT = DEMO_DIR / "demo.prj"
+
+
+def _error(message: str) -> int:
+    print(f"sear: {message}", file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
+def has_display() -> bool:
+    """Whether a window can be shown: an X11 or Wayland display, or a Qt platform chosen explicitly."""
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("QT_QPA_PLATFORM"))
+
+
+# --- subcommands ---------------------------------------------------------------------------------
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from sear.project import Project
+    from sear.validate import check_project
+
+    project = Project.load(args.project)
+    problems = check_project(project)
+    if problems:
+        print(f"{args.project}: {len(problems)} problem(s) found:", file=sys.stderr)
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    sensors = 0
+    if project.code.sensors is not None:
+        from sear.sensors.config import load_sensors
+
+        sensors = len(load_sensors(project.code.sensors))
+    print(f"{args.project}: OK ({project.name!r}: terrain, body, 4 wheels, user code, {sensors} sensors).")
+    return EXIT_OK
+
+
+def ensure_demo_models(folder: Path) -> None:
+    """Generate the demo's mesh files into `folder` when any is missing (they are made by a script,
+    not stored in the repository)."""
+    from sear.demo import DEMO_MODEL_FILES, write_demo_models
+
+    if not all((folder / name).exists() for name in DEMO_MODEL_FILES):
+        write_demo_models(folder)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    target = Path(args.dir)
+    if target.exists() and any(target.iterdir()):
+        return _error(f"{target} exists and is not empty; choose a new or empty folder.")
+    if not DEMO_DIR.is_dir():
+        return _error(f"the demo project is not installed ({DEMO_DIR} is missing).")
+    ensure_demo_models(DEMO_DIR)
+    ignore = shutil.ignore_patterns("*.bak", "__pycache__", "*.csv", "*.npz")
+    shutil.copytree(DEMO_DIR, target, dirs_exist_ok=True, ignore=ignore)
+    print(f"Created {target}: open it with `sear {target / 'demo.prj'}` "
+          f"or run it with `sear run {target / 'demo.prj'} --headless`.")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from sear.runtime import run_from_cli
+
+    return run_from_cli(
+        Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
+        seed=args.seed, realtime=args.realtime,
+    )
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    project = Path(args.project) if args.project else None
+    if not has_display():
+        target = project or DEMO_PROJECT
+        print("sear: no display is available (DISPLAY and WAYLAND_DISPLAY are not set), so the settings "
+              f"window cannot open; running {target} headless for 20 simulated seconds instead.")
+        if target == DEMO_PROJECT:
+            ensure_demo_models(DEMO_DIR)
+        from sear.runtime import run_from_cli
+
+        return run_from_cli(target, headless=True, duration=20.0, log=None, seed=0, realtime=False)
+    from sear.gui.app import run_settings_app
+
+    return run_settings_app(project)
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit status 2 for usage errors, as documented
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sear", description="SEAR: Simulation Environment for Autonomous Robots.")
+    parser.add_argument("--version", action="version", version=f"sear {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="simulate a project (in a window, or --headless)")
+    run.add_argument("project", help="the project file (.prj)")
+    run.add_argument("--headless", action="store_true", help="no window: run the simulation loop only")
+    run.add_argument("--duration", type=_positive, default=None, metavar="SECONDS",
+                     help="stop after this many simulated seconds (headless default: 60)")
+    run.add_argument("--log", default=None, metavar="FILE.csv", help="write a CSV log of ground truth and sensors")
+    run.add_argument("--seed", type=int, default=0, help="seed of the run's random numbers (noise); default 0")
+    pace = run.add_mutually_exclusive_group()
+    pace.add_argument("--fast", dest="realtime", action="store_false",
+                      help="as fast as possible (the headless default)")
+    pace.add_argument("--realtime", dest="realtime", action="store_true", help="keep pace with the wall clock")
+    run.set_defaults(func=cmd_run, realtime=None)
+
+    validate = sub.add_parser("validate", help="check a project, its sensors file, models and user code")
+    validate.add_argument("project", help="the project file (.prj)")
+    validate.set_defaults(func=cmd_validate)
+
+    new = sub.add_parser("new", help="copy the demo project into a new folder")
+    new.add_argument("dir", help="the folder to create")
+    new.set_defaults(func=cmd_new)
+    return parser
+
+
+def build_gui_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sear", description="Open the SEAR Project Settings window.",
+                     epilog="Commands: sear run | validate | new (see sear run --help).")
+    parser.add_argument("--version", action="version", version=f"sear {__version__}")
+    parser.add_argument("project", nargs="?", help="a project file (.prj) to open")
+    parser.set_defaults(func=cmd_gui)
+    return parser
+
+
+COMMANDS = ("run", "validate", "new")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `sear` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help")):
+        args = build_parser().parse_args(argv)
+    else:
+        args = build_gui_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except SearError as exc:
+        return _error(str(exc))
+    except KeyboardInterrupt:
+        print("sear: interrupted", file=sys.stderr)
+        return 130

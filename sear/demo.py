@@ -1,0 +1,112 @@
+"""Deterministic generation of the demo project's models (no downloads, no randomness between runs).
+
+    python -m sear.demo DIR
+
+writes the terrain (100 m x 100 m of gentle hills with a level area around the centre, coloured by
+height), a small rover's body and four wheels in several common formats, and a tree. The hand-written
+demo files (demo.prj, sensors.xml, demo_code.py) refer to these names.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+DEMO_MODEL_FILES = (
+    "terrain.obj", "body.stl", "wheel_lf.obj", "wheel_rf.obj", "wheel_lr.ply", "wheel_rr.ply", "tree.obj",
+)
+
+TERRAIN_SIZE_M = 100.0
+TERRAIN_STEP_M = 1.0
+WHEEL_RADIUS_M = 0.1
+WHEEL_WIDTH_M = 0.06
+
+# Hills: (east m, north m, height m, radius m). Chosen so slopes stay below about 10 degrees.
+_HILLS = (
+    (28.0, 22.0, 3.0, 11.0),
+    (-30.0, 18.0, 2.2, 9.0),
+    (-22.0, -30.0, 2.8, 12.0),
+    (32.0, -26.0, -1.2, 9.0),   # a hollow
+    (0.0, 40.0, 1.6, 8.0),
+)
+LEVEL_RADIUS_M = 22.0
+"""Inside this distance of the centre the ground is exactly level (z = 0), so the robot starts level."""
+
+
+def terrain_height(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Height of the demo terrain (m) at world points (m): the formula the mesh samples."""
+    h = np.zeros(np.broadcast(x, y).shape)
+    for cx, cy, amp, sigma in _HILLS:
+        h = h + amp * np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2.0 * sigma**2))
+    r = np.hypot(x, y)
+    t = np.clip((r - LEVEL_RADIUS_M) / 10.0, 0.0, 1.0)
+    return h * t * t * (3.0 - 2.0 * t)
+
+
+def make_terrain() -> trimesh.Trimesh:
+    """A height grid mesh, x east and y north, centred on the origin, with per-vertex colours."""
+    n = int(round(TERRAIN_SIZE_M / TERRAIN_STEP_M)) + 1
+    xs = np.linspace(-TERRAIN_SIZE_M / 2, TERRAIN_SIZE_M / 2, n)
+    gx, gy = np.meshgrid(xs, xs, indexing="xy")
+    gz = terrain_height(gx, gy)
+    vertices = np.column_stack([gx.ravel(), gy.ravel(), gz.ravel()])
+    idx = np.arange(n * n).reshape(n, n)
+    a, b, c, d = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel(), idx[1:, 1:].ravel(), idx[1:, :-1].ravel()
+    faces = np.concatenate([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
+    # Grass green in the hollows to dry brown on the tops.
+    t = np.clip((gz.ravel() + 1.5) / 4.5, 0.0, 1.0)[:, None]
+    low, high = np.array([70, 140, 60]), np.array([150, 130, 85])
+    colours = np.hstack([(low * (1 - t) + high * t).astype(np.uint8), np.full((n * n, 1), 255, np.uint8)])
+    return trimesh.Trimesh(vertices, faces, vertex_colors=colours, process=False)
+
+
+def make_body() -> trimesh.Trimesh:
+    """Rover chassis centred on the origin: a 0.6 x 0.4 x 0.12 m hull with a sensor deck on top."""
+    hull = trimesh.creation.box(extents=(0.6, 0.4, 0.12))
+    deck = trimesh.creation.box(extents=(0.3, 0.3, 0.06))
+    deck.apply_translation((-0.05, 0.0, 0.09))
+    return trimesh.util.concatenate([hull, deck])
+
+
+def make_wheel() -> trimesh.Trimesh:
+    """A wheel of radius 0.1 m and width 0.06 m, axle along y, centred on the origin."""
+    wheel = trimesh.creation.cylinder(radius=WHEEL_RADIUS_M, height=WHEEL_WIDTH_M, sections=32)
+    wheel.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, (1, 0, 0)))
+    return wheel
+
+
+def make_tree() -> trimesh.Trimesh:
+    """A tree about 4.5 m high standing on the origin: a trunk and a conical crown."""
+    trunk = trimesh.creation.cylinder(radius=0.15, height=2.0, sections=16)
+    trunk.apply_translation((0, 0, 1.0))
+    crown = trimesh.creation.cone(radius=1.2, height=3.0, sections=24)
+    crown.apply_translation((0, 0, 1.5))
+    return trimesh.util.concatenate([trunk, crown])
+
+
+def write_demo_models(folder: Path) -> None:
+    """Write every file of DEMO_MODEL_FILES into `folder` (created if needed)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    make_terrain().export(folder / "terrain.obj", include_color=True)
+    make_body().export(folder / "body.stl")
+    wheel = make_wheel()
+    for name in ("wheel_lf.obj", "wheel_rf.obj", "wheel_lr.ply", "wheel_rr.ply"):
+        wheel.export(folder / name)
+    make_tree().export(folder / "tree.obj")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m sear.demo DIR", file=sys.stderr)
+        return 2
+    write_demo_models(Path(argv[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""The simulated world: terrain, the robot and obstacles in one pybullet physics client.
+
+World frame ENU (x east, y north, z up, metres) with the origin at the terrain centre. The world steps
+at a fixed rate (the project's physics_hz); each step applies the vehicle's forces, then steps pybullet.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pybullet as p
+import trimesh
+
+from sear.errors import ProjectError
+from sear.geo import geodetic_to_enu
+from sear.physics.meshes import create_terrain_bodies, load_mesh, load_terrain
+from sear.physics.vehicle import ROBOT_COLLISION_GROUP, Vehicle
+from sear.project import WHEEL_IDS, Project
+
+TERRAIN_COLLISION_GROUP = 0x80
+"""Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
+_STATIC_GROUP, _ALL = 0x2, 0xFFFF
+GRAVITY = 9.81
+
+
+@dataclass
+class Obstacle:
+    """Something user code added. `mesh` is its shape in its own body frame, for drawing."""
+
+    kind: str
+    """'tree', 'box' or 'wall'."""
+    body_ids: list[int]
+    """pybullet bodies; the first one carries the pose used for drawing."""
+    mesh: trimesh.Trimesh
+    dynamic: bool = False
+    size: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Bounding size (x, y, z), m."""
+    colour: tuple[float, float, float, float] = field(default=(0.6, 0.6, 0.6, 1.0))
+
+    @property
+    def body_id(self) -> int:
+        return self.body_ids[0]
+
+
+def _tree_mesh() -> trimesh.Trimesh:
+    from sear.demo import make_tree
+
+    return make_tree()
+
+
+class World:
+    """Terrain, vehicle and obstacles of a project in a pybullet client (DIRECT unless one is given)."""
+
+    def __init__(self, project: Project, *, connection: int | None = None) -> None:
+        self.project = project
+        self._own_client = connection is None
+        self.client = p.connect(p.DIRECT) if connection is None else connection
+        self.dt = 1.0 / project.simulation.physics_hz
+        self.time = 0.0
+        self.obstacles: list[Obstacle] = []
+        self._draw_offsets: dict[int, np.ndarray] = {}
+        p.resetSimulation(physicsClientId=self.client)
+        p.setGravity(0, 0, -GRAVITY, physicsClientId=self.client)
+        p.setPhysicsEngineParameter(fixedTimeStep=self.dt, numSubSteps=0, physicsClientId=self.client)
+        try:
+            self.terrain = load_terrain(project.terrain)
+            self.terrain_ids = create_terrain_bodies(self.client, self.terrain)
+            for tid in self.terrain_ids:
+                p.setCollisionFilterGroupMask(tid, -1, _STATIC_GROUP | TERRAIN_COLLISION_GROUP,
+                                              _ALL & ~_STATIC_GROUP, physicsClientId=self.client)
+            self.vehicle = self._build_vehicle()
+        except BaseException:
+            self.close()
+            raise
+
+    # --- vehicle -----------------------------------------------------------------------------------
+
+    def _build_vehicle(self) -> Vehicle:
+        project = self.project
+        if project.body.file is None:
+            raise ProjectError("no robot body model is chosen; choose one on the Robot Body Model tab.")
+        body = load_mesh(project.body.file, scale=project.body.scale, tab="Robot Body Model")
+        wheels, positions = {}, {}
+        for wid in WHEEL_IDS:
+            wheel = project.wheels[wid]
+            if wheel.file is None:
+                raise ProjectError(f"no {wid.replace('_', ' ')} wheel model is chosen; choose one on the "
+                                   "Wheel Models tab.")
+            wheels[wid] = load_mesh(wheel.file, scale=project.body.scale, tab="Wheel Models")
+            positions[wid] = wheel.position
+        self.start_position, self.start_orientation = self._start_pose(wheels, positions)
+        return Vehicle(self.client, body, wheels, positions, project.dynamics,
+                       tuple(self.start_position), tuple(self.start_orientation))
+
+    def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
+        """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
+        terrain (relative start) or at the given altitude above sea level (absolute start)."""
+        body, terrain = self.project.body, self.project.terrain
+        orientation = np.asarray(body.rotation, dtype=float)
+        bottoms = []
+        for wid in WHEEL_IDS:
+            mesh = wheels[wid]
+            lo, hi = mesh.bounds
+            centre = np.asarray(positions[wid] if positions[wid] is not None else (lo + hi) / 2.0)
+            bottoms.append(centre[2] - (hi[2] - lo[2]) / 2.0)
+        clearance = -min(bottoms)  # body origin above the wheels' lowest point
+        if body.start_mode == "absolute":
+            east, north, up = geodetic_to_enu(body.start_latitude, body.start_longitude, body.start_abs_altitude,
+                                              terrain.latitude, terrain.longitude, terrain.altitude)
+            ground = self.terrain_height(east, north)
+            z = max(up, ground + 0.01) + clearance
+        else:
+            east, north = body.start_east, body.start_north
+            z = self.terrain_height(east, north) + body.start_altitude + clearance
+        return np.array([east, north, z]), orientation / np.linalg.norm(orientation)
+
+    def reset_vehicle(self) -> None:
+        """Put the robot back at its start pose, at rest, inputs released."""
+        self.vehicle.reset(tuple(self.start_position), tuple(self.start_orientation))
+
+    def robot_body_ids(self) -> list[int]:
+        """Bodies that make up the robot (rays must ignore them)."""
+        return [self.vehicle.body_id]
+
+    # --- stepping ----------------------------------------------------------------------------------
+
+    def step(self) -> None:
+        """Advance one fixed physics step: vehicle forces, then pybullet."""
+        self.vehicle.update(self.dt)
+        p.stepSimulation(physicsClientId=self.client)
+        self.time += self.dt
+
+    # --- queries -----------------------------------------------------------------------------------
+
+    def terrain_height(self, x: float, y: float) -> float:
+        """Terrain height (m) at world point (x, y); 0 outside the terrain."""
+        return float(self.terrain_heights(np.array([[x, y]]))[0])
+
+    def terrain_heights(self, xy: np.ndarray) -> np.ndarray:
+        """Terrain heights (m) at world points (N, 2); 0 where there is no terrain."""
+        lo, hi = self.terrain.mesh.bounds[:, 2]
+        top, bottom = hi + 10.0, lo - 10.0
+        starts = np.column_stack([xy, np.full(len(xy), top)])
+        ends = np.column_stack([xy, np.full(len(xy), bottom)])
+        hits = p.rayTestBatch(starts.tolist(), ends.tolist(), collisionFilterMask=TERRAIN_COLLISION_GROUP,
+                              physicsClientId=self.client)
+        return np.array([h[3][2] if h[0] >= 0 else 0.0 for h in hits])
+
+    # --- obstacles -----------------------------------------------------------------------------------
+
+    def _static_body(self, shape: int, position, orientation=(0, 0, 0, 1)) -> int:
+        return p.createMultiBody(0, shape, basePosition=position, baseOrientation=orientation,
+                                 physicsClientId=self.client)
+
+    def add_tree(self, x: float, y: float, z: float | None = None) -> int:
+        """A tree (trunk 0.3 m wide, crown 2.4 m wide, 4.5 m tall) standing at (x, y); z None = on the
+        terrain. Static. Returns its index in `obstacles`."""
+        base = self.terrain_height(x, y) if z is None else float(z)
+        mesh = _tree_mesh()
+        trunk = p.createCollisionShape(p.GEOM_CYLINDER, radius=0.15, height=2.0, physicsClientId=self.client)
+        crown_mesh = trimesh.creation.cone(radius=1.2, height=3.0, sections=24)
+        crown = p.createCollisionShape(p.GEOM_MESH, vertices=crown_mesh.vertices.tolist(),
+                                       physicsClientId=self.client)
+        ids = [self._static_body(trunk, (x, y, base + 1.0)), self._static_body(crown, (x, y, base + 1.5))]
+        self.obstacles.append(Obstacle("tree", ids, mesh, size=(2.4, 2.4, 4.5), colour=(0.2, 0.55, 0.2, 1.0)))
+        # The trunk body's frame is 1 m up its axis; draw the tree mesh from the ground point.
+        self._draw_offsets[ids[0]] = np.array([0.0, 0.0, -1.0])
+        return len(self.obstacles) - 1
+
+    def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> int:
+        """A cube of edge `size` m and `mass` kg centred above (x, y); z None = resting on the terrain.
+        mass 0 makes it immovable; heavy boxes make solid walls."""
+        if not (size > 0 and math.isfinite(size)):
+            raise ValueError(f"add_box: size must be a number greater than 0 metres, not {size!r}")
+        if not (mass >= 0 and math.isfinite(mass)):
+            raise ValueError(f"add_box: mass must be 0 (immovable) or more kilograms, not {mass!r}")
+        half = size / 2.0
+        if z is None:
+            corners = np.array([[x + dx, y + dy] for dx in (-half, 0, half) for dy in (-half, 0, half)])
+            z = float(self.terrain_heights(corners).max()) + half
+        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=self.client)
+        body = p.createMultiBody(mass, shape, basePosition=(x, y, z), physicsClientId=self.client)
+        p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
+        mesh = trimesh.creation.box(extents=(size, size, size))
+        self.obstacles.append(Obstacle("box", [body], mesh, dynamic=mass > 0, size=(size, size, size),
+                                       colour=(0.65, 0.45, 0.25, 1.0)))
+        return len(self.obstacles) - 1
+
+    def add_wall(self, x1: float, y1: float, x2: float, y2: float, height: float = 1.0,
+                 thickness: float = 0.2) -> int:
+        """A static wall from (x1, y1) to (x2, y2) (its centre line; the ends are extended by half the
+        thickness so walls meeting at a corner close it), standing on the terrain."""
+        if not (height > 0 and thickness > 0):
+            raise ValueError("add_wall: height and thickness must be greater than 0 metres")
+        length = math.hypot(x2 - x1, y2 - y1)
+        if length <= 0:
+            raise ValueError("add_wall: the two end points are the same; give a wall some length")
+        samples = np.linspace([x1, y1], [x2, y2], max(2, int(length / 0.5) + 1))
+        base = float(self.terrain_heights(samples).min())
+        full = (length + thickness, thickness, height)
+        yaw = math.atan2(y2 - y1, x2 - x1)
+        orn = p.getQuaternionFromEuler((0, 0, yaw))
+        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[v / 2 for v in full], physicsClientId=self.client)
+        body = self._static_body(shape, ((x1 + x2) / 2, (y1 + y2) / 2, base + height / 2), orn)
+        mesh = trimesh.creation.box(extents=full)
+        self.obstacles.append(Obstacle("wall", [body], mesh, size=full, colour=(0.75, 0.72, 0.68, 1.0)))
+        return len(self.obstacles) - 1
+
+    def obstacle_pose(self, obstacle: Obstacle) -> tuple[np.ndarray, np.ndarray]:
+        """World position and orientation of an obstacle's drawing mesh."""
+        pos, orn = p.getBasePositionAndOrientation(obstacle.body_id, physicsClientId=self.client)
+        offset = self._draw_offsets.get(obstacle.body_id)
+        pos = np.asarray(pos) if offset is None else np.asarray(pos) + offset
+        return pos, np.asarray(orn)
+
+    def close(self) -> None:
+        """Disconnect the pybullet client if this world created it."""
+        if self._own_client and self.client is not None and p.isConnected(self.client):
+            p.disconnect(self.client)

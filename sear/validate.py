@@ -1,0 +1,77 @@
+"""Checks a project before it is simulated: every problem at once, as sentences a user can act on.
+
+Used by `sear validate` and by the settings window's Simulate button. Nothing here runs user code: the
+user code file is only compiled, so a syntax error is found without side effects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sear.errors import SearError
+from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project
+
+
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
+
+
+def check_file(path: Path | None, label: str, allowed: tuple[str, ...], required: bool = True) -> list[str]:
+    """Problems with one referenced file: unset, missing, a folder, unreadable or of an unknown type."""
+    if path is None:
+        return [f"{label}: no file chosen; choose one in the settings window."] if required else []
+    if not path.exists():
+        return [f"{label}: {path} does not exist; choose the file again or restore it."]
+    if path.is_dir():
+        return [f"{label}: {path} is a folder, not a file."]
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        return [f"{label}: {path} cannot be read ({exc.strerror})."]
+    if allowed and _suffix(path) not in allowed:
+        return [f"{label}: {path.name} is not a supported type; use one of {', '.join(allowed)}."]
+    return []
+
+
+def check_user_code(path: Path) -> list[str]:
+    """Compile (never run) the user code file; a syntax error names the file and line."""
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        return [f"Code Setup: user code file {path} cannot be read ({exc.strerror})."]
+    try:
+        compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        text = (exc.text or "").strip()
+        shown = f" ({text})" if text else ""
+        return [f"{path}, line {exc.lineno}: syntax error in the user code: {exc.msg}{shown}."]
+    except ValueError as exc:  # e.g. null bytes
+        return [f"{path}: the user code file is not valid Python source ({exc})."]
+    return []
+
+
+def check_project(project: Project) -> list[str]:
+    """Every problem that would stop `project` from simulating; an empty list when it is ready."""
+    problems: list[str] = []
+    terrain_types = MESH_SUFFIXES + HEIGHTMAP_SUFFIXES
+    problems += check_file(project.terrain.file, "Terrain Model: terrain file", terrain_types)
+    problems += check_file(project.body.file, "Robot Body Model: body file", MESH_SUFFIXES)
+    for wid in WHEEL_IDS:
+        label = f"Wheel Models: {wid.replace('_', ' ')} wheel file"
+        problems += check_file(project.wheels[wid].file, label, MESH_SUFFIXES)
+    code_problems = check_file(project.code.user_code, "Code Setup: user code file", (".py",))
+    problems += code_problems
+    if not code_problems and project.code.user_code is not None:
+        problems += check_user_code(project.code.user_code)
+    sensor_problems = check_file(project.code.sensors, "Code Setup: sensors file", (".xml",), required=False)
+    problems += sensor_problems
+    if not sensor_problems and project.code.sensors is not None:
+        from sear.sensors.config import load_sensors
+
+        try:
+            load_sensors(project.code.sensors)
+        except SearError as exc:
+            problems.append(str(exc))
+    return problems
