@@ -48,7 +48,7 @@ def terrain_height(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def make_terrain() -> trimesh.Trimesh:
     """A height grid mesh, x east and y north, centred on the origin, with per-vertex colours."""
-    n = int(round(TERRAIN_SIZE_M / TERRAIN_STEP_M)) + 1
+    n = round(TERRAIN_SIZE_M / TERRAIN_STEP_M) + 1
     xs = np.linspace(-TERRAIN_SIZE_M / 2, TERRAIN_SIZE_M / 2, n)
     gx, gy = np.meshgrid(xs, xs, indexing="xy")
     gz = terrain_height(gx, gy)

@@ -39,10 +39,8 @@ def ecef_to_geodetic(xyz: np.ndarray) -> tuple[float, float, float]:
     for _ in range(10):
         sin_lat = math.sin(lat)
         n = WGS84_A / math.sqrt(1.0 - WGS84_E2 * sin_lat * sin_lat)
-        if abs(lat) < math.radians(45.0):
-            h = p / math.cos(lat) - n
-        else:
-            h = z / sin_lat - n * (1.0 - WGS84_E2)
+        # Divide by the larger of cos and sin so neither the equator nor the poles lose precision.
+        h = p / math.cos(lat) - n if abs(lat) < math.radians(45.0) else z / sin_lat - n * (1.0 - WGS84_E2)
         new_lat = math.atan2(z, p * (1.0 - WGS84_E2 * n / (n + h)))
         if abs(new_lat - lat) < 1e-15:
             lat = new_lat

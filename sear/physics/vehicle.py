@@ -282,7 +282,7 @@ class Vehicle:
         total_torque = np.zeros(3)
         forward_imp, side_imp, sliding = {}, {}, False
         axes = {}
-        for geom, hard, length, hit in zip(geoms, hard_points, ray_len, hits, strict=True):
+        for geom, length, hit in zip(geoms, ray_len, hits, strict=True):
             state = self._state[geom.wheel_id]
             state.steering = self._wheel_steering(geom)
             if hit[0] < 0 or hit[2] >= 1.0:

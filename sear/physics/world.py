@@ -16,7 +16,7 @@ import trimesh
 from sear.errors import ProjectError
 from sear.geo import geodetic_to_enu
 from sear.physics.meshes import create_terrain_bodies, load_mesh, load_terrain
-from sear.physics.vehicle import ROBOT_COLLISION_GROUP, Vehicle
+from sear.physics.vehicle import Vehicle
 from sear.project import WHEEL_IDS, Project
 
 TERRAIN_COLLISION_GROUP = 0x80
