@@ -1,0 +1,391 @@
+"""The simulation loop shared by the simulation window and headless runs, and the `sim` object.
+
+One `Simulation.tick()` is one fixed physics step: inputs -> vehicle -> pybullet step -> sensors sample
+(each on its own period of simulated time) -> user code (every control tick, once started) -> log row.
+The window only adds a view and a keyboard around the same ticks, so a windowed run and a headless run
+with the same seed and inputs compute the same readings.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import sys
+import time as _time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sear.errors import ProjectError, UserCodeError
+from sear.physics.world import World
+from sear.project import Project
+from sear.sensors.config import SensorConfig, load_sensors
+from sear.sensors.suite import SensorSuite
+from sear.state import VehicleState
+from sear.usercode import UserCodeRunner
+
+
+class Pose(NamedTuple):
+    """Ground-truth pose: position in metres (ENU) and roll, pitch, yaw in radians (yaw 0 = east,
+    counter-clockwise positive, as REP 103)."""
+
+    x: float
+    y: float
+    z: float
+    roll: float
+    pitch: float
+    yaw: float
+
+
+def quaternion_to_euler(q: np.ndarray) -> tuple[float, float, float]:
+    """Roll, pitch, yaw (rad; intrinsic z-y'-x'') of a quaternion (x, y, z, w)."""
+    x, y, z, w = (float(c) for c in q)
+    roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return roll, pitch, yaw
+
+
+TRUTH_COLUMNS = ["truth.x", "truth.y", "truth.z", "truth.roll", "truth.pitch", "truth.yaw", "truth.speed"]
+
+
+def _cell(value: float) -> str:
+    return format(value, ".9g")
+
+
+class CsvLog:
+    """CSV log of ground truth and sensor readings, one row per control tick (SI units)."""
+
+    def __init__(self, path: str | Path, sensor_columns: list[str]) -> None:
+        self.path = Path(path)
+        try:
+            self._file = open(self.path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        except OSError as exc:
+            raise ProjectError(f"the log file cannot be written ({exc.strerror}); choose another path.",
+                               file=self.path) from None
+        self._writer = csv.writer(self._file)
+        self._writer.writerow(["time", *TRUTH_COLUMNS, *sensor_columns])
+        self.rows = 0
+
+    def write(self, state: VehicleState, sensor_cells: list[str]) -> None:
+        roll, pitch, yaw = quaternion_to_euler(state.orientation)
+        x, y, z = state.position
+        speed = float(np.linalg.norm(state.linear_velocity))
+        self._writer.writerow([_cell(state.time), _cell(x), _cell(y), _cell(z), _cell(roll), _cell(pitch),
+                               _cell(yaw), _cell(speed), *sensor_cells])
+        self.rows += 1
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+class Sim:
+    """The object user code receives: read sensors, drive, add obstacles, print.
+
+    Units: metres, seconds, newtons, radians. Drive inputs hold until changed, like pedals.
+    """
+
+    def __init__(self, simulation: Simulation) -> None:
+        self._s = simulation
+
+    @property
+    def time(self) -> float:
+        """Simulated time since the start, s."""
+        return self._s.world.time
+
+    @property
+    def sensor_names(self) -> list[str]:
+        """Names of the project's sensors, for read()."""
+        return list(self._s.sensors.names)
+
+    def read(self, name: str) -> Any:
+        """Latest reading of the sensor called `name` (None until its first sample or when nothing is in
+        range). Raises an error listing the sensor names when there is no such sensor."""
+        return self._s.sensors.read(name)
+
+    def accelerate(self, force: float) -> None:
+        """Engine force, N (negative reverses); 0 to coast."""
+        self._s.world.vehicle.accelerate(_number(force, "accelerate", "force"))
+
+    def brake(self, force: float) -> None:
+        """Brake force, N (0 releases the brake)."""
+        self._s.world.vehicle.brake(_number(force, "brake", "force"))
+
+    def steer(self, angle: float) -> None:
+        """Steering angle, rad, positive left, clamped to the project's steering limit (skid drive:
+        turns by driving the sides differentially)."""
+        self._s.world.vehicle.steer(_number(angle, "steer", "angle"))
+
+    def add_tree(self, x: float, y: float, z: float | None = None) -> None:
+        """A tree at (x, y) m; z None stands it on the terrain."""
+        self._s.world.add_tree(x, y, z)
+
+    def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> None:
+        """A cube of edge `size` m and `mass` kg (0: immovable) above (x, y); z None rests it on the terrain."""
+        self._s.world.add_box(x, y, z, size=size, mass=mass)
+
+    def add_wall(self, x1: float, y1: float, x2: float, y2: float, height: float = 1.0,
+                 thickness: float = 0.2) -> None:
+        """A wall from (x1, y1) to (x2, y2), m, standing on the terrain."""
+        self._s.world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)
+
+    @property
+    def pose(self) -> Pose:
+        """Ground-truth pose (for debugging; a real robot has only its sensors)."""
+        state = self._s.state
+        return Pose(*(float(v) for v in state.position), *quaternion_to_euler(state.orientation))
+
+    @property
+    def speed(self) -> float:
+        """Ground-truth speed, m/s."""
+        return float(np.linalg.norm(self._s.state.linear_velocity))
+
+    def print(self, *args: Any, sep: str = " ", end: str = "\n") -> None:
+        """Print to the console (the window's console panel, or stdout when headless)."""
+        self._s.emit(sep.join(str(a) for a in args) + end)
+
+    def step(self) -> bool:
+        """run(sim) style only: wait for the next control tick. False when the simulation is ending."""
+        return self._s.runner.worker_step() if self._s.runner is not None else False
+
+    def wait(self, seconds: float) -> bool:
+        """run(sim) style only: let `seconds` of simulated time pass (the robot keeps its inputs)."""
+        end = self.time + float(seconds) - 1e-9
+        while self.time < end:
+            if not self.step():
+                return False
+        return True
+
+
+def _number(value: Any, func: str, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"sim.{func}: {what} must be a number, not {value!r}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"sim.{func}: {what} must be a finite number, not {value!r}")
+    return number
+
+
+class Simulation:
+    """A project loaded into a world with its sensors and user code, advanced one tick at a time."""
+
+    def __init__(self, project: Project, *, seed: int = 0, log_path: str | Path | None = None,
+                 realtime: bool = False, output: Callable[[str], None] | None = None,
+                 sensor_configs: list[SensorConfig] | None = None) -> None:
+        self.project = project
+        self.seed = seed
+        self.realtime = realtime
+        self.output_listeners: list[Callable[[str], None]] = [output] if output else []
+        self.rng = np.random.default_rng(seed)
+        self.world = World(project)
+        self.runner: UserCodeRunner | None = None
+        self.log: CsvLog | None = None
+        try:
+            if sensor_configs is None:
+                sensor_configs = load_sensors(project.code.sensors) if project.code.sensors else []
+            t = project.terrain
+            self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
+                                       ignore_bodies=self.world.robot_body_ids(),
+                                       origin=(t.latitude, t.longitude, t.altitude))
+            self.sim = Sim(self)
+            self.state = self.world.vehicle.state(self.world.time)
+            self.physics_hz = project.simulation.physics_hz
+            self.control_every = max(1, round(project.simulation.physics_hz / project.simulation.control_hz))
+            self.steps = 0
+            self.user_started = False
+            self.user_error: UserCodeError | None = None
+            self.stuck = False
+            if project.code.user_code is not None:
+                self.runner = UserCodeRunner(project.code.user_code, project.code.hook_timeout,
+                                             print_fn=self.sim.print)
+                self.runner.load()
+                self.runner.call("init", self.sim)
+            if log_path is not None:
+                self.start_log(log_path)
+        except BaseException:
+            self.close()
+            raise
+
+    # --- output ------------------------------------------------------------------------------------------
+
+    def emit(self, text: str) -> None:
+        """User output and error reports: to every listener, or stdout when there is none."""
+        if not self.output_listeners:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        for listener in self.output_listeners:
+            listener(text)
+
+    def start_log(self, path: str | Path) -> None:
+        """Start (or restart) a CSV log at `path`."""
+        self.stop_log()
+        self.log = CsvLog(path, self.sensors.log_columns())
+
+    def stop_log(self) -> Path | None:
+        if self.log is None:
+            return None
+        self.log.close()
+        path, self.log = self.log.path, None
+        return path
+
+    # --- control -----------------------------------------------------------------------------------------
+
+    @property
+    def user_code_running(self) -> bool:
+        return self.user_started and self.user_error is None and self.runner is not None and not (
+            self.runner.program is not None and self.runner.program.blocking and self.runner.blocking_done)
+
+    def start_user_code(self) -> None:
+        """Start main_loop / run(sim) (Space in the window; at once in headless runs)."""
+        if self.user_started or self.runner is None:
+            return
+        self.user_started = True
+        if self.runner.program is not None and self.runner.program.blocking:
+            self._guard(lambda: self.runner.start_blocking(self.sim))
+
+    def reset(self) -> None:
+        """Put the robot back at its start pose (Enter in the window)."""
+        self.world.reset_vehicle()
+        self.state = self.world.vehicle.state(self.world.time)
+
+    def set_manual_input(self, throttle: float, steer: float, brake: bool) -> None:
+        """Keyboard driving: throttle and steer in -1..1 of the project's engine force and steering
+        limit; brake applies the full brake force."""
+        dyn = self.project.dynamics
+        vehicle = self.world.vehicle
+        vehicle.accelerate(max(-1.0, min(1.0, throttle)) * dyn.engine_force)
+        vehicle.steer(max(-1.0, min(1.0, steer)) * dyn.max_steering)
+        vehicle.brake(dyn.brake_force if brake else 0.0)
+
+    def _guard(self, action: Callable[[], Any]) -> None:
+        try:
+            action()
+        except UserCodeError as exc:
+            self.user_error = exc
+            self.stuck = "did not return" in exc.message
+            self.emit(f"{exc}\n")
+
+    # --- the loop ----------------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """One physics step, then sensors, then (on control ticks) user code and the log."""
+        self.world.step()
+        self.steps += 1
+        self.state = self.world.vehicle.state(self.world.time)
+        self.sensors.update(self.state)
+        if self.steps % self.control_every == 0:
+            if self.user_code_running and not self.stuck:
+                runner = self.runner
+                if runner.program.blocking:
+                    self._guard(runner.resume)
+                else:
+                    self._guard(lambda: runner.call("main_loop", self.sim))
+            if self.log is not None:
+                self.log.write(self.state, self.sensors.log_values())
+
+    def run(self, duration: float, *, realtime: bool | None = None) -> None:
+        """Tick until `duration` more simulated seconds have passed (or a hook got stuck)."""
+        realtime = self.realtime if realtime is None else realtime
+        steps = round(duration * self.physics_hz)
+        start_wall, start_sim = _time.perf_counter(), self.world.time
+        for _ in range(steps):
+            self.tick()
+            if self.stuck:
+                break
+            if realtime:
+                ahead = (self.world.time - start_sim) - (_time.perf_counter() - start_wall)
+                if ahead > 0.002:
+                    _time.sleep(ahead)
+
+    def close(self) -> None:
+        """Stop user code, flush the log, free the physics."""
+        if self.runner is not None and not self.stuck:
+            self.runner.close()
+        self.stop_log()
+        self.world.close()
+
+
+# --- command line ------------------------------------------------------------------------------------------
+
+def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
+                 realtime: bool | None) -> int:
+    """`sear run`: validate, build, simulate, summarise. Returns the exit status."""
+    from sear.validate import check_project
+
+    project = Project.load(project_path)
+    problems = check_project(project)
+    if problems:
+        print(f"sear: {project_path}: cannot simulate, {len(problems)} problem(s):", file=sys.stderr)
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 1
+    window = None
+    if not headless:
+        from sear.cli import has_display
+
+        if has_display():
+            try:
+                from sear.gui.simwindow import run_window as window
+            except ImportError as exc:
+                print(f"sear: the simulation window is not available ({exc}); running headless.", file=sys.stderr)
+        else:
+            print("sear: no display is available, so the simulation window cannot open; running headless.")
+    try:
+        simulation = Simulation(project, seed=seed, log_path=log,
+                                realtime=bool(realtime) if realtime is not None else window is not None)
+    except UserCodeError as exc:
+        print(f"sear: {exc}", file=sys.stderr)
+        return 1
+    if window is not None:
+        return window(simulation, duration=duration)
+    return _run_headless(simulation, duration if duration is not None else 60.0)
+
+
+def _run_headless(simulation: Simulation, duration: float) -> int:
+    wall0 = _time.perf_counter()
+    start = simulation.state.position.copy()
+    path_length, last = 0.0, start.copy()
+    simulation.start_user_code()
+    steps = round(duration * simulation.physics_hz)
+    for _ in range(steps):
+        simulation.tick()
+        if simulation.stuck:
+            break
+        if simulation.steps % simulation.control_every == 0:
+            here = simulation.state.position
+            path_length += float(np.linalg.norm(here - last))
+            last = here.copy()
+        if simulation.realtime:
+            ahead = simulation.world.time - (_time.perf_counter() - wall0)
+            if ahead > 0.002:
+                _time.sleep(ahead)
+    wall = _time.perf_counter() - wall0
+    sim_time = simulation.world.time
+    end = simulation.state.position
+    log_path = simulation.log.path if simulation.log is not None else None
+    rows = simulation.log.rows if simulation.log is not None else 0
+    error = simulation.user_error
+    stuck = simulation.stuck
+    if stuck:
+        simulation.stop_log()
+        simulation.world.close()
+    else:
+        simulation.close()
+    print(f"sear: simulated {sim_time:.2f} s in {wall:.2f} s of real time ({sim_time / max(wall, 1e-9):.1f}x real "
+          f"time); the robot drove {path_length:.1f} m and ended {np.linalg.norm(end[:2] - start[:2]):.1f} m "
+          f"from its start at x={end[0]:.2f} y={end[1]:.2f} z={end[2]:.2f}.")
+    if log_path is not None:
+        print(f"sear: log written to {log_path} ({rows} rows).")
+    if error is not None:
+        print("sear: the run ended with an error in the user code (above).", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if stuck:
+            os._exit(1)  # the stuck user thread cannot be stopped; leave without waiting for it
+        return 1
+    return 0

@@ -1,0 +1,179 @@
+"""What every sensor model shares: mounting, sampling on simulated time, noise, the registry.
+
+A sensor is built from its definition (sear.sensors.config), declares the rays it needs on a sample
+tick (world frame), receives their hits, and produces a reading. The registry maps the definition's
+XML type name to the model class, so a new sensor type is one module plus its wizard tab.
+
+Noise follows Gazebo's IMU model: a constant bias drawn once per run, a bias random walk, and white
+Gaussian noise per sample, all from the run's one seeded generator. (Webots scales noise with the
+output, which gives a zero reading no noise: wrong for an IMU at rest.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sear.sensors.config import SensorConfig
+from sear.state import VehicleState
+
+STANDARD_GRAVITY = 9.80665
+"""1 g in m/s², for datasheet figures given in g."""
+
+
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a unit quaternion (x, y, z, w)."""
+    x, y, z, w = (float(c) for c in q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """Rotation matrix of roll, pitch, yaw in degrees, applied as intrinsic z-y'-x'' (yaw first)."""
+    r, p, y = (math.radians(v) for v in (roll, pitch, yaw))
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+    return rz @ ry @ rx
+
+
+@dataclass
+class RayHits:
+    """Results of a batch of rays: for each, whether it hit, where, the surface normal, and the distance
+    from its start (m). Missed rays have hit False and distance inf."""
+
+    hit: np.ndarray
+    distance: np.ndarray
+    position: np.ndarray
+    normal: np.ndarray
+
+    def __getitem__(self, sl: slice) -> RayHits:
+        return RayHits(self.hit[sl], self.distance[sl], self.position[sl], self.normal[sl])
+
+
+@dataclass
+class SensorContext:
+    """What sensors may need beyond their definition: the geodetic origin of the world frame."""
+
+    origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Latitude, longitude (decimal degrees) and altitude (m) of the world origin (terrain centre)."""
+
+
+class Sensor:
+    """Base of the sensor models. Subclasses set TYPE (the definition's XML name) and FIELDS (the log
+    columns after '<name>.')."""
+
+    TYPE: ClassVar[str] = ""
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    registry: ClassVar[dict[str, type[Sensor]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.TYPE:
+            Sensor.registry[cls.TYPE] = cls
+
+    def __init__(self, config: SensorConfig, rng: np.random.Generator, context: SensorContext) -> None:
+        self.config = config
+        self.name = config.name
+        self.rng = rng
+        self.context = context
+        self.mount_position = np.array([config.pose.x, config.pose.y, config.pose.z], dtype=float)
+        self.mount_rotation = euler_matrix_deg(config.pose.roll, config.pose.pitch, config.pose.yaw)
+        self.period = 1.0 / self.rate_hz()
+        self.next_sample = 0.0
+        self.last_sample_time: float | None = None
+        self.reading: Any = None
+
+    def rate_hz(self) -> float:
+        """Samples per second (from the definition's update rate or bandwidth)."""
+        return float(getattr(self.config, "update_rate_hz", None) or self.config.bandwidth_hz)
+
+    def due(self, time: float) -> bool:
+        return time + 1e-9 >= self.next_sample
+
+    def advance(self, time: float) -> None:
+        """Schedule the next sample one period after the last scheduled one (so the average rate is
+        exact even when the period is not a multiple of the physics step)."""
+        self.next_sample += self.period
+        if self.next_sample <= time + 1e-9:
+            self.next_sample = time + self.period
+
+    def sensor_frame(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray]:
+        """World position (m) and rotation matrix (sensor axes as columns) of the sensor."""
+        body = quat_to_matrix(state.orientation)
+        return state.position + body @ self.mount_position, body @ self.mount_rotation
+
+    def rays(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray] | None:
+        """World-frame ray starts and ends (N, 3) this sensor needs for a sample now, or None."""
+        return None
+
+    def sample(self, state: VehicleState, hits: RayHits | None) -> None:
+        """Produce `self.reading` from the state (and the hits of this sensor's rays)."""
+        raise NotImplementedError
+
+    def log_values(self) -> list[str]:
+        """CSV cells for FIELDS; empty for a reading that does not exist."""
+        if self.reading is None:
+            return [""] * len(self.FIELDS)
+        if len(self.FIELDS) == 1 and not isinstance(self.reading, tuple):
+            return [_fmt(self.reading)]
+        return [_fmt(getattr(self.reading, f)) for f in self.FIELDS]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool | np.bool_):
+        return "1" if value else "0"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    value = float(value)
+    return "" if math.isnan(value) else format(value, ".10g")
+
+
+def quantise(value: np.ndarray | float, step: float) -> np.ndarray | float:
+    """Round to the nearest multiple of `step` (no change when step is 0)."""
+    if step <= 0:
+        return value
+    return np.round(np.asarray(value) / step) * step
+
+
+class ImuNoise:
+    """Gazebo's IMU noise for three axes: constant bias (drawn once), bias random walk, white noise,
+    and a scale-factor error (drawn once). All zero unless the definition turns noise on."""
+
+    def __init__(self, rng: np.random.Generator, enabled: bool, *, white: float, bias: float, walk: float,
+                 scale_pct: float) -> None:
+        self.rng = rng
+        self.enabled = enabled
+        self.white = white
+        self.walk = walk
+        self.bias = rng.normal(0.0, bias, 3) if enabled and bias > 0 else np.zeros(3)
+        self.scale = 1.0 + (rng.normal(0.0, scale_pct / 100.0, 3) if enabled and scale_pct > 0 else np.zeros(3))
+
+    def apply(self, true: np.ndarray, dt: float) -> np.ndarray:
+        if not self.enabled:
+            return true
+        if self.walk > 0 and dt > 0:
+            self.bias = self.bias + self.rng.normal(0.0, self.walk * math.sqrt(dt), 3)
+        out = true * self.scale + self.bias
+        if self.white > 0:
+            out = out + self.rng.normal(0.0, self.white, 3)
+        return out
+
+
+def axis_mask(axes: str) -> np.ndarray:
+    """1 for the axes a part measures ('xyz' subset), 0 for the others."""
+    return np.array([1.0 if a in axes else 0.0 for a in "xyz"])
+
+
+def mount_offset_world(sensor: Sensor, state: VehicleState) -> np.ndarray:
+    """The sensor's mount offset from the body origin, in the world frame (m)."""
+    return quat_to_matrix(state.orientation) @ sensor.mount_position

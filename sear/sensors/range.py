@@ -1,0 +1,123 @@
+"""Infrared and ultrasonic range sensors: a beam modelled as nested cones of rays (SPEC §5).
+
+The outermost cone has the beam's widest radius at the maximum range; rays around each cone are spaced
+by the resolution (rays per cone = circumference / resolution); each next cone's diameter is smaller by
+the resolution, until the radius minus the resolution is 0 or less; one more ray runs along the axis.
+All rays have the same length (the maximum range), so the inner cones reach further: a teardrop. The
+reading is the closest hit over all rays; a single ray is the cheap special case (a beam no wider than
+the resolution).
+
+`cone_directions` is pure numpy, so the Sensor Wizard draws the same pattern the simulation casts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sear.sensors.base import RayHits, Sensor, quantise
+from sear.sensors.config import InfraredConfig, UltrasonicConfig
+from sear.state import VehicleState
+
+
+def cone_radii(beam_width: float, resolution: float) -> list[float]:
+    """Radii of the nested cones at the far end (same unit as the arguments), outermost first."""
+    radii = []
+    diameter = beam_width
+    while diameter / 2.0 - resolution > 0:
+        radii.append(diameter / 2.0)
+        diameter -= resolution
+    return radii
+
+
+def cone_directions(beam_width: float, max_range: float, resolution: float) -> np.ndarray:
+    """Unit ray directions (N, 3) in the sensor frame (axis +x) of the nested-cone pattern.
+
+    Units of the three lengths only need to agree (cm in the wizard, m in the simulation)."""
+    dirs = [np.array([1.0, 0.0, 0.0])]
+    for radius in cone_radii(beam_width, resolution):
+        count = max(1, math.floor(2.0 * math.pi * radius / resolution))
+        angles = np.arange(count) * (2.0 * math.pi / count)
+        pts = np.column_stack([np.full(count, max_range), radius * np.cos(angles), radius * np.sin(angles)])
+        dirs.extend(pts / np.linalg.norm(pts, axis=1, keepdims=True))
+    return np.vstack(dirs)
+
+
+def ray_count(beam_width: float, resolution: float) -> int:
+    """Rays one sample of the pattern costs."""
+    return 1 + sum(max(1, math.floor(2.0 * math.pi * r / resolution)) for r in cone_radii(beam_width, resolution))
+
+
+class _ConeSensor(Sensor):
+    """Shared by infrared and ultrasonic: cast the cone, keep the nearest acceptable hit."""
+
+    length_m: float
+    min_m: float
+
+    def _setup(self, beam_cm: float, range_cm: float, resolution_cm: float, min_cm: float) -> None:
+        self.length_m = range_cm / 100.0
+        self.min_m = min_cm / 100.0
+        self.directions = cone_directions(beam_cm / 100.0, self.length_m, resolution_cm / 100.0)
+
+    def rays(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray]:
+        origin, rot = self.sensor_frame(state)
+        self._dirs_world = self.directions @ rot.T
+        starts = np.broadcast_to(origin, self._dirs_world.shape)
+        return starts, starts + self._dirs_world * self.length_m
+
+    def _nearest(self, hits: RayHits, accept: np.ndarray | None = None) -> float | None:
+        ok = hits.hit & (hits.distance >= self.min_m)
+        if accept is not None:
+            ok &= accept
+        if not ok.any():
+            return None
+        return float(hits.distance[ok].min())
+
+
+class InfraredSensor(_ConeSensor):
+    TYPE = "infrared"
+    FIELDS = ("distance",)
+    config: InfraredConfig
+
+    def __init__(self, config: InfraredConfig, rng: np.random.Generator, context) -> None:
+        super().__init__(config, rng, context)
+        if config.output == "digital":
+            self.FIELDS = ("detected",)
+            self._setup(config.beam_width_cm, config.switching_distance_cm, config.resolution_cm, 0.0)
+        else:
+            self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, config.min_range_cm)
+
+    def sample(self, state: VehicleState, hits: RayHits | None) -> None:
+        assert hits is not None
+        nearest = self._nearest(hits)
+        if self.config.output == "digital":
+            self.reading = nearest is not None
+            return
+        if nearest is not None and self.config.noise and self.config.noise_stddev_cm > 0:
+            nearest = float(min(self.length_m, max(self.min_m, nearest + self.rng.normal(
+                0.0, self.config.noise_stddev_cm / 100.0))))
+        self.reading = nearest
+
+
+class UltrasonicSensor(_ConeSensor):
+    TYPE = "ultrasonic"
+    FIELDS = ("distance",)
+    config: UltrasonicConfig
+
+    def __init__(self, config: UltrasonicConfig, rng: np.random.Generator, context) -> None:
+        super().__init__(config, rng, context)
+        self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, config.min_range_cm)
+        self.max_cos = math.cos(math.radians(config.max_incidence_deg))
+
+    def sample(self, state: VehicleState, hits: RayHits | None) -> None:
+        assert hits is not None
+        # Sound hitting a surface more obliquely than the limit reflects away and never returns.
+        cos_incidence = np.abs(np.einsum("ij,ij->i", np.nan_to_num(hits.normal), self._dirs_world))
+        nearest = self._nearest(hits, cos_incidence >= self.max_cos - 1e-12)
+        if nearest is not None:
+            if self.config.noise and self.config.noise_stddev_cm > 0:
+                nearest += float(self.rng.normal(0.0, self.config.noise_stddev_cm / 100.0))
+            nearest = float(quantise(nearest, self.config.resolution_cm / 100.0))
+            nearest = min(self.length_m, max(self.min_m, nearest))
+        self.reading = nearest
