@@ -55,11 +55,18 @@ ROBOT_COLLISION_GROUP = 0x40
 Not 1 or 2: Bullet gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross product of 3-vectors (..., 3); a fraction of np.cross's cost for small arrays."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vector(s) v (…,3) by the unit quaternion q = (x, y, z, w)."""
     u, w = q[:3], q[3]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * _cross(u, v)
+    return v + w * t + _cross(u, t)
 
 
 @dataclass
@@ -153,6 +160,11 @@ class Vehicle:
         info = p.getDynamicsInfo(self.body_id, -1, physicsClientId=client)
         self._inv_inertia_local = np.array([1.0 / i if i > 0 else 0.0 for i in info[2]])
         self._state = {wid: WheelState() for wid in WHEEL_IDS}
+        self._states = [self._state[wid] for wid in WHEEL_IDS]
+        self._geoms = [self.wheels[wid] for wid in WHEEL_IDS]
+        self._radii = np.array([g.radius for g in self._geoms])
+        self._hard_points = np.array([g.centre + np.array([0.0, 0.0, self.rest_length]) for g in self._geoms])
+        self._ray_lengths = self.rest_length + self._radii
         self.engine_force = 0.0
         self.brake_force = 0.0
         self.steering = 0.0
@@ -213,7 +225,7 @@ class Vehicle:
         offset = -_rotate(orn, self.cog)
         return VehicleState(
             time=time, position=com + offset, orientation=orn,
-            linear_velocity=lin + np.cross(ang, offset), angular_velocity=ang,
+            linear_velocity=lin + _cross(ang, offset), angular_velocity=ang,
             wheel_angles={wid: s.rotation for wid, s in self._state.items()},
             wheel_radii={wid: w.radius for wid, w in self.wheels.items()},
             steering=self.steering,
@@ -249,132 +261,102 @@ class Vehicle:
         side = geom.centre[1]
         return math.atan(self.wheelbase / (radius - side))
 
-    def _drive_forces(self) -> dict[str, float]:
+    def _drive_forces(self) -> np.ndarray:
+        """Engine force on each wheel (N), in WHEEL_IDS order."""
         e = self.engine_force
         if self.dynamics.drive_type == "skid":
             turn = self._turn * self.dynamics.engine_force
             left, right = e / 2.0 - turn / 2.0, e / 2.0 + turn / 2.0
-            return {wid: (left if g.left else right) / 2.0 for wid, g in self.wheels.items()}
-        return {wid: (0.0 if g.front else e / 2.0) for wid, g in self.wheels.items()}
+            return np.array([(left if g.left else right) / 2.0 for g in self._geoms])
+        return np.array([0.0 if g.front else e / 2.0 for g in self._geoms])
 
     def update(self, dt: float) -> None:
-        """Cast the suspension rays and apply this step's suspension, drive and friction forces."""
+        """Cast the suspension rays and apply this step's suspension, drive and friction forces.
+
+        Vectorised over the four wheels: this runs every physics step, so it must stay cheap."""
         client = self.client
         com, orn = self._com_pose()
         lin, ang = (np.asarray(v) for v in p.getBaseVelocity(self.body_id, physicsClientId=client))
-        model_origin = com - _rotate(orn, self.cog)
-        down = _rotate(orn, np.array([0.0, 0.0, -1.0]))
+        rot = np.asarray(p.getMatrixFromQuaternion(orn.tolist())).reshape(3, 3)
+        up = rot[:, 2]
         mass = self.dynamics.mass
-        rot = np.array(p.getMatrixFromQuaternion(orn.tolist())).reshape(3, 3)
         inv_inertia = rot @ np.diag(self._inv_inertia_local) @ rot.T
 
-        geoms = list(self.wheels.values())
-        hard_points = np.array([model_origin + _rotate(orn, g.centre + np.array([0, 0, self.rest_length]))
-                                for g in geoms])
-        ray_len = np.array([self.rest_length + g.radius for g in geoms])
-        ends = hard_points + down * ray_len[:, None]
-        hits = p.rayTestBatch(hard_points.tolist(), ends.tolist(), collisionFilterMask=0xFFFF & ~ROBOT_COLLISION_GROUP,
+        hard = com - rot @ self.cog + self._hard_points @ rot.T          # (4, 3) world
+        ends = hard - up * self._ray_lengths[:, None]
+        hits = p.rayTestBatch(hard, ends, collisionFilterMask=0xFFFF & ~ROBOT_COLLISION_GROUP,
                               physicsClientId=client)
+        contact = np.array([h[0] >= 0 and h[2] < 1.0 for h in hits])
+        fraction = np.array([h[2] for h in hits])
+        point = np.array([h[3] for h in hits])
+        normal = np.array([h[4] for h in hits])
+        steering = np.array([self._wheel_steering(g) for g in self._geoms])
 
+        susp = np.clip(fraction * self._ray_lengths - self._radii,
+                       self.rest_length - self.max_travel, self.rest_length + self.max_travel)
+        susp = np.where(contact, susp, self.rest_length)
+        rel = point - com
+        vel = lin + _cross(ang, rel)
+        denom = normal @ up
+        steep = denom < 0.1
+        safe = np.where(steep, 1.0, denom)
+        rel_vel = np.where(steep, 0.0, (normal * vel).sum(axis=1) / safe)
+        inv_contact = np.where(steep, 10.0, 1.0 / safe)
+        spring = self.dynamics.suspension_stiffness * (self.rest_length - susp) * inv_contact
+        damping = np.where(rel_vel < 0, self.dynamics.suspension_compression, self.dynamics.suspension_damping)
+        force = np.where(contact, np.maximum(0.0, (spring - damping * rel_vel) * mass), 0.0)
+
+        # Rolling and sideways directions at each contact, in the ground plane.
+        axle_body = np.column_stack([-np.sin(steering), np.cos(steering), np.zeros(4)])
+        axle = axle_body @ rot.T
+        axle -= normal * (axle * normal).sum(axis=1)[:, None]
+        axle /= np.maximum(np.linalg.norm(axle, axis=1), 1e-9)[:, None]
+        fwd = _cross(axle, normal)
+        fwd /= np.maximum(np.linalg.norm(fwd, axis=1), 1e-9)[:, None]
+
+        # Sideways: Bullet's bilateral constraint impulse against the static ground.
+        rxn = _cross(rel, axle)
+        jac_side = 1.0 / mass + np.einsum("ij,jk,ik->i", rxn, inv_inertia, rxn)
+        side = -SIDE_CONTACT_DAMPING * (axle * vel).sum(axis=1) / jac_side
+        # Forward: engine on driven wheels; elsewhere rolling friction up to brake + rolling resistance.
         drive = self._drive_forces()
-        brake_each = self.brake_force / 4.0
-        total_force = np.zeros(3)
-        total_torque = np.zeros(3)
-        forward_imp, side_imp, sliding = {}, {}, False
-        axes = {}
-        for geom, length, hit in zip(geoms, ray_len, hits, strict=True):
-            state = self._state[geom.wheel_id]
-            state.steering = self._wheel_steering(geom)
-            if hit[0] < 0 or hit[2] >= 1.0:
-                state.in_contact = False
-                state.suspension_length = self.rest_length
-                state.suspension_force = 0.0
-                state.contact_point = None
-                continue
-            point = np.asarray(hit[3])
-            normal = np.asarray(hit[4])
-            susp = hit[2] * length - geom.radius
-            susp = min(max(susp, self.rest_length - self.max_travel), self.rest_length + self.max_travel)
-            rel = point - com
-            vel = lin + np.cross(ang, rel)
-            denom = float(normal @ -down)
-            if denom >= 0.1:
-                rel_vel = float(normal @ vel) / denom
-                inv_contact = 1.0 / denom
-            else:
-                rel_vel, inv_contact = 0.0, 10.0
-            spring = self.dynamics.suspension_stiffness * (self.rest_length - susp) * inv_contact
-            damping = self.dynamics.suspension_compression if rel_vel < 0 else self.dynamics.suspension_damping
-            force = max(0.0, (spring - damping * rel_vel) * mass)
-            state.in_contact = True
-            state.suspension_length = susp
-            state.suspension_force = force
-            state.contact_point = point
-            state.contact_normal = normal
+        rxf = _cross(rel, fwd)
+        jac_fwd = 1.0 / mass + np.einsum("ij,jk,ik->i", rxf, inv_inertia, rxf)
+        stop = -(fwd * vel).sum(axis=1) / jac_fwd / 4.0   # each wheel takes its share of stopping
+        limit = (self.brake_force / 4.0 + ROLLING_RESISTANCE * force) * dt
+        forward = np.where(drive != 0.0, drive * dt, np.clip(stop, -limit, limit))
+        # Friction cone: beyond friction_slip * load the wheel skids and both impulses shrink.
+        max_imp = force * dt * self.dynamics.friction_slip
+        total = np.hypot(forward * FORWARD_SLIP_FACTOR, side)
+        skid = np.where(total > max_imp, max_imp / np.maximum(total, 1e-12), 1.0)
+        forward = np.where(contact, forward * skid, 0.0)
+        side = np.where(contact, side * skid, 0.0)
 
-            f = normal * force
-            total_force += f
-            total_torque += np.cross(rel, f)
-
-            # Rolling and sideways directions at the contact, in the ground plane.
-            steer_q = p.getQuaternionFromEuler((0.0, 0.0, state.steering))
-            fwd_body = _rotate(np.asarray(steer_q), np.array([1.0, 0.0, 0.0]))
-            axle = _rotate(orn, np.cross(np.array([0.0, 0.0, 1.0]), fwd_body))
-            axle -= normal * (axle @ normal)
-            axle /= max(np.linalg.norm(axle), 1e-9)
-            fwd = np.cross(axle, normal)
-            fwd /= max(np.linalg.norm(fwd), 1e-9)
-            axes[geom.wheel_id] = (fwd, axle, rel, point)
-
-            # Sideways: Bullet's bilateral constraint impulse against the static ground.
-            rxn = np.cross(rel, axle)
-            jac = 1.0 / mass + float(rxn @ inv_inertia @ rxn)
-            side = -SIDE_CONTACT_DAMPING * float(axle @ vel) / jac
-            # Forward: engine, or rolling friction up to the brake impulse.
-            if drive[geom.wheel_id] != 0.0:
-                fwd_i = drive[geom.wheel_id] * dt
-            else:
-                rxf = np.cross(rel, fwd)
-                jac_f = 1.0 / mass + float(rxf @ inv_inertia @ rxf)
-                stop = -float(fwd @ vel) / jac_f / 4.0  # each wheel takes its share of stopping
-                limit = (brake_each + ROLLING_RESISTANCE * force) * dt
-                fwd_i = max(-limit, min(limit, stop))
-            max_imp = force * dt * self.dynamics.friction_slip
-            x, y = fwd_i * FORWARD_SLIP_FACTOR, side
-            state.skid = 1.0
-            if x * x + y * y > max_imp * max_imp:
-                sliding = True
-                state.skid = max_imp / math.sqrt(x * x + y * y)
-            forward_imp[geom.wheel_id], side_imp[geom.wheel_id] = fwd_i, side
-
-        for wid, (fwd, axle, rel, _point) in axes.items():
-            state = self._state[wid]
-            fwd_i, side = forward_imp[wid], side_imp[wid]
-            if sliding and state.skid < 1.0:
-                fwd_i *= state.skid
-                side *= state.skid
-            f_fwd = fwd * (fwd_i / dt)
-            total_force += f_fwd
-            total_torque += np.cross(rel, f_fwd)
-            # Side force applied part of the way up towards the centre of mass (roll influence).
-            up = -down
-            rel_side = rel - up * ((rel @ up) * (1.0 - ROLL_INFLUENCE))
-            f_side = axle * (side / dt)
-            total_force += f_side
-            total_torque += np.cross(rel_side, f_side)
-
-        # Apply the sum at the centre of mass as a force and a torque (one call each).
-        p.applyExternalForce(self.body_id, -1, total_force.tolist(), com.tolist(), p.WORLD_FRAME,
+        f_susp = normal * force[:, None]
+        f_fwd = fwd * (forward / dt)[:, None]
+        f_side = axle * (side / dt)[:, None]
+        rel_side = rel - up * ((rel @ up) * (1.0 - ROLL_INFLUENCE))[:, None]
+        f_susp = np.where(contact[:, None], f_susp, 0.0)
+        total_force = (f_susp + f_fwd + f_side).sum(axis=0)
+        total_torque = (_cross(rel, f_susp + f_fwd) + _cross(rel_side, f_side)).sum(axis=0)
+        total_torque = np.nan_to_num(total_torque)
+        p.applyExternalForce(self.body_id, -1, np.nan_to_num(total_force).tolist(), com.tolist(), p.WORLD_FRAME,
                              physicsClientId=client)
         p.applyExternalTorque(self.body_id, -1, total_torque.tolist(), p.WORLD_FRAME, physicsClientId=client)
 
         # Wheel spin from the ground speed under each wheel (Bullet), locked when braking into a skid.
-        for wid, state in self._state.items():
-            if state.in_contact and wid in axes:
-                fwd, _axle, rel, _ = axes[wid]
-                v = float(fwd @ (lin + np.cross(ang, rel)))
-                locked = self.brake_force > 0 and sliding and state.skid < 1.0 and drive[wid] == 0.0
-                state.delta_rotation = 0.0 if locked else v * dt / self.wheels[wid].radius
+        ground_speed = (fwd * vel).sum(axis=1)
+        locked = (self.brake_force > 0) & (skid < 1.0) & (drive == 0.0)
+        for i, state in enumerate(self._states):
+            state.steering = float(steering[i])
+            state.in_contact = bool(contact[i])
+            state.suspension_length = float(susp[i])
+            state.suspension_force = float(force[i])
+            state.skid = float(skid[i]) if contact[i] else 1.0
+            state.contact_point = point[i] if contact[i] else None
+            state.contact_normal = normal[i] if contact[i] else None
+            if contact[i]:
+                state.delta_rotation = 0.0 if locked[i] else float(ground_speed[i]) * dt / self._radii[i]
             else:
                 state.delta_rotation *= 0.99
             state.rotation += state.delta_rotation
