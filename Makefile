@@ -19,7 +19,13 @@ test: setup
 lint: setup
 	$(BIN)/ruff check .
 
-setup: system-deps $(STAMP)
+DEMO_MODELS := assets/demo/terrain.obj
+
+setup: system-deps $(STAMP) $(DEMO_MODELS)
+
+# The demo's meshes are made by a script of ours, not stored in the repository.
+$(DEMO_MODELS): sear/demo.py $(STAMP)
+	$(BIN)/python -m sear.demo assets/demo
 
 system-deps:
 	@bash packaging/install-system-deps.sh

@@ -62,7 +62,10 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO_DIR = REPO / "assets" / "demo"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def demo_dir() -> Path:
-    """The bundled demo project folder (read-only: copy it before changing anything)."""
+    """The bundled demo project folder, its generated models present (read-only: copy it first)."""
+    from sear.cli import ensure_demo_models
+
+    ensure_demo_models(DEMO_DIR)
     return DEMO_DIR

@@ -40,6 +40,8 @@ import trimesh
 from sear.project import WHEEL_IDS, Dynamics
 from sear.state import VehicleState
 
+GRAVITY = 9.81
+"""m/s², as set in sear.physics.world."""
 SIDE_CONTACT_DAMPING = 0.2
 """Bullet's contactDamping in resolveSingleBilateral: share of sideways momentum removed per step."""
 FORWARD_SLIP_FACTOR = 0.5
@@ -320,9 +322,13 @@ class Vehicle:
         side = -SIDE_CONTACT_DAMPING * (axle * vel).sum(axis=1) / jac_side
         # Forward: engine on driven wheels; elsewhere rolling friction up to brake + rolling resistance.
         drive = self._drive_forces()
-        rxf = _cross(rel, fwd)
-        jac_fwd = 1.0 / mass + np.einsum("ij,jk,ik->i", rxf, inv_inertia, rxf)
-        stop = -(fwd * vel).sum(axis=1) / jac_fwd / 4.0   # each wheel takes its share of stopping
+        # Cancel the forward velocity this step will have, gravity included, with the chassis' linear
+        # mass shared by the wheels on the ground (Bullet's ONLY_USE_LINEAR_MASS form). Using each
+        # contact's effective mass instead under-brakes: the contacts sit far below the centre of mass,
+        # so a slope makes the robot creep at several cm/s with the brakes on.
+        vel_next = vel + np.array([0.0, 0.0, -GRAVITY * dt])
+        share = mass / max(1, int(contact.sum()))
+        stop = -(fwd * vel_next).sum(axis=1) * share
         limit = (self.brake_force / 4.0 + ROLLING_RESISTANCE * force) * dt
         forward = np.where(drive != 0.0, drive * dt, np.clip(stop, -limit, limit))
         # Friction cone: beyond friction_slip * load the wheel skids and both impulses shrink.

@@ -1,0 +1,63 @@
+"""Small worlds for physics tests: flat or inclined planes, the demo rover, pybullet-level props."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import trimesh
+
+from sear.demo import make_body, make_wheel
+from sear.physics.world import World
+from sear.project import WHEEL_IDS, Dynamics, Project
+
+ROVER_WHEELS = {
+    "left_front": (0.22, 0.25, -0.08), "right_front": (0.22, -0.25, -0.08),
+    "left_rear": (-0.22, 0.25, -0.08), "right_rear": (-0.22, -0.25, -0.08),
+}
+ROVER = Dynamics(mass=20.0, engine_force=40.0, brake_force=20.0, suspension_stiffness=40.0,
+                 suspension_compression=2.3, suspension_damping=2.4, friction_slip=1.0, max_steering=0.5)
+G = 9.81
+
+
+def plane_mesh(size: float = 200.0, slope_deg: float = 0.0) -> trimesh.Trimesh:
+    """A square plane centred on the origin, rising towards +x at `slope_deg`."""
+    h = size / 2
+    xy = np.array([[-h, -h], [h, -h], [h, h], [-h, h]])
+    z = xy[:, 0] * math.tan(math.radians(slope_deg))
+    return trimesh.Trimesh(np.column_stack([xy, z]), [[0, 1, 2], [0, 2, 3]], process=False)
+
+
+def rover_project(folder: Path, *, terrain: trimesh.Trimesh | None = None, **dynamics: float | str) -> Project:
+    """A project with the demo rover on `terrain` (flat by default), files written into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (terrain if terrain is not None else plane_mesh()).export(folder / "ground.obj")
+    make_body().export(folder / "body.stl")
+    make_wheel().export(folder / "wheel.obj")
+    project = Project(name="test")
+    project.terrain.file = folder / "ground.obj"
+    project.body.file = folder / "body.stl"
+    project.body.start_altitude = 0.02
+    for wid in WHEEL_IDS:
+        project.wheels[wid].file = folder / "wheel.obj"
+        project.wheels[wid].position = ROVER_WHEELS[wid]
+    project.dynamics = replace(ROVER, **dynamics)
+    return project
+
+
+def run(world: World, seconds: float) -> None:
+    for _ in range(round(seconds / world.dt)):
+        world.step()
+
+
+def yaw(world: World) -> float:
+    x, y, z, w = world.vehicle.state().orientation
+    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def static_box(world: World, centre: tuple[float, float, float], half: tuple[float, float, float]) -> int:
+    shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=world.client)
+    return p.createMultiBody(0, shape, basePosition=centre, physicsClientId=world.client)
