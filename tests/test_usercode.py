@@ -1,0 +1,185 @@
+"""User code: loading errors, hook errors, the watchdog, the blocking style, lock-step timing."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+
+from sear.errors import UserCodeError
+from sear.runtime import Simulation
+
+from .physics.helpers import rover_project
+
+
+def _project(tmp_path, code: str, timeout: float = 5.0):
+    project = rover_project(tmp_path / "p")
+    path = tmp_path / "p" / "robot.py"
+    path.write_text(textwrap.dedent(code))
+    project.code.user_code = path
+    project.code.hook_timeout = timeout
+    return project
+
+
+def test_syntax_error_names_file_and_line_before_the_run(tmp_path):
+    project = _project(tmp_path, """\
+        def main_loop(sim):
+            x = (1 +
+        """)
+    with pytest.raises(UserCodeError) as info:
+        Simulation(project)
+    assert info.value.line == 2 and "robot.py" in str(info.value) and "syntax error" in str(info.value)
+
+
+def test_import_failure_names_the_line_with_user_frames_only(tmp_path):
+    project = _project(tmp_path, """\
+        import math
+        import no_such_module_here
+
+        def main_loop(sim):
+            pass
+        """)
+    with pytest.raises(UserCodeError) as info:
+        Simulation(project)
+    text = str(info.value)
+    assert info.value.line == 2 and "ModuleNotFoundError" in text and "no_such_module_here" in text
+    assert "sear/usercode.py" not in text and "threading.py" not in text
+
+
+def test_code_without_hooks_is_refused(tmp_path):
+    with pytest.raises(UserCodeError, match="neither main_loop"):
+        Simulation(_project(tmp_path, "x = 1\n"))
+
+
+def test_exception_in_a_hook_stops_user_code_but_not_the_simulation(tmp_path):
+    project = _project(tmp_path, """\
+        calls = 0
+
+        def main_loop(sim):
+            global calls
+            calls += 1
+            if calls == 3:
+                helper()
+
+        def helper():
+            return 1 / 0
+        """)
+    out = []
+    simulation = Simulation(project, output=out.append)
+    try:
+        simulation.start_user_code()
+        simulation.run(0.5)
+        assert simulation.world.time == pytest.approx(0.5)  # kept simulating
+        error = simulation.user_error
+        assert error is not None and error.line == 10
+        report = "".join(out)
+        assert "ZeroDivisionError" in report and "line 7, in main_loop" in report and "line 10, in helper" in report
+        assert "sear/" not in report.replace(str(tmp_path), "")
+        assert simulation.runner.program.module.calls == 3  # not called again after the error
+    finally:
+        simulation.close()
+
+
+def test_a_stuck_hook_is_reported_with_its_line_and_ends_the_run(tmp_path):
+    project = _project(tmp_path, """\
+        def main_loop(sim):
+            x = 0
+            while True:
+                x += 1
+        """, timeout=0.5)
+    out = []
+    simulation = Simulation(project, output=out.append)
+    start = time.perf_counter()
+    simulation.start_user_code()
+    simulation.run(5.0)
+    assert time.perf_counter() - start < 3.0
+    assert simulation.stuck and simulation.world.time < 0.1
+    assert "did not return within 0.5 s" in "".join(out)
+    assert simulation.user_error.line in (3, 4)
+
+
+def test_blocking_style_runs_in_lock_step(tmp_path):
+    project = _project(tmp_path, """\
+        log = []
+
+        def run(sim):
+            log.append(sim.time)
+            sim.wait(1.0)
+            log.append(sim.time)
+            for _ in range(3):
+                sim.step()
+                log.append(sim.time)
+        """)
+    simulation = Simulation(project)
+    try:
+        simulation.start_user_code()
+        simulation.run(2.0)
+        log = simulation.runner.program.module.log
+        tick = 4 / 240  # control ticks every 4 physics steps at 240/60 Hz
+        assert log[0] == pytest.approx(0.0)
+        assert log[1] == pytest.approx(1.0, abs=1e-9)
+        assert [b - a for a, b in zip(log[1:], log[2:], strict=False)] == pytest.approx([tick] * 3)
+        assert not simulation.user_code_running  # run() returned
+    finally:
+        simulation.close()
+
+
+def test_blocking_code_is_unwound_when_the_simulation_closes(tmp_path):
+    project = _project(tmp_path, """\
+        def run(sim):
+            while sim.step():
+                sim.accelerate(10.0)
+        """)
+    simulation = Simulation(project)
+    simulation.start_user_code()
+    simulation.run(0.2)
+    simulation.close()
+    assert not simulation.runner._thread.is_alive()
+
+
+def test_step_inside_main_loop_is_a_clear_error(tmp_path):
+    project = _project(tmp_path, """\
+        def main_loop(sim):
+            sim.step()
+        """)
+    out = []
+    simulation = Simulation(project, output=out.append)
+    try:
+        simulation.start_user_code()
+        simulation.run(0.1)
+        assert "belong in run(sim)" in "".join(out)
+    finally:
+        simulation.close()
+
+
+def test_user_print_goes_to_the_console_and_reading_an_unknown_sensor_lists_names(tmp_path):
+    project = _project(tmp_path, """\
+        def init(sim):
+            print("hello", 42)
+
+        def main_loop(sim):
+            sim.read("nope")
+        """)
+    out = []
+    simulation = Simulation(project, output=out.append)
+    try:
+        simulation.start_user_code()
+        simulation.run(0.1)
+        text = "".join(out)
+        assert "hello 42\n" in text
+        assert "no sensor named 'nope'" in text
+    finally:
+        simulation.close()
+
+
+def test_every_simulate_loads_the_file_afresh(tmp_path):
+    project = _project(tmp_path, "value = 1\ndef main_loop(sim):\n    pass\n")
+    first = Simulation(project)
+    first.close()
+    project.code.user_code.write_text("value = 2\ndef main_loop(sim):\n    pass\n")
+    second = Simulation(project)
+    try:
+        assert first.runner.program.module.value == 1 and second.runner.program.module.value == 2
+    finally:
+        second.close()
