@@ -10,7 +10,11 @@ from PIL import Image
 
 from sear.errors import ProjectError
 from sear.physics.meshes import (
-    MAX_MESH_VERTICES, create_terrain_bodies, load_mesh, load_terrain, split_into_tiles,
+    MAX_MESH_VERTICES,
+    create_terrain_bodies,
+    load_mesh,
+    load_terrain,
+    split_into_tiles,
 )
 from sear.project import Terrain
 

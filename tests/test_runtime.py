@@ -1,0 +1,108 @@
+"""Headless runs: the CSV log, determinism, the command line, and the demo driving its route."""
+
+from __future__ import annotations
+
+import csv
+import math
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from sear.project import Project
+from sear.runtime import TRUTH_COLUMNS, Simulation
+
+from .physics.helpers import rover_project
+
+
+@pytest.fixture(scope="module")
+def demo_copy(demo_dir, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("demo")
+    shutil.copytree(demo_dir, folder, dirs_exist_ok=True)
+    return folder
+
+
+def _sear(*args, cwd=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "sear", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+
+
+def test_log_has_time_truth_and_every_sensor_column(demo_copy, tmp_path):
+    project = Project.load(demo_copy / "demo.prj")
+    simulation = Simulation(project, seed=3, log_path=tmp_path / "log.csv")
+    simulation.run(3.0)  # user code not started: the robot drops 5 cm and settles
+    simulation.close()
+    with open(tmp_path / "log.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][:8] == ["time", *TRUTH_COLUMNS]
+    expected_sensor_columns = [
+        "front_ir.distance", "front_sonar.distance", "gps.latitude", "gps.longitude", "gps.altitude",
+        "lidar.min", "accel.x", "accel.y", "accel.z", "gyro.x", "gyro.y", "gyro.z", "compass.heading",
+        "odometer.distance", "odometer.ticks",
+    ]
+    assert rows[0][8:] == expected_sensor_columns
+    assert len(rows) == 1 + 180  # one row per control tick (60 Hz) for 3 s
+    assert float(rows[-1][0]) == pytest.approx(3.0)
+    # At rest the accelerometer feels +1 g up (ADXL335 noise and 1 % scale error within 0.15 m/s²).
+    accel_z = rows[0].index("accel.z")
+    assert float(rows[-1][accel_z]) == pytest.approx(9.81, abs=0.15)
+
+
+def test_same_seed_same_log_and_another_seed_another(demo_copy, tmp_path):
+    def run(seed, name):
+        simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=seed, log_path=tmp_path / name)
+        simulation.start_user_code()
+        simulation.run(3.0)
+        simulation.close()
+        return (tmp_path / name).read_bytes()
+
+    a, b, c = run(7, "a.csv"), run(7, "b.csv"), run(8, "c.csv")
+    assert a == b
+    assert a != c  # the GPS, IMU and compass noise differ
+
+
+def test_demo_drives_its_route_in_sixty_seconds(demo_copy, tmp_path):
+    result = _sear("run", str(demo_copy / "demo.prj"), "--headless", "--duration", "60", "--log",
+                   str(tmp_path / "demo.csv"))
+    assert result.returncode == 0, result.stderr
+    assert "reached corner" in result.stdout
+    with open(tmp_path / "demo.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    xs = [float(r["truth.x"]) for r in rows]
+    ys = [float(r["truth.y"]) for r in rows]
+    path = sum(math.hypot(x1 - x0, y1 - y0) for x0, y0, x1, y1 in zip(xs, ys, xs[1:], ys[1:], strict=False))
+    assert path > 40.0
+    # It visits the corners of its 12 m square (GPS error of a metre or two allowed).
+    for cx, cy in [(12.0, 0.0), (12.0, 12.0), (0.0, 12.0)]:
+        assert min(math.hypot(x - cx, y - cy) for x, y in zip(xs, ys, strict=True)) < 3.0
+
+
+def test_cli_exit_codes(tmp_path, demo_copy):
+    assert _sear("run", str(demo_copy / "demo.prj"), "--headless", "--duration", "0.5").returncode == 0
+    usage = _sear("run")
+    assert usage.returncode == 2 and "usage" in usage.stderr
+    assert _sear("run", str(demo_copy / "demo.prj"), "--duration", "-1").returncode == 2
+
+    project = rover_project(tmp_path / "p")
+    code = tmp_path / "p" / "crash.py"
+    code.write_text("def main_loop(sim):\n    raise RuntimeError('boom')\n")
+    project.code.user_code = code
+    project.save(tmp_path / "p" / "crash.prj")
+    result = _sear("run", str(tmp_path / "p" / "crash.prj"), "--headless", "--duration", "0.5")
+    assert result.returncode == 1
+    assert "RuntimeError: boom" in result.stdout + result.stderr
+    assert "crash.py" in result.stdout + result.stderr
+
+
+def test_cli_stuck_hook_ends_the_run_cleanly(tmp_path):
+    project = rover_project(tmp_path / "p")
+    code = tmp_path / "p" / "stuck.py"
+    code.write_text("def main_loop(sim):\n    while True:\n        pass\n")
+    project.code.user_code = code
+    project.code.hook_timeout = 0.5
+    project.save(tmp_path / "p" / "stuck.prj")
+    result = _sear("run", str(tmp_path / "p" / "stuck.prj"), "--headless", "--duration", "5", timeout=30)
+    assert result.returncode == 1
+    assert "stuck at line 2" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
