@@ -80,6 +80,13 @@ def parse_file(path: Path, *, root_tag: str, schema_name: str, what: str) -> etr
         raise ProjectError(f"the {what} cannot be read ({exc.strerror}).", file=path) from None
     if not data.strip():
         raise ProjectError(f"the {what} is empty. Restore it from {path.name}.bak if there is one.", file=path)
+    first_element = re.search(rb"<[A-Za-z_]", data)
+    if b"<!DOCTYPE" in data[: first_element.start() if first_element else len(data)].upper():
+        raise ProjectError(
+            f"the {what} contains a DOCTYPE declaration, which SEAR refuses for safety "
+            "(entities could read other files or exhaust memory). Remove the <!DOCTYPE ...> part.",
+            file=path, line=data[: data.upper().find(b"<!DOCTYPE")].count(b"\n") + 1,
+        )
     parser = etree.XMLParser(**_PARSER_OPTIONS)
     try:
         tree = etree.ElementTree(etree.fromstring(data, parser, base_url=None))
@@ -125,19 +132,23 @@ _XS = "{http://www.w3.org/2001/XMLSchema}"
 
 
 @cache
-def _required_children(schema_name: str, parent: str) -> frozenset[str]:
-    """Names of the elements the schema requires directly inside elements named `parent`."""
+def _children(schema_name: str, parent: str, required_only: bool) -> frozenset[str]:
+    """Names of the elements the schema allows (or requires) directly inside elements named `parent`."""
     if not schema_name:
         return frozenset()
     with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
         doc = etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
     names: set[str] = set()
+    named_types = {t.get("name"): t for t in doc.iter(f"{_XS}complexType") if t.get("name")}
     for el in doc.iter(f"{_XS}element"):
         if el.get("name") != parent:
             continue
-        for group in el.iterfind(f"{_XS}complexType/*"):
+        complex_type = named_types.get(el.get("type", "")) if el.get("type") else el.find(f"{_XS}complexType")
+        if complex_type is None:
+            continue
+        for group in complex_type:
             for child in group.iterfind(f"{_XS}element"):
-                if child.get("minOccurs", "1") != "0":
+                if not required_only or child.get("minOccurs", "1") != "0":
                     names.add(child.get("name"))
     return frozenset(names)
 
@@ -174,25 +185,24 @@ def explain_schema_error(error: Any, root_tag: str, schema_name: str = "") -> tu
     if m:
         names = [n.strip() for n in m["names"].split(",")]
         # libxml2 lists every element still allowed; keep the ones the schema requires.
-        required = _required_children(schema_name, field.split(".")[-1] if field else root_tag)
+        required = _children(schema_name, field.split(".")[-1] if field else root_tag, required_only=True)
         names = [n for n in names if n in required] or names
         missing = ", ".join(names)
         where = field or "the file"
         sub = f"{field}.{names[0]}" if field else names[0]
         return sub, f"required field(s) {missing} missing in <{where.split('.')[-1]}>; add them."
-    m = re.search(r"Element '(?P<name>[^']+)': This element is not expected\.(?: Expected is (?:one of )?"
-                  r"\( (?P<names>[^)]+) \))?", msg)
+    m = re.search(r"Element '(?P<name>[^']+)': This element is not expected\.", msg)
     if m:
-        names = [n.strip() for n in (m["names"] or "").split(",") if n.strip()]
-        hint = difflib.get_close_matches(m["name"], names, n=1)
-        sentence = f"unknown or repeated element <{m['name']}>"
+        name = m["name"]
+        parent = field.split(".")[-2] if "." in field else root_tag
+        allowed = sorted(_children(schema_name, parent, required_only=False))
+        if name in allowed:
+            return field, f"<{name}> appears more than once in <{parent}>; keep one."
+        hint = difflib.get_close_matches(name, allowed, n=1)
         if hint:
-            sentence += f"; did you mean <{hint[0]}>?"
-        elif names:
-            sentence += f"; expected one of: {', '.join(names)}."
-        else:
-            sentence += "; remove it."
-        return field, sentence if sentence.endswith((".", "?")) else sentence + "."
+            return field, f"unknown element <{name}>; did you mean <{hint[0]}>?"
+        listed = f"; <{parent}> may contain: {', '.join(allowed)}." if allowed else "; remove it."
+        return field, f"unknown element <{name}>{listed}"
     m = re.search(r"The attribute '(?P<name>[^']+)' is required but missing", msg)
     if m:
         return f"{field}@{m['name']}" if field else m["name"], f"the attribute {m['name']!r} is required."
@@ -231,6 +241,8 @@ def _to_text(value: Any, tp: Any, base_dir: Path | None) -> str:
 
 
 def _from_text(text: str, tp: Any, base_dir: Path | None) -> Any:
+    if tp is str:
+        return text or ""  # free text keeps its spaces
     text = (text or "").strip()
     if tp is bool:
         return text in ("true", "1")
@@ -243,7 +255,7 @@ def _from_text(text: str, tp: Any, base_dir: Path | None) -> Any:
     if typing.get_origin(tp) is tuple:
         item = typing.get_args(tp)[0]
         return tuple(float(v) if item is float else v for v in text.split())
-    if typing.get_origin(tp) is Literal or tp is str:
+    if typing.get_origin(tp) is Literal:
         return text
     raise TypeError(f"unsupported field type {tp!r}")
 

@@ -1,0 +1,81 @@
+"""The sear command: validate reports every problem, new copies a runnable demo, exit codes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from sear.project import Project
+
+
+def _sear(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "sear", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def demo_copy(demo_dir, tmp_path):
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_dir, folder)
+    return folder
+
+
+def test_validate_accepts_the_demo(demo_copy):
+    result = _sear("validate", str(demo_copy / "demo.prj"))
+    assert result.returncode == 0, result.stderr
+    assert "OK" in result.stdout and "8 sensors" in result.stdout
+
+
+def test_validate_lists_every_problem(demo_copy):
+    (demo_copy / "wheel_rr.ply").unlink()
+    (demo_copy / "demo_code.py").write_text("def main_loop(sim):\n    if True\n        pass\n")
+    (demo_copy / "sensors.xml").write_text(
+        (demo_copy / "sensors.xml").read_text().replace('name="gyro"', 'name="accel"'))
+    result = _sear("validate", str(demo_copy / "demo.prj"))
+    assert result.returncode == 1
+    err = result.stderr
+    assert "3 problem(s)" in err
+    assert "right rear wheel file" in err and "wheel_rr.ply does not exist" in err
+    assert "demo_code.py, line 2: syntax error" in err
+    assert "two sensors are named 'accel'" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("broken", [
+    ("<mass>20.0</mass>", "<mass>-20</mass>", "dynamics.mass"),
+    ("<mass>20.0</mass>", "<mass>heavy</mass>", "dynamics.mass"),
+    ("<mass>20.0</mass>", "", "dynamics.mass"),
+    ("</sear-project>", "", "line"),
+    ("<sear-project version=\"1\">", "<other version=\"1\">", "<sear-project>"),
+])
+def test_validate_on_bad_project_files_exits_1_with_one_paragraph(demo_copy, broken):
+    old, new, expected = broken
+    prj = demo_copy / "demo.prj"
+    text = prj.read_text()
+    assert old in text
+    if old.startswith("<sear-project"):
+        text = text.replace("</sear-project>", "</other>")
+    prj.write_text(text.replace(old, new))
+    result = _sear("validate", str(prj))
+    assert result.returncode == 1
+    assert expected in result.stderr and str(prj) in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_new_copies_a_project_that_runs(tmp_path):
+    target = tmp_path / "mine"
+    result = _sear("new", str(target))
+    assert result.returncode == 0, result.stderr
+    assert _sear("validate", str(target / "demo.prj")).returncode == 0
+    assert Project.load(target / "demo.prj").terrain.file == target / "terrain.obj"
+    again = _sear("new", str(target))
+    assert again.returncode == 1 and "not empty" in again.stderr
+
+
+def test_usage_errors_exit_2():
+    assert _sear("validate").returncode == 2
+    assert _sear("run", "x.prj", "--bogus").returncode == 2
+    assert _sear("--version").returncode == 0

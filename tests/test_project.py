@@ -1,0 +1,184 @@
+"""The .prj format: bad input of every kind refused with file, line and field; round trip; portability."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sear.errors import ProjectError
+from sear.project import WHEEL_IDS, Body, CodeSetup, Dynamics, Project, SimulationSettings, Terrain, Wheel
+
+
+def _good(tmp_path: Path) -> str:
+    project = Project(name="good")
+    project.save(tmp_path / "good.prj")
+    return (tmp_path / "good.prj").read_text()
+
+
+def _load_text(tmp_path: Path, text: str) -> ProjectError:
+    path = tmp_path / "bad.prj"
+    path.write_text(text)
+    with pytest.raises(ProjectError) as info:
+        Project.load(path)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+def test_truncated_file(tmp_path):
+    text = _good(tmp_path)
+    error = _load_text(tmp_path, text[: len(text) // 2])
+    assert error.line is not None and "truncated" in str(error)
+
+
+def test_wrong_root_element(tmp_path):
+    error = _load_text(tmp_path, '<?xml version="1.0"?>\n<project version="1"><name>x</name></project>\n')
+    assert error.line == 2 and "<sear-project>" in str(error)
+
+
+def test_missing_required_field(tmp_path):
+    text = _good(tmp_path).replace("<mass>400.0</mass>", "")
+    error = _load_text(tmp_path, text)
+    assert error.field == "dynamics.mass" and error.line is not None
+    assert "mass" in str(error) and "required" in str(error)
+
+
+def test_number_that_is_not_a_number(tmp_path):
+    text = _good(tmp_path).replace("<brake_force>1.0</brake_force>", "<brake_force>strong</brake_force>")
+    error = _load_text(tmp_path, text)
+    assert error.field == "dynamics.brake_force"
+    assert "expected a number" in str(error) and "'strong'" in str(error)
+    lines = text.splitlines()
+    assert "strong" in lines[error.line - 1]
+
+
+def test_negative_mass(tmp_path):
+    text = _good(tmp_path).replace("<mass>400.0</mass>", "<mass>-5</mass>")
+    error = _load_text(tmp_path, text)
+    assert error.field == "dynamics.mass" and "greater than" in str(error) and "-5" in str(error)
+
+
+def test_latitude_out_of_range_and_nan(tmp_path):
+    error = _load_text(tmp_path, _good(tmp_path).replace("<latitude>35.3</latitude>", "<latitude>95</latitude>"))
+    assert error.field == "terrain.latitude"
+    error = _load_text(tmp_path, _good(tmp_path).replace("<latitude>35.3</latitude>", "<latitude>NaN</latitude>"))
+    assert error.field == "terrain.latitude"
+
+
+def test_unknown_element_gets_a_suggestion(tmp_path):
+    text = _good(tmp_path).replace("<mass>400.0</mass>", "<mass>400.0</mass><masss>1</masss>")
+    assert "did you mean <mass>" in str(_load_text(tmp_path, text))
+
+
+def test_entity_expansion_bomb_is_refused(tmp_path):
+    bomb = ('<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n'
+            + "".join(f' <!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">\n'
+                      for i in range(1, 10))
+            + ']>\n<sear-project version="1"><name>&lol9;</name></sear-project>\n')
+    assert "DOCTYPE" in str(_load_text(tmp_path, bomb))
+
+
+def test_external_entity_is_never_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CONTENT")
+    xxe = (f'<?xml version="1.0"?>\n<!DOCTYPE p [<!ENTITY x SYSTEM "file://{secret}">]>\n'
+           '<sear-project version="1"><name>&x;</name></sear-project>\n')
+    error = _load_text(tmp_path, xxe)
+    assert "TOP-SECRET-CONTENT" not in str(error) and "DOCTYPE" in str(error)
+
+
+def test_empty_and_missing_files(tmp_path):
+    assert "empty" in str(_load_text(tmp_path, ""))
+    with pytest.raises(ProjectError, match="does not exist"):
+        Project.load(tmp_path / "nope.prj")
+
+
+def test_save_keeps_a_backup_and_refuses_invalid_values(tmp_path):
+    project = Project(name="first")
+    path = project.save(tmp_path / "p.prj")
+    first = path.read_bytes()
+    project.name = "second"
+    project.save()
+    assert (tmp_path / "p.prj.bak").read_bytes() == first
+    saved = path.read_bytes()
+    project.dynamics.mass = -1.0
+    with pytest.raises(ProjectError, match="not saved"):
+        project.save()
+    assert path.read_bytes() == saved
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_paths_below_the_project_folder_are_stored_relative(tmp_path):
+    project = Project(name="rel")
+    project.terrain.file = tmp_path / "models" / "ground.obj"
+    project.code.user_code = Path("/opt/elsewhere/robot.py")
+    project.save(tmp_path / "p.prj")
+    text = (tmp_path / "p.prj").read_text()
+    assert "<file>models/ground.obj</file>" in text
+    assert "<user_code>/opt/elsewhere/robot.py</user_code>" in text
+
+
+def test_a_project_folder_can_be_moved(tmp_path, demo_dir):
+    moved = tmp_path / "somewhere" / "else"
+    shutil.copytree(demo_dir, moved)
+    project = Project.load(moved / "demo.prj")
+    for label, path in project.referenced_files().items():
+        assert path is not None and path.is_relative_to(moved), label
+        assert path.exists(), label
+
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+positive = st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False)
+non_negative = st.floats(min_value=0.0, max_value=1e6, allow_nan=False, allow_infinity=False)
+vec3 = st.tuples(finite, finite, finite)
+names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
+    lambda s: s.strip() and s == s.strip())
+# Loaded quaternions are normalised; generate unit ones (up to float rounding).
+quats = st.sampled_from([(0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.7071067811865476, 0.7071067811865476),
+                         (1.0, 0.0, 0.0, 0.0)])
+
+
+def _paths(base: Path):
+    segment = st.text("abcdefghij_-0123456789", min_size=1, max_size=8)
+    inside = st.lists(segment, min_size=1, max_size=3).map(lambda parts: base.joinpath(*parts, "f.obj"))
+    outside = st.lists(segment, min_size=1, max_size=3).map(lambda parts: Path("/", *parts, "g.obj"))
+    return st.one_of(st.none(), inside, outside)
+
+
+def _projects(base: Path):
+    paths = _paths(base)
+    return st.builds(
+        Project,
+        name=names,
+        terrain=st.builds(Terrain, file=paths, latitude=st.floats(-90, 90), longitude=st.floats(-180, 180),
+                          altitude=finite, scale=positive, heightmap_size=positive, heightmap_height=non_negative),
+        body=st.builds(Body, file=paths, scale=positive, start_mode=st.sampled_from(["relative", "absolute"]),
+                       start_north=finite, start_east=finite, start_altitude=finite,
+                       start_latitude=st.floats(-90, 90), start_longitude=st.floats(-180, 180),
+                       start_abs_altitude=finite, rotation=quats),
+        wheels=st.fixed_dictionaries({w: st.builds(Wheel, file=paths, position=st.one_of(st.none(), vec3))
+                                      for w in WHEEL_IDS}),
+        dynamics=st.builds(Dynamics, mass=positive, engine_force=non_negative, brake_force=non_negative,
+                           suspension_stiffness=positive, suspension_compression=non_negative,
+                           suspension_damping=non_negative, friction_slip=non_negative, cog_offset=vec3,
+                           drive_type=st.sampled_from(["car", "skid"]), max_steering=non_negative,
+                           suspension_rest_length=st.one_of(st.none(), positive),
+                           max_suspension_travel=st.one_of(st.none(), positive)),
+        code=st.builds(CodeSetup, user_code=paths, sensors=paths, debug_shapes=st.booleans(), hook_timeout=positive),
+        simulation=st.builds(SimulationSettings, physics_hz=positive, control_hz=positive),
+    )
+
+
+ROUND_TRIP_DIR = Path("/tmp/sear-hypothesis-prj")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(project=_projects(ROUND_TRIP_DIR))
+def test_round_trip(project):
+    ROUND_TRIP_DIR.mkdir(parents=True, exist_ok=True)
+    saved = project.save(ROUND_TRIP_DIR / "p.prj")
+    assert Project.load(saved) == project
