@@ -76,14 +76,16 @@ class Body:
     """Relative start: metres north of the terrain centre."""
     start_east: float = 0.0
     """Relative start: metres east of the terrain centre."""
-    start_altitude: float = 0.5
-    """Relative start: metres above the terrain surface at the start point."""
+    start_altitude: float = 0.05
+    """Relative start: gap between the wheels' lowest point and the terrain, metres (the robot drops
+    and settles)."""
     start_latitude: float = 35.3
     """Absolute start: decimal degrees north."""
     start_longitude: float = -80.7
     """Absolute start: decimal degrees east."""
     start_abs_altitude: float = 0.5
-    """Absolute start: metres above sea level."""
+    """Absolute start: altitude of the wheels' lowest point above sea level, metres (raised to the
+    terrain surface if below it)."""
     rotation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
 
@@ -121,11 +123,14 @@ class Dynamics:
     suspension_stiffness: float = 120.0
     """Spring stiffness per kg of chassis mass, 1/s² (Bullet: 10 offroad, 50 sports car, 200 F1)."""
     suspension_compression: float = 0.2
-    """Damping of the compressing stroke, as a fraction of critical damping times 2·sqrt(stiffness)."""
+    """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s (Bullet's
+    wheelsDampingCompression; k·2·sqrt(stiffness) is k times critical damping, k = 0.1-0.3 is usual)."""
     suspension_damping: float = 0.3
-    """Damping of the extending (relaxing) stroke, same units as compression."""
+    """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s (Bullet's
+    wheelsDampingRelaxation)."""
     friction_slip: float = 10.5
-    """Tyre friction coefficient (Bullet's frictionSlip; ~0.8 realistic, 10000 kart-like, <0.3 ice)."""
+    """Tyre friction coefficient: a wheel's grip is at most this times its load (Bullet's frictionSlip;
+    ~0.8-1 rubber on concrete, 10.5 Bullet's default, < 0.3 ice)."""
     cog_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """Centre of gravity relative to the body model's centre, body frame, metres."""
     drive_type: Literal["car", "skid"] = "car"
@@ -133,9 +138,9 @@ class Dynamics:
     max_steering: float = 0.5
     """Steering limit of the front wheels, radians."""
     suspension_rest_length: float | None = None
-    """Unloaded suspension length, metres; None derives it from the wheel size."""
+    """Unloaded suspension length, metres; None = the wheel radius."""
     max_suspension_travel: float | None = None
-    """Maximum suspension travel, metres; None derives it from the wheel size."""
+    """How far the suspension may compress or extend from rest, metres; None = the rest length."""
 
 
 DEFAULT_DYNAMICS = Dynamics()

@@ -85,13 +85,17 @@ class UltrasonicConfig(SensorConfig):
     beam_width_cm: float = 60.0
     """Beam diameter at its widest point, cm (> 0)."""
     min_range_cm: float = 15.24
+    """Minimum sensing distance, cm."""
     max_range_cm: float = 645.0
+    """Maximum sensing distance, cm: the length of every ray."""
     resolution_cm: float = 2.54
     """Ray spacing and cone step, cm (> 0); also the reading's quantisation (LV-EZ1: 1 inch)."""
     update_rate_hz: float = 20.0
+    """Samples per second."""
     max_incidence_deg: float = 22.5
     """Hits whose surface normal is more than this from the ray are not echoed back, degrees."""
     noise_stddev_cm: float = 0.0
+    """1-sigma Gaussian distance noise when `noise` is on, cm."""
 
 
 @dataclass
@@ -105,7 +109,8 @@ class GpsConfig(SensorConfig):
     update_rate_hz: float = 1.0
     """Fixes per second (NEO-6M: up to 5)."""
     accuracy_m: float = 2.5
-    """Horizontal position accuracy, 1-sigma metres (vertical is 1.5 times this), when `noise` is on."""
+    """Horizontal accuracy when `noise` is on: RMS horizontal error, metres (each of east and north
+    gets 1-sigma accuracy/sqrt(2); vertical 1.5 times the accuracy)."""
     bandwidth_hz: float = 0.01
     """Bandwidth of the position error: the error is a first-order Gauss-Markov process with
     correlation time 1 / (2·pi·bandwidth), so it wanders slowly like a real receiver's, Hz."""
