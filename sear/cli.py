@@ -12,6 +12,7 @@ Exit codes: 0 success, 1 a problem with the user's files or code (a sentence on 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import sys
@@ -95,18 +96,22 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_gui(args: argparse.Namespace) -> int:
     project = Path(args.project) if args.project else None
+    target = project or DEMO_PROJECT
     if not has_display():
-        target = project or DEMO_PROJECT
-        print("sear: no display is available (DISPLAY and WAYLAND_DISPLAY are not set), so the settings "
-              f"window cannot open; running {target} headless for 20 simulated seconds instead.")
-        if target == DEMO_PROJECT:
-            ensure_demo_models(DEMO_DIR)
-        from sear.runtime import run_from_cli
+        reason = ("no display is available (DISPLAY and WAYLAND_DISPLAY are not set), so the settings window "
+                  "cannot open")
+    elif importlib.util.find_spec("sear.gui.app") is None:
+        reason = "the Project Settings window is not part of this version yet"
+    else:
+        from sear.gui.app import run_settings_app
 
-        return run_from_cli(target, headless=True, duration=20.0, log=None, seed=0, realtime=False)
-    from sear.gui.app import run_settings_app
+        return run_settings_app(project)
+    print(f"sear: {reason}; running {target} headless for 20 simulated seconds instead.", flush=True)
+    if target == DEMO_PROJECT:
+        ensure_demo_models(DEMO_DIR)
+    from sear.runtime import run_from_cli
 
-    return run_settings_app(project)
+    return run_from_cli(target, headless=True, duration=20.0, log=None, seed=0, realtime=False)
 
 
 # --- parsing -------------------------------------------------------------------------------------

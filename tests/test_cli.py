@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -79,3 +80,13 @@ def test_usage_errors_exit_2():
     assert _sear("validate").returncode == 2
     assert _sear("run", "x.prj", "--bogus").returncode == 2
     assert _sear("--version").returncode == 0
+
+
+def test_sear_without_a_window_runs_the_project_headless_and_says_so(demo_copy):
+    hidden = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    env = {k: v for k, v in os.environ.items() if k not in hidden}
+    result = subprocess.run([sys.executable, "-m", "sear", str(demo_copy / "demo.prj")], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "no display is available" in result.stdout
+    assert "simulated 20.00 s" in result.stdout
