@@ -61,6 +61,8 @@ class CsvLog:
 
     def __init__(self, path: str | Path, sensor_columns: list[str]) -> None:
         self.path = Path(path)
+        self.scans: dict[str, tuple[list[float], list[np.ndarray]]] = {}
+        """LIDAR scans by sensor: sample times (s) and ranges (m, NaN = no return), saved beside the CSV."""
         try:
             self._file = open(self.path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed in close()
         except OSError as exc:
@@ -78,9 +80,25 @@ class CsvLog:
                                _cell(yaw), _cell(speed), *sensor_cells])
         self.rows += 1
 
+    def add_scan(self, name: str, time: float, ranges: np.ndarray) -> None:
+        times, scans = self.scans.setdefault(name, ([], []))
+        times.append(time)
+        scans.append(np.array(ranges, dtype=np.float32))
+
+    @property
+    def scan_path(self) -> Path:
+        """FILE.lidar.npz beside FILE.csv: per LIDAR `<name>.time` (s) and `<name>.ranges` (m)."""
+        return self.path.with_name(self.path.stem + ".lidar.npz")
+
     def close(self) -> None:
         if not self._file.closed:
             self._file.close()
+            if self.scans:
+                arrays = {}
+                for name, (times, scans) in self.scans.items():
+                    arrays[f"{name}.time"] = np.array(times)
+                    arrays[f"{name}.ranges"] = np.stack(scans)
+                np.savez_compressed(self.scan_path, **arrays)
 
 
 class Sim:
@@ -132,6 +150,11 @@ class Sim:
                  thickness: float = 0.2) -> None:
         """A wall from (x1, y1) to (x2, y2), m, standing on the terrain."""
         self._s.world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)
+
+    def read_sick(self, name: str) -> np.ndarray | None:
+        """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (needs sick_format in its
+        definition): millimetres when its range fits 8.191 m, else centimetres; 0x1FFF = no return."""
+        return getattr(self._s.sensors.sensor(name), "sick", None)
 
     @property
     def pose(self) -> Pose:
@@ -192,6 +215,7 @@ class Simulation:
             self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
                                        ignore_bodies=self.world.robot_body_ids(),
                                        origin=(t.latitude, t.longitude, t.altitude))
+            self._lidars = [(s.name, s) for s in self.sensors.sensors if s.TYPE == "lidar"]
             self.sim = Sim(self)
             self.state = self.world.vehicle.state(self.world.time)
             self.physics_hz = project.simulation.physics_hz
@@ -287,6 +311,10 @@ class Simulation:
                     self._guard(lambda: runner.call("main_loop", self.sim))
             if self.log is not None:
                 self.log.write(self.state, self.sensors.log_values())
+        if self.log is not None:
+            for name, sensor in self._lidars:
+                if sensor.last_sample_time == self.world.time and sensor.reading is not None:
+                    self.log.add_scan(name, self.world.time, sensor.reading)
 
     def run(self, duration: float, *, realtime: bool | None = None) -> None:
         """Tick until `duration` more simulated seconds have passed (or a hook got stuck)."""

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from sear.project import Project
@@ -47,6 +48,13 @@ def test_log_has_time_truth_and_every_sensor_column(demo_copy, tmp_path):
     # At rest the accelerometer feels +1 g up (ADXL335 noise and 1 % scale error within 0.15 m/s²).
     accel_z = rows[0].index("accel.z")
     assert float(rows[-1][accel_z]) == pytest.approx(9.81, abs=0.15)
+    # Full LIDAR scans go beside the CSV: the first at the first step, then every 0.1 s up to 3.0 s.
+    scans = np.load(tmp_path / "log.lidar.npz")
+    assert scans["lidar.ranges"].shape == (31, 180)
+    assert scans["lidar.time"][:3] == pytest.approx([1 / 240, 0.1, 0.2], abs=1e-9)
+    minimum = rows[0].index("lidar.min")
+    logged = [float(r[minimum]) for r in rows[1:] if r[minimum]]
+    assert all(m >= 0.0 for m in logged)
 
 
 def test_same_seed_same_log_and_another_seed_another(demo_copy, tmp_path):
