@@ -12,6 +12,7 @@ output, which gives a zero reading no noise: wrong for an IMU at rest.)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -46,16 +47,26 @@ def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 @dataclass
 class RayHits:
-    """Results of a batch of rays: for each, whether it hit, where, the surface normal, and the distance
-    from its start (m). Missed rays have hit False and distance inf."""
+    """Results of a batch of rays: for each, whether it hit, where, and the distance from its start (m).
+    Missed rays have hit False and distance inf. Surface normals are fetched on request (`normals`),
+    because unpacking them costs as much as casting the rays."""
 
     hit: np.ndarray
     distance: np.ndarray
     position: np.ndarray
-    normal: np.ndarray
+    raw: Sequence[Any] = ()
+    """pybullet's result tuples of the whole batch, for normals."""
+    offset: int = 0
+    """Index of this slice's first ray in `raw`."""
 
     def __getitem__(self, sl: slice) -> RayHits:
-        return RayHits(self.hit[sl], self.distance[sl], self.position[sl], self.normal[sl])
+        return RayHits(self.hit[sl], self.distance[sl], self.position[sl], self.raw, self.offset + sl.start)
+
+    def normals(self, indices: np.ndarray) -> np.ndarray:
+        """World-frame unit normals (k, 3) of the surfaces hit by rays `indices` of this slice."""
+        if len(indices) == 0:
+            return np.zeros((0, 3))
+        return np.array([self.raw[self.offset + int(i)][4] for i in indices], dtype=np.float64)
 
 
 @dataclass

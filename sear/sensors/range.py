@@ -113,8 +113,10 @@ class UltrasonicSensor(_ConeSensor):
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         assert hits is not None
         # Sound hitting a surface more obliquely than the limit reflects away and never returns.
-        cos_incidence = np.abs(np.einsum("ij,ij->i", np.nan_to_num(hits.normal), self._dirs_world))
-        nearest = self._nearest(hits, cos_incidence >= self.max_cos - 1e-12)
+        candidates = np.flatnonzero(hits.hit & (hits.distance >= self.min_m))
+        cos_incidence = np.abs(np.einsum("ij,ij->i", hits.normals(candidates), self._dirs_world[candidates]))
+        echoed = candidates[cos_incidence >= self.max_cos - 1e-12]
+        nearest = float(hits.distance[echoed].min()) if len(echoed) else None
         if nearest is not None:
             if self.config.noise and self.config.noise_stddev_cm > 0:
                 nearest += float(self.rng.normal(0.0, self.config.noise_stddev_cm / 100.0))

@@ -7,6 +7,8 @@ collision group bit ROBOT_COLLISION_GROUP and the rays' mask leaves that bit out
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pybullet as p
 
@@ -14,6 +16,7 @@ from sear.physics.vehicle import ROBOT_COLLISION_GROUP
 from sear.sensors.base import RayHits
 
 MAX_BATCH = 16_383
+_FRACTION = operator.itemgetter(2)
 
 
 class RayCaster:
@@ -30,23 +33,18 @@ class RayCaster:
     def cast(self, starts: np.ndarray, ends: np.ndarray) -> RayHits:
         """Cast rays from starts to ends ((N, 3) world frame, m); distances are from each start."""
         n = len(starts)
-        hit = np.zeros(n, dtype=bool)
-        fraction = np.ones(n)
-        position = np.full((n, 3), np.nan)
-        normal = np.full((n, 3), np.nan)
         starts = np.ascontiguousarray(starts, dtype=np.float64)
         ends = np.ascontiguousarray(ends, dtype=np.float64)
+        results: list = []
         for lo in range(0, n, MAX_BATCH):
-            hi = min(n, lo + MAX_BATCH)
-            results = p.rayTestBatch(starts[lo:hi], ends[lo:hi], numThreads=0, collisionFilterMask=self.mask,
-                                     physicsClientId=self.client)
-            for i, r in enumerate(results, start=lo):
-                if r[0] >= 0:
-                    hit[i] = True
-                    fraction[i] = r[2]
-                    position[i] = r[3]
-                    normal[i] = r[4]
+            results.extend(p.rayTestBatch(starts[lo:lo + MAX_BATCH], ends[lo:lo + MAX_BATCH], numThreads=0,
+                                          collisionFilterMask=self.mask, physicsClientId=self.client))
+        # A miss reports fraction 1.0. Only the fractions are unpacked here: positions follow from them
+        # and normals are fetched by the sensors that need them (RayHits.normals).
+        fraction = np.fromiter(map(_FRACTION, results), dtype=np.float64, count=n)
+        hit = fraction < 1.0
         self.rays_cast += n
-        lengths = np.linalg.norm(ends - starts, axis=1)
-        distance = np.where(hit, fraction * lengths, np.inf)
-        return RayHits(hit=hit, distance=distance, position=position, normal=normal)
+        vectors = ends - starts
+        position = np.where(hit[:, None], starts + vectors * fraction[:, None], np.nan)
+        distance = np.where(hit, fraction * np.linalg.norm(vectors, axis=1), np.inf)
+        return RayHits(hit=hit, distance=distance, position=position, raw=results)

@@ -1,0 +1,92 @@
+"""Ray-casting benchmark: SEAR's sensor ray path against bare pybullet.rayTestBatch of the same rays.
+
+    python bench/bench_rays.py
+
+Two sensor sets on the demo world: the demo's sensors (cones, LIDAR) and a 1,080-beam LIDAR at 40 Hz.
+For each, the rays of one sample of every ray-casting sensor are cast (1) through SensorSuite.update
+(pattern, batching via raycast.py, the readings) and (2) as one bare rayTestBatch call with the same
+starts and ends, in the same run. The ratio (rays per second through SEAR / bare) is the result; target >= 0.8.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sear.cli import DEMO_DIR, ensure_demo_models  # noqa: E402
+from sear.physics.vehicle import ROBOT_COLLISION_GROUP  # noqa: E402
+from sear.physics.world import World  # noqa: E402
+from sear.project import Project  # noqa: E402
+from sear.sensors.config import LidarConfig, Pose, load_sensors  # noqa: E402
+from sear.sensors.suite import SensorSuite  # noqa: E402
+
+
+def _measure(world: World, configs, repeats: int) -> tuple[int, float, float]:
+    state = world.vehicle.state(0.0)
+    probe = SensorSuite(configs, rng=np.random.default_rng(0), client=world.client,
+                        ignore_bodies=world.robot_body_ids())
+    # Only the sensors that cast rays: the others' models are measured by bench/run_bench.py.
+    configs = [s.config for s in probe.sensors if s.rays(state) is not None]
+    suite = SensorSuite(configs, rng=np.random.default_rng(0), client=world.client,
+                        ignore_bodies=world.robot_body_ids())
+    ray_sensors = suite.sensors
+    starts = np.concatenate([s.rays(state)[0] for s in ray_sensors])
+    ends = np.concatenate([s.rays(state)[1] for s in ray_sensors])
+    mask = 0xFFFF & ~ROBOT_COLLISION_GROUP
+
+    def sear_sample() -> None:
+        for s in suite.sensors:
+            s.next_sample = 0.0  # every sensor due: one full sample of every ray
+        suite.update(state)
+
+    def bare_sample() -> None:
+        p.rayTestBatch(starts, ends, numThreads=0, collisionFilterMask=mask, physicsClientId=world.client)
+
+    for fn in (sear_sample, bare_sample):  # warm up
+        fn()
+    timings = {}
+    for name, fn in (("sear", sear_sample), ("bare", bare_sample), ("sear2", sear_sample), ("bare2", bare_sample)):
+        start = time.perf_counter()
+        for _ in range(repeats):
+            fn()
+        timings[name] = (time.perf_counter() - start) / repeats
+    sear = min(timings["sear"], timings["sear2"])
+    bare = min(timings["bare"], timings["bare2"])
+    return len(starts), sear, bare
+
+
+def main() -> int:
+    ensure_demo_models(DEMO_DIR)
+    project = Project.load(DEMO_DIR / "demo.prj")
+    world = World(project)
+    world.add_tree(3.0, 1.0)
+    world.add_wall(-4.0, -4.0, -4.0, 4.0)
+    for _ in range(240):
+        world.step()
+    sets = {
+        "demo ray sensors (IR cone, sonar cone, 180-beam LIDAR)":
+            (load_sensors(project.code.sensors), 200),
+        "1,080-beam LIDAR (270° at 0.25°, 30 m)":
+            ([LidarConfig(name="ust", angle_step_deg=0.25, spread_deg=270.0, max_range_m=30.0,
+                          update_rate_hz=40.0, pose=Pose(z=0.16))], 200),
+    }
+    for label, (configs, repeats) in sets.items():
+        rays, sear, bare = _measure(world, configs, repeats)
+        print(label)
+        print(f"  rays per sample {rays:6d}; through SEAR {rays / sear / 1e6:6.3f} M rays/s, "
+              f"bare rayTestBatch {rays / bare / 1e6:6.3f} M rays/s; ratio {bare / sear:5.2f} (target >= 0.8)")
+        if "1,080" in label:
+            print(f"  at 40 Hz that is {40 * sear * 100:5.1f} % of one core's real time")
+    world.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
