@@ -137,10 +137,16 @@ def test_create_new_user_code_gives_a_file_validate_accepts(window, answers, tmp
     assert window.project.code.user_code == created  # a full script is not the project's user code
 
 
-def test_missing_files_are_shown(window, tmp_path):
+def test_missing_files_are_shown_and_the_preview_says_why(window, tmp_path, demo_copy):
+    window.tabs.setCurrentIndex(1)
     _type_path(window.body_file, tmp_path / "nope.stl")
     assert window.body_file.status.text() == "file not found"
-    assert "not found" in window.body_preview.message.text() or window.body_preview.message.isVisible() or True
+    assert "does not exist" in window.body_preview.message.text()
+    assert window.body_preview.stack.currentWidget() is window.body_preview.message
+    _type_path(window.body_file, demo_copy / "body.stl")
+    assert window.body_file.status.text() == ""
+    assert window.body_preview.stack.currentWidget() is window.body_preview.view
+    assert len(window.body_preview._items) == 2  # the body and the ground grid
 
 
 def test_recent_projects_persist(window, answers, demo_copy):
