@@ -461,6 +461,9 @@ class SettingsWindow(QMainWindow):
             f.set(v)
         for f, v in zip(self.cog_fields, pr.dynamics.cog_offset, strict=True):
             f.set(v)
+        base = pr.path.parent if pr.path else None
+        for ff in (self.terrain_file, self.body_file, self.code_file, self.sensors_file, *self.wheel_files.values()):
+            ff.base = base
         self.terrain_file.set(pr.terrain.file)
         self.body_file.set(pr.body.file)
         self.code_file.set(pr.code.user_code)
@@ -490,9 +493,6 @@ class SettingsWindow(QMainWindow):
             for i, f in enumerate(self.wheel_positions[wid]):
                 f.set(wheel.position[i] if wheel.position is not None else 0.0)
                 f.setEnabled(wheel.position is not None)
-        start = pr.path.parent if pr.path else Path.cwd()
-        for ff in (self.terrain_file, self.body_file, self.code_file, self.sensors_file, *self.wheel_files.values()):
-            ff.start_dir = start
         self._update_enabled()
         self._update_title()
         self._update_previews()
@@ -620,7 +620,7 @@ class SettingsWindow(QMainWindow):
             return False
         self.dirty = False
         self._remember(self.project.path)
-        self._update_title()
+        self.refresh()  # paths now show relative to the project's folder
         self.statusBar().showMessage(f"Saved {self.project.path}", 4000)
         return True
 

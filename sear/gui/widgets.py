@@ -94,6 +94,9 @@ class FileField(QWidget):
         self.edit = QLineEdit()
         self.edit.setPlaceholderText("no file chosen")
         self.edit.setToolTip(tooltip)
+        self.tooltip = tooltip
+        self.base: Path | None = None
+        """Folder that relative entries are relative to (the project's)."""
         self.browse = QPushButton("Browse…")
         self.status = QLabel()
         self.status.setStyleSheet("color: #b00020;")
@@ -104,14 +107,24 @@ class FileField(QWidget):
         layout.addWidget(self.status)
         self.browse.clicked.connect(self._browse)
         self.edit.editingFinished.connect(self._edited)
-        self.start_dir: Path | None = None
 
     def path(self) -> Path | None:
+        """The chosen file, absolute (a relative entry is taken relative to `base`)."""
         text = self.edit.text().strip()
-        return Path(text) if text else None
+        if not text:
+            return None
+        path = Path(text).expanduser()
+        return path if path.is_absolute() or self.base is None else self.base / path
 
     def set(self, path: Path | None) -> None:
-        self.edit.setText(str(path) if path else "")
+        """Show `path`, relative to `base` (the project's folder) when it lies below it."""
+        text = ""
+        if path is not None:
+            text = str(path)
+            if self.base is not None and Path(path).is_relative_to(self.base):
+                text = str(Path(path).relative_to(self.base))
+        self.edit.setText(text)
+        self.edit.setToolTip(f"{self.tooltip}\n{path}" if path else self.tooltip)
         self._update_status()
 
     def _update_status(self) -> None:
@@ -125,7 +138,7 @@ class FileField(QWidget):
         self.changed.emit(self.path())
 
     def _browse(self) -> None:
-        start = str(self.path().parent if self.path() else (self.start_dir or Path.cwd()))
+        start = str(self.path().parent if self.path() else (self.base or Path.cwd()))
         if self.save:
             chosen, _ = QFileDialog.getSaveFileName(self, self.caption, start, self.filters)
         else:

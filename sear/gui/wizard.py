@@ -416,8 +416,10 @@ class SensorWizard(QDialog):
             except SearError as exc:
                 QMessageBox.warning(self, "Sensors file not loaded", f"{exc}\n\nStarting with no sensors; saving "
                                     "will replace the file (its previous version is kept as .bak).")
-        self.file_label.setText(f"Saves to {project.code.sensors}" if project.code.sensors
+        self.file_label.setText(f"Saves to {project.code.sensors.name}" if project.code.sensors
                                 else "Save and Close asks where to save the sensors file.")
+        if project.code.sensors:
+            self.file_label.setToolTip(str(project.code.sensors))
         self._refresh_list()
 
     @property
