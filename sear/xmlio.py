@@ -47,7 +47,7 @@ _TYPE_MEANING = {
     "numberList": "one or more numbers separated by spaces",
     "axes": "a combination of the letters x, y and z (like xyz)",
     "wheelList": "wheel names separated by spaces (left_front right_front left_rear right_rear)",
-    "nonEmptyString": "a non-empty text",
+    "nonEmptyString": "a non-empty text on one line",
     "path": "a file path (not empty)",
     "incidence": "an angle in degrees from 0 to 90",
 }
@@ -188,6 +188,8 @@ def _child_types(schema_name: str, parent: str) -> dict[str, str]:
             for child in group.iterfind(f"{_XS}element"):
                 if child.get("type"):
                     types_of.setdefault(child.get("name"), child.get("type"))
+        for attribute in complex_type.iterfind(f"{_XS}attribute"):
+            types_of.setdefault("@" + attribute.get("name"), attribute.get("type", ""))
     return types_of
 
 
@@ -222,9 +224,13 @@ def explain_schema_error(error: Any, root_tag: str, schema_name: str = "") -> tu
             allowed = re.findall(r"'([^']*)'", rest)
             return field, f"{m['value']!r} is not allowed; use one of: {', '.join(allowed)}."
         # The facet message does not name the type: look it up, so the sentence says what is expected.
-        parts = field.split("@")[0].split(".")
-        parent = parts[-2] if len(parts) > 1 else root_tag
-        meaning = _TYPE_MEANING.get(_child_types(schema_name, parent).get(parts[-1], ""))
+        element, _, attr = field.partition("@")
+        parts = element.split(".") if element else []
+        if attr:
+            parent, key = (parts[-1] if parts else root_tag), "@" + attr
+        else:
+            parent, key = (parts[-2] if len(parts) > 1 else root_tag), (parts[-1] if parts else "")
+        meaning = _TYPE_MEANING.get(_child_types(schema_name, parent).get(key, ""))
         if meaning and m["value"] is not None:
             return field, f"expected {meaning}, found {m['value']!r}."
         if meaning:
