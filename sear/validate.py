@@ -6,6 +6,7 @@ user code file is only compiled, so a syntax error is found without side effects
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from sear.errors import SearError
@@ -36,7 +37,8 @@ def check_file(path: Path | None, label: str, allowed: tuple[str, ...], required
 
 
 def check_user_code(path: Path) -> list[str]:
-    """Compile (never run) the user code file; a syntax error names the file and line."""
+    """Compile (never run) the user code file; a syntax error names the file and line, and a file with
+    neither hook (or both) is reported as the loader would."""
     try:
         source = path.read_bytes()
     except OSError as exc:
@@ -49,6 +51,33 @@ def check_user_code(path: Path) -> list[str]:
         return [f"{path}, line {exc.lineno}: syntax error in the user code: {exc.msg}{shown}."]
     except ValueError as exc:  # e.g. null bytes
         return [f"{path}: the user code file is not valid Python source ({exc})."]
+    return _check_hooks(path, source)
+
+
+def _check_hooks(path: Path, source: bytes) -> list[str]:
+    """The hook rules sear.usercode enforces on load (main_loop or run, not both), read from the syntax
+    tree so nothing is executed. Names bound any other way than `def` count as present."""
+    tree = ast.parse(source, str(path))
+    defined: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            return []  # a star import may bring the hooks in: only running the code could tell
+        names: list[str] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+        else:
+            names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        for name in names:
+            defined.setdefault(name, node.lineno)
+    if "main_loop" in defined and "run" in defined:
+        return [f"{path}, line {defined['run']}: the user code defines both main_loop(sim) (line "
+                f"{defined['main_loop']}) and run(sim); use one style: main_loop is called every control tick, "
+                "run(sim) loops itself with `while sim.step():`."]
+    if "main_loop" not in defined and "run" not in defined:
+        return [f"{path}: the user code defines neither main_loop(sim) nor run(sim), so it would do nothing; "
+                "start from the template (Code Setup > Create New)."]
     return []
 
 
