@@ -50,6 +50,8 @@ def test_validate_lists_every_problem(demo_copy):
     ("<mass>20.0</mass>", "", "dynamics.mass"),
     ("</sear-project>", "", "line"),
     ("<sear-project version=\"1\">", "<other version=\"1\">", "<sear-project>"),
+    ("<latitude>35.3</latitude>", "<latitude>135</latitude>", "from -90 to 90"),
+    ("<name>SEAR demo</name>", '<name>&b;</name>', "DOCTYPE"),
 ])
 def test_validate_on_bad_project_files_exits_1_with_one_paragraph(demo_copy, broken):
     old, new, expected = broken
@@ -58,6 +60,10 @@ def test_validate_on_bad_project_files_exits_1_with_one_paragraph(demo_copy, bro
     assert old in text
     if old.startswith("<sear-project"):
         text = text.replace("</sear-project>", "</other>")
+    if "&b;" in new:  # an entity expansion bomb: 10,000 copies of "bomb" if it were ever expanded
+        entities = '<!ENTITY a "bomb">' + "".join(
+            f'<!ENTITY {c} "{("&" + p + ";") * 100}">' for p, c in (("a", "a2"), ("a2", "b")))
+        text = text.replace("<sear-project", f"<!DOCTYPE sear-project [{entities}]>\n<sear-project", 1)
     prj.write_text(text.replace(old, new))
     result = _sear("validate", str(prj))
     assert result.returncode == 1
