@@ -432,8 +432,19 @@ def check_against_schema(root: Any, schema_name: str, root_tag: str, path: Path,
 
 
 def atomic_write(path: Path, data: bytes) -> Path:
-    """Write `data` to `path` atomically, keeping the previous file as `<path>.bak`."""
+    """Write `data` to `path` atomically, keeping the previous file as `<path>.bak`.
+
+    A failure (read-only folder, disk full) is a ProjectError naming the file; the previous file is
+    then untouched and no temporary file is left behind."""
     path = Path(path)
+    try:
+        return _atomic_write(path, data)
+    except OSError as exc:
+        raise ProjectError(f"not saved: the file cannot be written ({exc.strerror or exc}); choose another "
+                           "folder or free some space. The previous version is unchanged.", file=path) from None
+
+
+def _atomic_write(path: Path, data: bytes) -> Path:
     folder = path.parent if str(path.parent) else Path(".")
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)

@@ -208,3 +208,38 @@ def test_round_trip(tmp_path, data):
     project = data.draw(_projects(tmp_path), label="project")
     saved = project.save(tmp_path / "p.prj")
     assert Project.load(saved) == project
+
+
+def test_external_entity_in_utf16_is_refused_too(tmp_path):
+    # A byte search for <!DOCTYPE cannot see UTF-16 text; the parsed document's doctype is checked as well.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CONTENT")
+    xxe = (f'<?xml version="1.0" encoding="UTF-16"?>\n<!DOCTYPE p [<!ENTITY x SYSTEM "file://{secret}">]>\n'
+           '<sear-project version="1"><name>&x;</name></sear-project>\n')
+    path = tmp_path / "u16.prj"
+    path.write_bytes(xxe.encode("utf-16"))
+    with pytest.raises(ProjectError, match="DOCTYPE") as info:
+        Project.load(path)
+    assert "TOP-SECRET-CONTENT" not in str(info.value)
+
+
+def test_saving_into_a_read_only_place_is_a_project_error(tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    with pytest.raises(ProjectError, match="cannot be written"):
+        Project(name="p").save(a_file / "p.prj")  # its "folder" is a file
+
+
+def test_a_save_that_fails_half_way_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    path = Project(name="old").save(tmp_path / "p.prj")
+    before = path.read_bytes()
+
+    def power_cut(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", power_cut)
+    with pytest.raises(ProjectError, match="No space left on device") as info:
+        Project(name="new").save(path)
+    assert info.value.file == path
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.prj", "p.prj.bak"]

@@ -177,3 +177,11 @@ def test_round_trip_of_each_sensor_type(tmp_path, cls, data):
     sensor = data.draw(STRATEGIES[cls])
     sensor.name = f"the {cls.TYPE}"
     assert load_sensors(save_sensors(tmp_path / "s.xml", [sensor])) == [sensor]
+
+
+def test_save_keeps_the_previous_file_as_bak(tmp_path):
+    path = save_sensors(tmp_path / "sensors.xml", [GpsConfig(name="first")])
+    first = path.read_bytes()
+    save_sensors(path, [GpsConfig(name="second")])
+    assert (tmp_path / "sensors.xml.bak").read_bytes() == first
+    assert [s.name for s in load_sensors(path)] == ["second"]
