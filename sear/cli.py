@@ -171,14 +171,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def build_gui_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="sear", description="Open the SEAR Project Settings window.",
-                     epilog="Commands: sear run | validate | new (see sear run --help).")
+                     epilog=f"Commands: sear {' | '.join(command_names(build_parser()))} (see sear COMMAND --help).")
     parser.add_argument("--version", action="version", version=f"sear {__version__}")
     parser.add_argument("project", nargs="?", help="a project file (.prj) to open")
     parser.set_defaults(func=cmd_gui)
     return parser
 
 
-COMMANDS = ("run", "validate", "new")
+def command_names(parser: argparse.ArgumentParser) -> tuple[str, ...]:
+    """The subcommands `parser` knows, so adding one to build_parser() is all a new command needs."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return tuple(action.choices)
+    return ()
+
+
+COMMANDS = command_names(build_parser())
 
 
 def _looks_like_a_mistyped_command(word: str) -> bool:
@@ -189,12 +197,14 @@ def _looks_like_a_mistyped_command(word: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `sear` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help")):
-        args = build_parser().parse_args(argv)
+    parser = build_parser()
+    commands = command_names(parser)
+    if argv and (argv[0] in commands or argv[0] in ("-h", "--help")):
+        args = parser.parse_args(argv)
     elif argv and _looks_like_a_mistyped_command(argv[0]):
-        hint = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+        hint = difflib.get_close_matches(argv[0], commands, n=1)
         suggestion = f" Did you mean `sear {hint[0]}`?" if hint else ""
-        print(f"sear: {argv[0]!r} is neither a command ({', '.join(COMMANDS)}) nor a project file (.prj)."
+        print(f"sear: {argv[0]!r} is neither a command ({', '.join(commands)}) nor a project file (.prj)."
               f"{suggestion} See `sear --help`.", file=sys.stderr)
         return EXIT_USAGE
     else:
