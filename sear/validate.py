@@ -37,8 +37,7 @@ def check_file(path: Path | None, label: str, allowed: tuple[str, ...], required
 
 
 def check_user_code(path: Path) -> list[str]:
-    """Compile (never run) the user code file; a syntax error names the file and line, and a file with
-    neither hook (or both) is reported as the loader would."""
+    """Compile (never run) a Python file; a syntax error names the file and line."""
     try:
         source = path.read_bytes()
     except OSError as exc:
@@ -51,13 +50,14 @@ def check_user_code(path: Path) -> list[str]:
         return [f"{path}, line {exc.lineno}: syntax error in the user code: {exc.msg}{shown}."]
     except ValueError as exc:  # e.g. null bytes
         return [f"{path}: the user code file is not valid Python source ({exc})."]
-    return _check_hooks(path, source)
+    return []
 
 
-def _check_hooks(path: Path, source: bytes) -> list[str]:
+def check_hooks(path: Path) -> list[str]:
     """The hook rules sear.usercode enforces on load (main_loop or run, not both), read from the syntax
-    tree so nothing is executed. Names bound any other way than `def` count as present."""
-    tree = ast.parse(source, str(path))
+    tree so nothing is executed. Names bound any other way than `def` count as present. Call it on a
+    file check_user_code accepted."""
+    tree = ast.parse(path.read_bytes(), str(path))
     defined: dict[str, int] = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
@@ -93,7 +93,8 @@ def check_project(project: Project) -> list[str]:
     code_problems = check_file(project.code.user_code, "Code Setup: user code file", (".py",))
     problems += code_problems
     if not code_problems and project.code.user_code is not None:
-        problems += check_user_code(project.code.user_code)
+        code_problems = check_user_code(project.code.user_code)
+        problems += code_problems or check_hooks(project.code.user_code)
     sensor_problems = check_file(project.code.sensors, "Code Setup: sensors file", (".xml",), required=False)
     problems += sensor_problems
     if not sensor_problems and project.code.sensors is not None:
