@@ -149,12 +149,19 @@ def _repair(mesh: trimesh.Trimesh, path: Path, tab: str) -> trimesh.Trimesh:
                                "repair: export it again.")
     if float(np.max(mesh.extents)) <= 0:
         raise _fail(path, tab, "the model has no size (all its vertices are at one point).")
-    try:
-        trimesh.repair.fix_normals(mesh)
-        if not mesh.is_watertight:
-            trimesh.repair.fill_holes(mesh)
-    except Exception:  # repair is best effort: an unrepaired but readable mesh is still usable
-        pass
+    with np.errstate(all="ignore"):
+        try:
+            if not mesh.is_watertight:
+                # Close small (3- or 4-edge) holes only when that makes a solid: open surfaces (terrain,
+                # a sign) stay open rather than being doubled into zero-volume shells.
+                filled = mesh.copy()
+                trimesh.repair.fill_holes(filled)
+                trimesh.repair.fix_normals(filled)
+                if filled.is_watertight and filled.volume > 1e-6 * float(np.prod(filled.extents)) > 0:
+                    mesh = filled
+            trimesh.repair.fix_normals(mesh)
+        except Exception:  # repair is best effort: an unrepaired but readable mesh is still usable
+            pass
     return mesh
 
 
@@ -324,7 +331,9 @@ def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainMode
     centre = (mesh.bounds[0] + mesh.bounds[1]) / 2.0
     mesh.apply_translation((-centre[0], -centre[1], 0.0))
     if len(mesh.faces) and float(mesh.area_faces @ mesh.face_normals[:, 2]) < 0:
-        mesh.invert()  # a ground exported upside down: faces should look up at the sky to be drawn
+        # A ground exported upside down: faces should look up at the sky to be drawn. (Setting the
+        # faces drops the cached normals; trimesh 5.2's invert() keeps them stale.)
+        mesh.faces = np.ascontiguousarray(mesh.faces[:, ::-1])
     return TerrainModel(mesh=mesh, vertex_colors=_vertex_colours(mesh), source=path)
 
 
@@ -488,7 +497,8 @@ def convex_collision_shape(client: int, mesh: trimesh.Trimesh, *,
                                            physicsClientId=client)
     else:
         try:
-            points = np.asarray(mesh.convex_hull.vertices, dtype=np.float64)
+            with np.errstate(all="ignore"):
+                points = np.asarray(mesh.convex_hull.vertices, dtype=np.float64)
         except Exception:  # qhull refuses flat or degenerate point sets: the points themselves still bound it
             points = np.unique(np.asarray(mesh.vertices, dtype=np.float64), axis=0)
         shape = p.createCollisionShape(p.GEOM_MESH, vertices=points.tolist(),
