@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,7 @@ MAX_HEIGHTMAP_SAMPLES = 2049 * 2049
 
 _CACHE_SIZE = 16
 _cache: OrderedDict[tuple, trimesh.Trimesh] = OrderedDict()
+_cache_lock = threading.Lock()
 
 # Ogre (like jMonkeyEngine, which the original SEAR used) is y-up with -z forward/north; SEAR is ENU.
 # (x, y, z) Ogre -> (x, -z, y): a rotation (not a mirror), so windings and handedness are kept.
@@ -85,7 +87,11 @@ def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh
     callers may transform it.
     """
     path = Path(path)
-    if not (isinstance(scale, int | float) and math.isfinite(scale) and scale > 0):
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        scale = math.nan
+    if not (math.isfinite(scale) and scale > 0):
         raise _fail(path, tab, f"the scale must be a number greater than 0, not {scale}; fix it on that tab.")
     if not path.exists():
         raise _fail(path, tab, "the model file does not exist; choose it again on that tab.")
@@ -105,18 +111,20 @@ def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh
         raise _fail(path, tab, f"the model file cannot be read ({exc.strerror}); check its permissions.") from None
     if stat.st_size == 0:
         raise _fail(path, tab, "the model file is empty (0 bytes); export the model again.")
-    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, float(scale))
-    cached = _cache.get(key)
-    if cached is not None:
-        _cache.move_to_end(key)
-        return cached.copy()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, scale)
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return cached.copy()
     mesh = _read_ogre(path, tab) if suffix == ".mesh.xml" else _read_trimesh(path, tab)
     mesh = _repair(mesh, path, tab)
     if scale != 1.0:
         mesh.apply_scale(scale)
-    _cache[key] = mesh
-    while len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    with _cache_lock:  # the settings window may preview in a worker thread while the sim loads
+        _cache[key] = mesh
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return mesh.copy()
 
 
