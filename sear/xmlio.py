@@ -382,3 +382,40 @@ def atomic_write(path: Path, data: bytes) -> Path:
     except OSError:
         pass
     return path
+
+
+_TYPE_BOUNDS: dict[str, tuple[float, float, bool]] = {
+    # schema type: (minimum, maximum, minimum excluded)
+    "number": (-1e9, 1e9, False),
+    "positive": (0.0, 1e9, True),
+    "nonNegative": (0.0, 1e9, False),
+    "latitude": (-90.0, 90.0, False),
+    "longitude": (-180.0, 180.0, False),
+    "fraction": (0.0, 1.0, False),
+    "percent": (0.0, 100.0, False),
+    "angle360": (0.0, 360.0, True),
+    "incidence": (0.0, 90.0, False),
+    "positiveInt": (1.0, 1e9, False),
+}
+
+
+@cache
+def field_bounds(schema_name: str, parent: str) -> dict[str, tuple[float, float, bool, str]]:
+    """For the numeric fields the schema allows inside `parent`: (min, max, min excluded, meaning), so
+    editors can refuse exactly what loading would refuse and say why."""
+    with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
+        doc = etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
+    named_types = {t.get("name"): t for t in doc.iter(f"{_XS}complexType") if t.get("name")}
+    out: dict[str, tuple[float, float, bool, str]] = {}
+    for el in doc.iter(f"{_XS}element"):
+        if el.get("name") != parent:
+            continue
+        complex_type = named_types.get(el.get("type", "")) if el.get("type") else el.find(f"{_XS}complexType")
+        if complex_type is None:
+            continue
+        for child in complex_type.iter(f"{_XS}element"):
+            kind = child.get("type", "")
+            if kind in _TYPE_BOUNDS:
+                lo, hi, open_lo = _TYPE_BOUNDS[kind]
+                out[child.get("name")] = (lo, hi, open_lo, _TYPE_MEANING.get(kind, ""))
+    return out

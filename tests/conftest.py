@@ -15,30 +15,29 @@ from pathlib import Path
 
 import pytest
 
-_xvfb: subprocess.Popen | None = None
-
 
 def _start_xvfb() -> None:
-    global _xvfb
+    """Start Xvfb on a free display for this test session.
+
+    Xvfb must outlive the Qt application, which Python tears down only at interpreter exit (Qt aborts
+    with status 1 when its X connection breaks first), so a small shell watcher stops Xvfb once this
+    process has gone instead of pytest_unconfigure.
+    """
     if os.environ.get("DISPLAY") or not shutil.which("Xvfb"):
         return
     for number in range(90, 140):
         if Path(f"/tmp/.X{number}-lock").exists():
             continue
-        proc = subprocess.Popen(
-            ["Xvfb", f":{number}", "-screen", "0", "1600x1000x24", "-nolisten", "tcp", "+extension", "GLX"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        script = (f"Xvfb :{number} -screen 0 1600x1000x24 -nolisten tcp +extension GLX >/dev/null 2>&1 & x=$!; "
+                  f"while kill -0 {os.getpid()} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 0.5; done; "
+                  "kill $x 2>/dev/null")
+        subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
         for _ in range(100):
             if Path(f"/tmp/.X11-unix/X{number}").exists():
-                break
-            if proc.poll() is not None:
-                break
+                os.environ["DISPLAY"] = f":{number}"
+                return
             time.sleep(0.05)
-        if proc.poll() is None:
-            _xvfb = proc
-            os.environ["DISPLAY"] = f":{number}"
-            return
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,12 +49,9 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("LIBGL_ALWAYS_SOFTWARE", "1")
     # Keep QSettings written by GUI tests out of the user's real configuration.
     os.environ.setdefault("XDG_CONFIG_HOME", str(Path(config.rootpath) / ".pytest_cache" / "xdg-config"))
+    from sear.gui.app import configure_qt
 
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if _xvfb is not None:
-        _xvfb.terminate()
-        _xvfb.wait(timeout=5)
+    configure_qt()
 
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,0 +1,42 @@
+"""Starting the Project Settings window (`sear` and `sear PROJECT.prj`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from sear.errors import SearError
+from sear.project import Project
+
+
+def configure_qt() -> None:
+    """Settings that must precede the QApplication: the 3-D views share one OpenGL context group, since
+    pyqtgraph compiles its shader programs once for all views."""
+    QApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
+
+
+def run_settings_app(project_path: Path | None = None) -> int:
+    """Open the settings window (on `project_path` if given) and run Qt until it closes."""
+    from sear.gui.settings import SettingsWindow
+
+    configure_qt()
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("SEAR")
+    app.setOrganizationName("SEAR")
+    project = None
+    error = None
+    if project_path is not None:
+        try:
+            project = Project.load(project_path)
+        except SearError as exc:
+            error = exc
+    window = SettingsWindow(project)
+    if project is not None:
+        window._remember(project.path)
+    window.show()
+    if error is not None:
+        QMessageBox.critical(window, "Cannot open the project", str(error))
+    return app.exec()

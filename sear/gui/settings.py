@@ -1,0 +1,751 @@
+"""The Project Settings window: the first window a user sees (SPEC §1).
+
+The window edits a `Project` (sear.project) and nothing else: every widget writes its field of the
+model when changed, and `refresh()` writes the model back into the widgets. Files are read and written
+only through the model's load/save and the validation module; simulations run as a separate process.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from PySide6.QtCore import QProcess, QSettings, Qt, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QFont, QKeySequence, QTextCursor
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sear.errors import SearError
+from sear.fielddocs import field_docs
+from sear.gui.preview import MeshPreview
+from sear.gui.widgets import FileField, NumberField
+from sear.project import (
+    DEFAULT_DYNAMICS,
+    HEIGHTMAP_SUFFIXES,
+    MESH_SUFFIXES,
+    WHEEL_IDS,
+    Body,
+    CodeSetup,
+    Dynamics,
+    Project,
+    SimulationSettings,
+    Terrain,
+    Wheel,
+)
+from sear.xmlio import field_bounds
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+TEMPLATES = REPO_ROOT / "templates"
+MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
+TERRAIN_FILTER = ("Terrain models and heightmaps (" + " ".join(f"*{s}" for s in MESH_SUFFIXES + HEIGHTMAP_SUFFIXES)
+                  + ");;Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES)
+                  + ");;Heightmap images (" + " ".join(f"*{s}" for s in HEIGHTMAP_SUFFIXES) + ");;All files (*)")
+PY_FILTER = "Python files (*.py);;All files (*)"
+XML_FILTER = "Sensor files (*.xml);;All files (*)"
+PRJ_FILTER = "SEAR projects (*.prj);;All files (*)"
+MAX_RECENT = 8
+
+UNITS = {
+    "latitude": "°", "longitude": "°", "altitude": "m", "scale": "×", "heightmap_size": "m", "heightmap_height": "m",
+    "start_north": "m", "start_east": "m", "start_altitude": "m", "start_latitude": "°", "start_longitude": "°",
+    "start_abs_altitude": "m", "mass": "kg", "engine_force": "N", "brake_force": "N", "suspension_stiffness": "1/s²",
+    "suspension_compression": "1/s", "suspension_damping": "1/s", "friction_slip": "", "max_steering": "rad",
+    "suspension_rest_length": "m", "max_suspension_travel": "m", "hook_timeout": "s", "physics_hz": "Hz",
+    "control_hz": "Hz",
+}
+LABELS = {
+    "engine_force": "Acceleration force", "brake_force": "Brake force", "friction_slip": "Wheel friction slip",
+    "max_steering": "Steering limit", "suspension_rest_length": "Suspension rest length",
+    "max_suspension_travel": "Suspension travel", "heightmap_size": "Heightmap size",
+    "heightmap_height": "Heightmap height range", "start_abs_altitude": "Altitude", "start_latitude": "Latitude",
+    "start_longitude": "Longitude", "start_north": "North", "start_east": "East", "start_altitude": "Altitude",
+    "hook_timeout": "Hook time-out", "physics_hz": "Physics rate", "control_hz": "Control rate",
+}
+
+
+def _label(name: str) -> str:
+    return LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+class SettingsWindow(QMainWindow):
+    """Edits one project; Simulate runs it in its own process and shows its output."""
+
+    def __init__(self, project: Project | None = None) -> None:
+        super().__init__()
+        self.project = project or Project()
+        self.dirty = False
+        self.process: QProcess | None = None
+        self.settings = QSettings("SEAR", "SEAR")
+        self._numbers: dict[tuple[str, str], NumberField] = {}
+        self._build()
+        geometry = self.settings.value("settings/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1100, 720)
+        self.refresh()
+
+    # --- construction ------------------------------------------------------------------------------------
+
+    def _number(self, section: str, obj_cls: type, name: str, schema_parent: str) -> NumberField:
+        bounds = field_bounds("project.xsd", schema_parent).get(name)
+        tip = field_docs(obj_cls).get(name, "")
+        field = NumberField(UNITS.get(name, ""), bounds, decimals=6 if "itude" in name else 4, tooltip=tip)
+        field.valueChanged.connect(lambda value, s=section, n=name: self._set(s, n, float(value)))
+        self._numbers[(section, name)] = field
+        return field
+
+    def _form(self, section: str, cls: type, names: list[str], schema_parent: str) -> QFormLayout:
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        for name in names:
+            form.addRow(_label(name) + ":", self._number(section, cls, name, schema_parent))
+        return form
+
+    def _build(self) -> None:
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._terrain_tab(), "Terrain Model")
+        self.tabs.addTab(self._body_tab(), "Robot Body Model")
+        self.tabs.addTab(self._wheels_tab(), "Wheel Models")
+        self.tabs.addTab(self._dynamics_tab(), "Vehicle Dynamics")
+        self.tabs.addTab(self._code_tab(), "Code Setup")
+        self.tabs.currentChanged.connect(lambda _i: self._update_previews())
+
+        buttons = QHBoxLayout()
+        self.simulate_button = QPushButton("Simulate")
+        self.simulate_button.setDefault(True)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        self.wizard_button = QPushButton("Sensor Wizard…")
+        self.save_button = QPushButton("Save Project")
+        self.load_button = QPushButton("Load Project…")
+        for b in (self.simulate_button, self.stop_button, self.wizard_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.save_button)
+        buttons.addWidget(self.load_button)
+        self.simulate_button.clicked.connect(self.simulate)
+        self.stop_button.clicked.connect(self.stop)
+        self.wizard_button.clicked.connect(self.open_wizard)
+        self.save_button.clicked.connect(self.save)
+        self.load_button.clicked.connect(lambda: self.open_project())
+
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(buttons)
+        self.setCentralWidget(central)
+
+        self.console = QPlainTextEdit()
+        self.console.setReadOnly(True)
+        self.console.setFont(QFont("Monospace", 9))
+        self.console.setPlaceholderText("Output of the simulation (your prints, errors, exit status) appears here.")
+        dock = QDockWidget("Console", self)
+        dock.setObjectName("console")
+        dock.setWidget(self.console)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        self.resizeDocks([dock], [140], Qt.Orientation.Vertical)
+        self._build_menus()
+        self.statusBar().showMessage("Ready")
+
+    def _build_menus(self) -> None:
+        menu = self.menuBar().addMenu("&File")
+        toolbar = self.addToolBar("File")
+        toolbar.setObjectName("file-toolbar")
+        self.actions: dict[str, QAction] = {}
+        for key, text, shortcut, slot in (
+            ("new", "&New", QKeySequence.StandardKey.New, self.new_project),
+            ("open", "&Open…", QKeySequence.StandardKey.Open, lambda: self.open_project()),
+            ("save", "&Save", QKeySequence.StandardKey.Save, self.save),
+            ("save_as", "Save &As…", QKeySequence.StandardKey.SaveAs, self.save_as),
+        ):
+            action = QAction(text, self)
+            action.setShortcut(shortcut)
+            action.triggered.connect(slot)
+            menu.addAction(action)
+            toolbar.addAction(action)
+            self.actions[key] = action
+            if key == "open":
+                self.recent_menu = menu.addMenu("Open &Recent")
+        menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        menu.addAction(quit_action)
+        self.actions["quit"] = quit_action
+        toolbar.addSeparator()
+        for key, text, slot in (("simulate", "Simulate", self.simulate), ("wizard", "Sensor Wizard", self.open_wizard)):
+            action = QAction(text, self)
+            action.triggered.connect(slot)
+            toolbar.addAction(action)
+            self.actions[key] = action
+        self.actions["simulate"].setShortcut(QKeySequence("F5"))
+        self._update_recent_menu()
+
+    def _with_preview(self, form_widget: QWidget, preview: MeshPreview) -> QWidget:
+        page = QWidget()
+        layout = QHBoxLayout(page)
+        layout.addWidget(form_widget, 3)
+        group = QGroupBox("Preview")
+        QVBoxLayout(group).addWidget(preview)
+        layout.addWidget(group, 2)
+        return page
+
+    def _terrain_tab(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        self.terrain_file = FileField("Choose the terrain model", TERRAIN_FILTER,
+                                      tooltip=field_docs(Terrain)["file"])
+        self.terrain_file.changed.connect(lambda path: self._set("terrain", "file", path))
+        files = QFormLayout()
+        files.addRow("Terrain model file:", self.terrain_file)
+        layout.addLayout(files)
+        where = QGroupBox("Where on Earth the terrain's centre is")
+        where.setLayout(self._form("terrain", Terrain, ["latitude", "longitude", "altitude"], "terrain"))
+        layout.addWidget(where)
+        model = QGroupBox("Model")
+        model.setLayout(self._form("terrain", Terrain, ["scale", "heightmap_size", "heightmap_height"], "terrain"))
+        layout.addWidget(model)
+        layout.addStretch(1)
+        self.terrain_preview = MeshPreview()
+        return self._with_preview(box, self.terrain_preview)
+
+    def _body_tab(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        self.body_file = FileField("Choose the robot body model", MESH_FILTER, tooltip=field_docs(Body)["file"])
+        self.body_file.changed.connect(lambda path: self._set("body", "file", path))
+        files = QFormLayout()
+        files.addRow("Body model file:", self.body_file)
+        files.addRow("Scale:", self._number("body", Body, "scale", "body"))
+        layout.addLayout(files)
+        start = QGroupBox("Start position (the robot is dropped there and settles on the terrain)")
+        grid = QGridLayout(start)
+        self.relative_radio = QRadioButton("Relative to the terrain centre")
+        self.absolute_radio = QRadioButton("Absolute (geographic)")
+        group = QButtonGroup(self)
+        group.addButton(self.relative_radio)
+        group.addButton(self.absolute_radio)
+        self.relative_radio.toggled.connect(
+            lambda on: self._set("body", "start_mode", "relative" if on else "absolute"))
+        grid.addWidget(self.relative_radio, 0, 0)
+        grid.addWidget(self.absolute_radio, 0, 1)
+        rel = QWidget()
+        rel.setLayout(self._form("body", Body, ["start_north", "start_east", "start_altitude"], "body"))
+        ab = QWidget()
+        ab.setLayout(self._form("body", Body, ["start_latitude", "start_longitude", "start_abs_altitude"], "body"))
+        self.relative_box, self.absolute_box = rel, ab
+        grid.addWidget(rel, 1, 0)
+        grid.addWidget(ab, 1, 1)
+        layout.addWidget(start)
+        rotation = QGroupBox("Start rotation (quaternion x y z w, world frame; 0 0 0 1 faces east)")
+        row = QHBoxLayout(rotation)
+        self.rotation_fields = []
+        for i, axis in enumerate("xyzw"):
+            field = NumberField("", (-1.0, 1.0, False, "a number from -1 to 1"), decimals=4,
+                                tooltip=field_docs(Body)["rotation"])
+            field.valueChanged.connect(lambda value, i=i: self._set_rotation(i, float(value)))
+            row.addWidget(QLabel(axis + ":"))
+            row.addWidget(field)
+            self.rotation_fields.append(field)
+        layout.addWidget(rotation)
+        layout.addStretch(1)
+        self.body_preview = MeshPreview()
+        return self._with_preview(box, self.body_preview)
+
+    def _wheels_tab(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.addWidget(QLabel("Four wheel models, each with its centre relative to the body's origin "
+                                "(x forward, y left, z up, metres). Untick 'Offset' to use the position the "
+                                "model was exported at."))
+        self.wheel_files: dict[str, FileField] = {}
+        self.wheel_offsets: dict[str, QCheckBox] = {}
+        self.wheel_positions: dict[str, list[NumberField]] = {}
+        for wid in WHEEL_IDS:
+            group = QGroupBox(wid.replace("_", " ").title() + " wheel")
+            grid = QGridLayout(group)
+            file_field = FileField(f"Choose the {wid.replace('_', ' ')} wheel model", MESH_FILTER,
+                                   tooltip=field_docs(Wheel)["file"])
+            file_field.changed.connect(lambda path, w=wid: self._set_wheel_file(w, path))
+            grid.addWidget(QLabel("Model file:"), 0, 0)
+            grid.addWidget(file_field, 0, 1, 1, 7)
+            offset = QCheckBox("Offset")
+            offset.setToolTip(field_docs(Wheel)["position"])
+            offset.toggled.connect(lambda on, w=wid: self._set_wheel_offset(w, on))
+            grid.addWidget(offset, 1, 0)
+            fields_ = []
+            for i, axis in enumerate("xyz"):
+                f = NumberField("m", None, decimals=3, tooltip=f"Wheel centre {axis}, body frame, metres.")
+                f.valueChanged.connect(lambda value, w=wid, i=i: self._set_wheel_position(w, i, float(value)))
+                grid.addWidget(QLabel(axis + ":"), 1, 1 + 2 * i)
+                grid.addWidget(f, 1, 2 + 2 * i)
+                fields_.append(f)
+            self.wheel_files[wid], self.wheel_offsets[wid], self.wheel_positions[wid] = file_field, offset, fields_
+            layout.addWidget(group)
+        layout.addStretch(1)
+        self.wheels_preview = MeshPreview()
+        return self._with_preview(box, self.wheels_preview)
+
+    def _dynamics_tab(self) -> QWidget:
+        page = QWidget()
+        layout = QHBoxLayout(page)
+        main = QGroupBox("Vehicle dynamics (Bullet raycast vehicle)")
+        form = self._form("dynamics", Dynamics, ["mass", "engine_force", "brake_force", "suspension_stiffness",
+                                                  "suspension_compression", "suspension_damping"], "dynamics")
+        reset = QPushButton("Reset Defaults")
+        reset.setToolTip("The thesis's workable vehicle: mass 400, force 400, brake 1, stiffness 120, "
+                         "compression 0.2, damping 0.3, and Bullet's defaults for the rest.")
+        reset.clicked.connect(self.reset_dynamics)
+        self.reset_button = reset
+        form.addRow("", reset)
+        main.setLayout(form)
+        more = QGroupBox("More")
+        form2 = self._form("dynamics", Dynamics, ["friction_slip", "max_steering"], "dynamics")
+        self.drive_type = QComboBox()
+        self.drive_type.addItem("Car (Ackermann steering, rear-wheel drive)", "car")
+        self.drive_type.addItem("Skid steer (sides driven differentially)", "skid")
+        self.drive_type.setToolTip(field_docs(Dynamics)["drive_type"])
+        self.drive_type.currentIndexChanged.connect(
+            lambda _i: self._set("dynamics", "drive_type", self.drive_type.currentData()))
+        form2.addRow("Drive type:", self.drive_type)
+        self.cog_fields = []
+        cog_row = QHBoxLayout()
+        for i, axis in enumerate("xyz"):
+            f = NumberField("m", None, decimals=3, tooltip=field_docs(Dynamics)["cog_offset"])
+            f.valueChanged.connect(lambda value, i=i: self._set_cog(i, float(value)))
+            cog_row.addWidget(QLabel(axis))
+            cog_row.addWidget(f)
+            self.cog_fields.append(f)
+        form2.addRow("Centre of gravity offset:", cog_row)
+        self.auto_suspension: dict[str, QCheckBox] = {}
+        for name in ("suspension_rest_length", "max_suspension_travel"):
+            row = QHBoxLayout()
+            number = self._number("dynamics", Dynamics, name, "dynamics")
+            number.setSpecialValueText("auto")  # shown while the value sits at the minimum
+            auto = QCheckBox("from the wheel size")
+            auto.toggled.connect(lambda on, n=name: self._set_auto(n, on))
+            row.addWidget(number)
+            row.addWidget(auto)
+            self.auto_suspension[name] = auto
+            form2.addRow(_label(name) + ":", row)
+        more.setLayout(form2)
+        layout.addWidget(main, 1)
+        layout.addWidget(more, 1)
+        return page
+
+    def _code_tab(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        code = QGroupBox("Control code")
+        form = QFormLayout(code)
+        self.code_file = FileField("Choose the user code file", PY_FILTER, tooltip=field_docs(CodeSetup)["user_code"])
+        self.code_file.changed.connect(lambda path: self._set("code", "user_code", path))
+        form.addRow("User code file:", self.code_file)
+        row = QHBoxLayout()
+        self.new_code_button = QPushButton("Create New User Code…")
+        self.new_script_button = QPushButton("Create New Full Simulator Script…")
+        self.edit_button = QPushButton("Open in Editor")
+        for b in (self.new_code_button, self.new_script_button, self.edit_button):
+            row.addWidget(b)
+        row.addStretch(1)
+        self.new_code_button.clicked.connect(lambda: self.create_from_template("user_code.py"))
+        self.new_script_button.clicked.connect(lambda: self.create_from_template("simulator_script.py"))
+        self.edit_button.clicked.connect(self.open_in_editor)
+        form.addRow("", row)
+        self.sensors_file = FileField("Choose the sensors file", XML_FILTER, tooltip=field_docs(CodeSetup)["sensors"])
+        self.sensors_file.changed.connect(lambda path: self._set("code", "sensors", path))
+        form.addRow("Sensors file:", self.sensors_file)
+        layout.addWidget(code)
+        run = QGroupBox("Running")
+        form2 = QFormLayout(run)
+        self.debug_shapes = QCheckBox("Debug physics shapes (draw collision shapes in the simulation window)")
+        self.debug_shapes.toggled.connect(lambda on: self._set("code", "debug_shapes", bool(on)))
+        form2.addRow("", self.debug_shapes)
+        form2.addRow("Hook time-out:", self._number("code", CodeSetup, "hook_timeout", "code"))
+        form2.addRow("Physics rate:", self._number("simulation", SimulationSettings, "physics_hz", "simulation"))
+        form2.addRow("Control rate:", self._number("simulation", SimulationSettings, "control_hz", "simulation"))
+        layout.addWidget(run)
+        layout.addStretch(1)
+        return page
+
+    # --- model <-> widgets -------------------------------------------------------------------------------
+
+    def _section(self, name: str):
+        return getattr(self.project, name)
+
+    def _set(self, section: str, name: str, value) -> None:
+        obj = self._section(section)
+        if getattr(obj, name) == value:
+            return
+        setattr(obj, name, value)
+        self._mark_dirty()
+        if name == "file" or (section == "body" and name == "start_mode"):
+            self._update_enabled()
+            self._update_previews()
+
+    def _set_rotation(self, index: int, value: float) -> None:
+        q = list(self.project.body.rotation)
+        q[index] = value
+        self._set("body", "rotation", tuple(q))
+
+    def _set_cog(self, index: int, value: float) -> None:
+        c = list(self.project.dynamics.cog_offset)
+        c[index] = value
+        self._set("dynamics", "cog_offset", tuple(c))
+
+    def _set_auto(self, name: str, auto: bool) -> None:
+        number = self._numbers[("dynamics", name)]
+        number.setEnabled(not auto)
+        if auto:
+            number.set(number.minimum())
+        elif number.value() == number.minimum():
+            number.set(0.1)
+        self._set("dynamics", name, None if auto else float(number.value()))
+
+    def _set_wheel_file(self, wid: str, path: Path | None) -> None:
+        if self.project.wheels[wid].file != path:
+            self.project.wheels[wid].file = path
+            self._mark_dirty()
+            self._update_previews()
+
+    def _set_wheel_offset(self, wid: str, on: bool) -> None:
+        for f in self.wheel_positions[wid]:
+            f.setEnabled(on)
+        position = tuple(float(f.value()) for f in self.wheel_positions[wid]) if on else None
+        if self.project.wheels[wid].position != position:
+            self.project.wheels[wid].position = position
+            self._mark_dirty()
+            self._update_previews()
+
+    def _set_wheel_position(self, wid: str, index: int, value: float) -> None:
+        if self.project.wheels[wid].position is None:
+            return
+        p = list(self.project.wheels[wid].position)
+        p[index] = value
+        self.project.wheels[wid].position = tuple(p)
+        self._mark_dirty()
+        self._update_previews()
+
+    def refresh(self) -> None:
+        """Write every field of the model into its widget (without marking the project changed)."""
+        pr = self.project
+        for (section, name), field in self._numbers.items():
+            value = getattr(self._section(section), name)
+            if value is not None:
+                field.set(float(value))
+        for f, v in zip(self.rotation_fields, pr.body.rotation, strict=True):
+            f.set(v)
+        for f, v in zip(self.cog_fields, pr.dynamics.cog_offset, strict=True):
+            f.set(v)
+        base = pr.path.parent if pr.path else None
+        for ff in (self.terrain_file, self.body_file, self.code_file, self.sensors_file, *self.wheel_files.values()):
+            ff.base = base
+        self.terrain_file.set(pr.terrain.file)
+        self.body_file.set(pr.body.file)
+        self.code_file.set(pr.code.user_code)
+        self.sensors_file.set(pr.code.sensors)
+        for w in (self.relative_radio, self.absolute_radio, self.debug_shapes, self.drive_type):
+            w.blockSignals(True)
+        self.relative_radio.setChecked(pr.body.start_mode == "relative")
+        self.absolute_radio.setChecked(pr.body.start_mode == "absolute")
+        self.debug_shapes.setChecked(pr.code.debug_shapes)
+        self.drive_type.setCurrentIndex(max(0, self.drive_type.findData(pr.dynamics.drive_type)))
+        for w in (self.relative_radio, self.absolute_radio, self.debug_shapes, self.drive_type):
+            w.blockSignals(False)
+        for name, auto in self.auto_suspension.items():
+            auto.blockSignals(True)
+            auto.setChecked(getattr(pr.dynamics, name) is None)
+            auto.blockSignals(False)
+            number = self._numbers[("dynamics", name)]
+            number.setEnabled(getattr(pr.dynamics, name) is not None)
+            if getattr(pr.dynamics, name) is None:
+                number.set(number.minimum())
+        for wid in WHEEL_IDS:
+            wheel = pr.wheels[wid]
+            self.wheel_files[wid].set(wheel.file)
+            self.wheel_offsets[wid].blockSignals(True)
+            self.wheel_offsets[wid].setChecked(wheel.position is not None)
+            self.wheel_offsets[wid].blockSignals(False)
+            for i, f in enumerate(self.wheel_positions[wid]):
+                f.set(wheel.position[i] if wheel.position is not None else 0.0)
+                f.setEnabled(wheel.position is not None)
+        self._update_enabled()
+        self._update_title()
+        self._update_previews()
+
+    def _update_enabled(self) -> None:
+        relative = self.project.body.start_mode == "relative"
+        self.relative_box.setEnabled(relative)
+        self.absolute_box.setEnabled(not relative)
+        heightmap = self.project.terrain.file is not None and \
+            self.project.terrain.file.suffix.lower() in HEIGHTMAP_SUFFIXES
+        self._numbers[("terrain", "heightmap_size")].setEnabled(heightmap)
+        self._numbers[("terrain", "heightmap_height")].setEnabled(heightmap)
+        self._numbers[("terrain", "scale")].setEnabled(not heightmap)
+        self.edit_button.setEnabled(self.project.code.user_code is not None)
+
+    def _mark_dirty(self) -> None:
+        self.dirty = True
+        self._update_title()
+
+    def _update_title(self) -> None:
+        where = f" — {self.project.path}" if self.project.path else ""
+        self.setWindowTitle(f"{self.project.name}[*]{where} — SEAR Project Settings")
+        self.setWindowModified(self.dirty)
+
+    def _update_previews(self) -> None:
+        from sear.physics.meshes import load_mesh, load_terrain
+
+        index = self.tabs.currentIndex()
+        pr = self.project
+        try:
+            if index == 0:
+                if pr.terrain.file is None:
+                    self.terrain_preview.show_message("Choose a terrain model to see it here.")
+                else:
+                    model = load_terrain(pr.terrain)
+                    self.terrain_preview.show_meshes([(model.mesh, (0.45, 0.62, 0.35))])
+            elif index in (1, 2):
+                preview = self.body_preview if index == 1 else self.wheels_preview
+                if pr.body.file is None:
+                    preview.show_message("Choose a body model to see it here.")
+                    return
+                parts = [(load_mesh(pr.body.file, scale=pr.body.scale, tab="Robot Body Model"), (0.55, 0.6, 0.75))]
+                for wid in WHEEL_IDS:
+                    wheel = pr.wheels[wid]
+                    if wheel.file is None or not wheel.file.exists():
+                        continue
+                    mesh = load_mesh(wheel.file, scale=pr.body.scale, tab="Wheel Models")
+                    if wheel.position is not None:
+                        mesh.apply_translation(-(mesh.bounds[0] + mesh.bounds[1]) / 2 + wheel.position)
+                    parts.append((mesh, (0.2, 0.2, 0.22)))
+                preview.show_meshes(parts)
+        except SearError as exc:
+            target = (self.terrain_preview, self.body_preview, self.wheels_preview)[min(index, 2)]
+            target.show_message(str(exc))
+
+    # --- actions ---------------------------------------------------------------------------------------------
+
+    def reset_dynamics(self) -> None:
+        for f in fields(Dynamics):
+            setattr(self.project.dynamics, f.name, getattr(DEFAULT_DYNAMICS, f.name))
+        self._mark_dirty()
+        self.refresh()
+        self.statusBar().showMessage("Vehicle dynamics reset to the defaults", 4000)
+
+    def _confirm_discard(self) -> bool:
+        """True when it is fine to replace the current project (saved, or the user says so)."""
+        if not self.dirty:
+            return True
+        answer = QMessageBox.question(
+            self, "Unsaved changes", f"Save the changes to {self.project.name!r} first?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def new_project(self) -> None:
+        if self._confirm_discard():
+            self.project = Project()
+            self.dirty = False
+            self.refresh()
+
+    def open_project(self, path: str | Path | None = None) -> bool:
+        if not self._confirm_discard():
+            return False
+        if path is None:
+            start = str(self.project.path.parent) if self.project.path else str(Path.cwd())
+            chosen, _ = QFileDialog.getOpenFileName(self, "Open a SEAR project", start, PRJ_FILTER)
+            if not chosen:
+                return False
+            path = chosen
+        try:
+            project = Project.load(path)
+        except SearError as exc:
+            QMessageBox.critical(self, "Cannot open the project", str(exc))
+            return False
+        self.project = project
+        self.dirty = False
+        self._remember(project.path)
+        self.refresh()
+        self.statusBar().showMessage(f"Opened {project.path}", 4000)
+        return True
+
+    def save(self) -> bool:
+        if self.project.path is None:
+            return self.save_as()
+        return self._save_to(self.project.path)
+
+    def save_as(self) -> bool:
+        start = str(self.project.path or Path.cwd() / f"{self.project.name}.prj")
+        chosen, _ = QFileDialog.getSaveFileName(self, "Save the project as", start, PRJ_FILTER)
+        if not chosen:
+            return False
+        if not chosen.endswith(".prj"):
+            chosen += ".prj"
+        if self.project.name == "Untitled":
+            self.project.name = Path(chosen).stem
+        return self._save_to(Path(chosen))
+
+    def _save_to(self, path: Path) -> bool:
+        try:
+            self.project.save(path)
+        except SearError as exc:
+            QMessageBox.critical(self, "Not saved", str(exc))
+            return False
+        self.dirty = False
+        self._remember(self.project.path)
+        self.refresh()  # paths now show relative to the project's folder
+        self.statusBar().showMessage(f"Saved {self.project.path}", 4000)
+        return True
+
+    def _remember(self, path: Path | None) -> None:
+        if path is None:
+            return
+        recent = [p for p in (self.settings.value("recent", []) or []) if p != str(path)]
+        self.settings.setValue("recent", [str(path), *recent][:MAX_RECENT])
+        self._update_recent_menu()
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.settings.value("recent", []) or []
+        if isinstance(recent, str):
+            recent = [recent]
+        for entry in recent:
+            action = self.recent_menu.addAction(entry)
+            action.triggered.connect(lambda _=False, e=entry: self.open_project(e))
+        self.recent_menu.setEnabled(bool(recent))
+
+    def create_from_template(self, template: str) -> Path | None:
+        """Copy a template into a folder the user chooses; a new user code file becomes the project's."""
+        start = str(self.project.path.parent if self.project.path else Path.cwd())
+        chosen, _ = QFileDialog.getSaveFileName(self, f"Create {template}", str(Path(start) / template), PY_FILTER)
+        if not chosen:
+            return None
+        target = Path(chosen)
+        if target.suffix != ".py":
+            target = target.with_suffix(".py")
+        shutil.copyfile(TEMPLATES / template, target)
+        if template == "user_code.py":
+            self.code_file.set(target)
+            self._set("code", "user_code", target)
+        self.statusBar().showMessage(f"Created {target}", 4000)
+        return target
+
+    def open_in_editor(self) -> None:
+        path = self.project.code.user_code
+        if path is None:
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if editor:
+            subprocess.Popen([*shlex.split(editor), str(path)], start_new_session=True)
+        else:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+    def open_wizard(self) -> None:
+        from sear.gui.wizard import SensorWizard
+
+        wizard = SensorWizard(self.project, self)
+        if wizard.exec() and wizard.saved_path is not None:
+            if self.project.code.sensors != wizard.saved_path:
+                self.project.code.sensors = wizard.saved_path
+                self._mark_dirty()
+            self.sensors_file.set(wizard.saved_path)
+
+    # --- simulate ----------------------------------------------------------------------------------------------
+
+    def simulate(self) -> bool:
+        """Save, check, and start `sear run PROJECT.prj` as a separate process."""
+        from sear.validate import check_project
+
+        if self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning:
+            QMessageBox.information(self, "Already simulating", "A simulation is running; stop it first.")
+            return False
+        if (self.dirty or self.project.path is None) and not self.save():
+            return False
+        problems = check_project(self.project)
+        if problems:
+            QMessageBox.warning(self, "The project cannot be simulated yet",
+                                f"{len(problems)} problem(s) to fix first:\n\n" + "\n\n".join(problems))
+            return False
+        self.console.clear()
+        self._append(f"$ sear run {self.project.path}\n")
+        process = QProcess(self)
+        process.setProgram(sys.executable)
+        process.setArguments(["-m", "sear", "run", str(self.project.path)])
+        process.setWorkingDirectory(str(self.project.path.parent))
+        process.readyReadStandardOutput.connect(lambda: self._append(bytes(process.readAllStandardOutput()).decode(
+            errors="replace")))
+        process.readyReadStandardError.connect(lambda: self._append(bytes(process.readAllStandardError()).decode(
+            errors="replace")))
+        process.finished.connect(self._finished)
+        process.errorOccurred.connect(self._process_error)
+        self.process = process
+        process.start()
+        self.simulate_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.statusBar().showMessage("Simulating…")
+        return True
+
+    def _append(self, text: str) -> None:
+        self.console.moveCursor(QTextCursor.MoveOperation.End)
+        self.console.insertPlainText(text)
+        self.console.moveCursor(QTextCursor.MoveOperation.End)
+
+    def _finished(self, code: int, status: QProcess.ExitStatus) -> None:
+        if status == QProcess.ExitStatus.CrashExit and not getattr(self, "_stopping", False):
+            self._append(f"\nThe simulation crashed (exit code {code}). Your project is unaffected.\n")
+        elif getattr(self, "_stopping", False):
+            self._append("\nSimulation stopped.\n")
+        else:
+            self._append(f"\nSimulation finished with exit status {code}.\n")
+        self._stopping = False
+        self.simulate_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        self.statusBar().showMessage("Ready")
+
+    def _process_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            self._append("\nThe simulation could not be started.\n")
+            self.simulate_button.setEnabled(True)
+            self.stop_button.setEnabled(False)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning:
+            self._stopping = True
+            self.process.terminate()
+            if not self.process.waitForFinished(3000):
+                self.process.kill()
+
+    def closeEvent(self, event) -> None:
+        if not self._confirm_discard():
+            event.ignore()
+            return
+        self.stop()
+        self.settings.setValue("settings/geometry", self.saveGeometry())
+        event.accept()

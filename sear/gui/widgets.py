@@ -1,0 +1,148 @@
+"""Small editors shared by the settings window and the Sensor Wizard."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+UNIT_SUFFIXES = (
+    ("_mv_per_g", "mV/g"), ("_mps2", "m/s²"), ("_dps", "°/s"), ("_pct", "%"), ("_deg", "°"), ("_hz", "Hz"),
+    ("_mm", "mm"), ("_cm", "cm"), ("_mv", "mV"), ("_g", "g"), ("_m", "m"),
+)
+
+
+def unit_of(name: str) -> str:
+    """The unit a field name ends with (e.g. 'beam_width_cm' -> 'cm'), or ''."""
+    for suffix, unit in UNIT_SUFFIXES:
+        if name.endswith(suffix):
+            return unit
+    return ""
+
+
+def label_of(name: str) -> str:
+    """'beam_width_cm' -> 'Beam width'."""
+    for suffix, _unit in UNIT_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    text = name.replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+class NumberField(QDoubleSpinBox):
+    """A number with its unit, limited to what the file format accepts; the tooltip says why."""
+
+    def __init__(self, unit: str = "", bounds: tuple[float, float, bool, str] | None = None, decimals: int = 4,
+                 tooltip: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lo, hi, open_lo, meaning = bounds or (-1e9, 1e9, False, "")
+        step = 10.0 ** -decimals
+        self.setDecimals(decimals)
+        self.setRange(lo + step if open_lo else lo, hi)
+        self.setSuffix(f" {unit}" if unit else "")
+        self.setSingleStep(1.0 if hi - lo > 10 else 0.1)
+        self.setKeyboardTracking(False)
+        self.setAccelerated(True)
+        self.setMinimumWidth(110)
+        self.setMaximumWidth(220)
+        self.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.reason = f"Must be {meaning}." if meaning else ""
+        tip = " ".join(t for t in (tooltip, self.reason) if t)
+        self.setToolTip(tip)
+
+    def set(self, value: float) -> None:
+        self.blockSignals(True)
+        self.setValue(value if math.isfinite(value) else 0.0)
+        self.blockSignals(False)
+
+
+class IntField(QSpinBox):
+    def __init__(self, lo: int = 1, hi: int = 1_000_000_000, tooltip: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setRange(lo, hi)
+        self.setKeyboardTracking(False)
+        self.setToolTip(tooltip)
+        self.setAlignment(Qt.AlignmentFlag.AlignRight)
+
+    def set(self, value: int) -> None:
+        self.blockSignals(True)
+        self.setValue(value)
+        self.blockSignals(False)
+
+
+class FileField(QWidget):
+    """A file path with a Browse button; says when the file does not exist."""
+
+    changed = Signal(object)  # Path | None
+
+    def __init__(self, caption: str, filters: str, *, save: bool = False, tooltip: str = "",
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.caption, self.filters, self.save = caption, filters, save
+        self.edit = QLineEdit()
+        self.edit.setPlaceholderText("no file chosen")
+        self.edit.setToolTip(tooltip)
+        self.tooltip = tooltip
+        self.base: Path | None = None
+        """Folder that relative entries are relative to (the project's)."""
+        self.browse = QPushButton("Browse…")
+        self.status = QLabel()
+        self.status.setStyleSheet("color: #b00020;")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(self.browse)
+        layout.addWidget(self.status)
+        self.browse.clicked.connect(self._browse)
+        self.edit.editingFinished.connect(self._edited)
+
+    def path(self) -> Path | None:
+        """The chosen file, absolute (a relative entry is taken relative to `base`)."""
+        text = self.edit.text().strip()
+        if not text:
+            return None
+        path = Path(text).expanduser()
+        return path if path.is_absolute() or self.base is None else self.base / path
+
+    def set(self, path: Path | None) -> None:
+        """Show `path`, relative to `base` (the project's folder) when it lies below it."""
+        text = ""
+        if path is not None:
+            text = str(path)
+            if self.base is not None and Path(path).is_relative_to(self.base):
+                text = str(Path(path).relative_to(self.base))
+        self.edit.setText(text)
+        self.edit.setToolTip(f"{self.tooltip}\n{path}" if path else self.tooltip)
+        self._update_status()
+
+    def _update_status(self) -> None:
+        path = self.path()
+        missing = path is not None and not path.exists()
+        self.status.setText("file not found" if missing else "")
+        self.edit.setStyleSheet("border: 1px solid #b00020;" if missing else "")
+
+    def _edited(self) -> None:
+        self._update_status()
+        self.changed.emit(self.path())
+
+    def _browse(self) -> None:
+        start = str(self.path().parent if self.path() else (self.base or Path.cwd()))
+        if self.save:
+            chosen, _ = QFileDialog.getSaveFileName(self, self.caption, start, self.filters)
+        else:
+            chosen, _ = QFileDialog.getOpenFileName(self, self.caption, start, self.filters)
+        if chosen:
+            self.set(Path(chosen))
+            self.changed.emit(self.path())

@@ -1,0 +1,45 @@
+"""GUI test fixtures: dialogs answered by the test, a private copy of the demo project."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+
+@pytest.fixture
+def demo_copy(demo_dir, tmp_path):
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_dir, folder, ignore=shutil.ignore_patterns("*.bak", "*.csv", "*.npz"))
+    return folder
+
+
+class Answers:
+    """Records the dialogs shown and answers them as the test says."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.shown: list[tuple[str, str]] = []
+        self.question = QMessageBox.StandardButton.Discard
+        self.save_path: str = ""
+        self.open_path: str = ""
+        for name in ("warning", "critical", "information"):
+            monkeypatch.setattr(QMessageBox, name, self._record(name))
+        monkeypatch.setattr(QMessageBox, "question", self._question)
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (self.save_path, ""))
+        monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (self.open_path, ""))
+
+    def _record(self, kind):
+        def show(parent, title, text, *args, **kwargs):
+            self.shown.append((kind, f"{title}: {text}"))
+            return QMessageBox.StandardButton.Ok
+        return show
+
+    def _question(self, parent, title, text, *args, **kwargs):
+        self.shown.append(("question", f"{title}: {text}"))
+        return self.question
+
+
+@pytest.fixture
+def answers(monkeypatch):
+    return Answers(monkeypatch)

@@ -1,0 +1,193 @@
+"""The Project Settings window, driven through its widgets (pytest-qt, under Xvfb)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QProcess, Qt
+from PySide6.QtWidgets import QMessageBox
+
+from sear.gui.settings import SettingsWindow
+from sear.project import DEFAULT_DYNAMICS, Project
+from sear.validate import check_project, check_user_code
+
+pytestmark = pytest.mark.gl
+
+
+@pytest.fixture
+def window(qtbot, answers):
+    w = SettingsWindow()
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.dirty = False
+    w.stop()
+
+
+def _type_path(field, path: Path) -> None:
+    field.edit.setText(str(path))
+    field.edit.editingFinished.emit()
+
+
+def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp_path, answers, qtbot):
+    w = window
+    _type_path(w.terrain_file, demo_copy / "terrain.obj")
+    w._numbers[("terrain", "latitude")].setValue(-33.9)
+    w._numbers[("terrain", "longitude")].setValue(151.2)
+    w._numbers[("terrain", "altitude")].setValue(12.5)
+    _type_path(w.body_file, demo_copy / "body.stl")
+    w.absolute_radio.setChecked(True)
+    w._numbers[("body", "start_latitude")].setValue(-33.8999)
+    w._numbers[("body", "start_abs_altitude")].setValue(14.0)
+    w.rotation_fields[2].setValue(0.6)  # a unit quaternion exactly, as loading normalises
+    w.rotation_fields[3].setValue(0.8)
+    for wid, name in (("left_front", "wheel_lf.obj"), ("right_front", "wheel_rf.obj"),
+                      ("left_rear", "wheel_lr.ply"), ("right_rear", "wheel_rr.ply")):
+        _type_path(w.wheel_files[wid], demo_copy / name)
+        w.wheel_offsets[wid].setChecked(True)
+        w.wheel_positions[wid][0].setValue(0.22 if "front" in wid else -0.22)
+        w.wheel_positions[wid][1].setValue(0.25 if "left" in wid else -0.25)
+        w.wheel_positions[wid][2].setValue(-0.08)
+    w._numbers[("dynamics", "mass")].setValue(25.0)
+    w._numbers[("dynamics", "engine_force")].setValue(60.0)
+    w._numbers[("dynamics", "suspension_damping")].setValue(2.0)
+    w.drive_type.setCurrentIndex(w.drive_type.findData("skid"))
+    w.cog_fields[2].setValue(-0.02)
+    w.auto_suspension["suspension_rest_length"].setChecked(False)
+    w._numbers[("dynamics", "suspension_rest_length")].setValue(0.12)
+    _type_path(w.code_file, demo_copy / "demo_code.py")
+    _type_path(w.sensors_file, demo_copy / "sensors.xml")
+    w.debug_shapes.setChecked(True)
+    w._numbers[("code", "hook_timeout")].setValue(2.5)
+    assert w.dirty and w.isWindowModified()
+
+    answers.save_path = str(tmp_path / "mine.prj")
+    assert w.save()
+    assert not w.isWindowModified()
+
+    fresh = SettingsWindow()
+    qtbot.addWidget(fresh)
+    answers.open_path = str(tmp_path / "mine.prj")
+    assert fresh.open_project()
+    assert fresh.project == w.project
+    p = fresh.project
+    assert (p.terrain.latitude, p.body.start_mode, p.dynamics.drive_type) == (-33.9, "absolute", "skid")
+    assert p.wheels["right_rear"].position == pytest.approx((-0.22, -0.25, -0.08))
+    assert p.dynamics.suspension_rest_length == pytest.approx(0.12)
+    assert p.code.debug_shapes and p.code.hook_timeout == 2.5
+    assert fresh._numbers[("dynamics", "mass")].value() == 25.0
+    assert fresh.windowTitle().startswith("mine")
+
+
+def test_impossible_values_cannot_be_entered_and_say_why(window):
+    mass = window._numbers[("dynamics", "mass")]
+    mass.setValue(-5.0)
+    assert mass.value() > 0 and window.project.dynamics.mass > 0
+    assert "greater than 0" in mass.toolTip()
+    latitude = window._numbers[("terrain", "latitude")]
+    latitude.setValue(123.0)
+    assert latitude.value() == 90.0
+    assert "-90 to 90" in latitude.toolTip()
+
+
+def test_reset_defaults_restores_the_thesis_vehicle(window):
+    window._numbers[("dynamics", "mass")].setValue(3.0)
+    window._numbers[("dynamics", "suspension_stiffness")].setValue(9.0)
+    window.reset_button.click()
+    assert window.project.dynamics == DEFAULT_DYNAMICS
+    assert window._numbers[("dynamics", "mass")].value() == 400.0
+    assert window._numbers[("dynamics", "brake_force")].value() == 1.0
+
+
+def test_unsaved_changes_are_asked_about(window, answers, demo_copy):
+    window._numbers[("dynamics", "mass")].setValue(33.0)
+    answers.question = QMessageBox.StandardButton.Cancel
+    answers.open_path = str(demo_copy / "demo.prj")
+    assert not window.open_project()
+    assert window.project.dynamics.mass == 33.0 and any(k == "question" for k, _ in answers.shown)
+    answers.question = QMessageBox.StandardButton.Discard
+    assert window.open_project()
+    assert window.project.name == "SEAR demo" and not window.dirty
+
+
+def test_closing_with_unsaved_changes_can_be_cancelled(qtbot, answers):
+    w = SettingsWindow()
+    qtbot.addWidget(w)
+    w.show()
+    w._numbers[("dynamics", "mass")].setValue(12.0)
+    answers.question = QMessageBox.StandardButton.Cancel
+    w.close()
+    assert w.isVisible()
+    answers.question = QMessageBox.StandardButton.Discard
+    w.close()
+    assert not w.isVisible()
+
+
+def test_create_new_user_code_gives_a_file_validate_accepts(window, answers, tmp_path):
+    answers.save_path = str(tmp_path / "code" / "robot.py")
+    (tmp_path / "code").mkdir()
+    created = window.create_from_template("user_code.py")
+    assert created == tmp_path / "code" / "robot.py" and created.exists()
+    assert window.project.code.user_code == created
+    assert check_user_code(created) == []
+    answers.save_path = str(tmp_path / "code" / "script.py")
+    script = window.create_from_template("simulator_script.py")
+    assert check_user_code(script) == []
+    assert window.project.code.user_code == created  # a full script is not the project's user code
+
+
+def test_missing_files_are_shown_and_the_preview_says_why(window, tmp_path, demo_copy):
+    window.tabs.setCurrentIndex(1)
+    _type_path(window.body_file, tmp_path / "nope.stl")
+    assert window.body_file.status.text() == "file not found"
+    assert "does not exist" in window.body_preview.message.text()
+    assert window.body_preview.stack.currentWidget() is window.body_preview.message
+    _type_path(window.body_file, demo_copy / "body.stl")
+    assert window.body_file.status.text() == ""
+    assert window.body_preview.stack.currentWidget() is window.body_preview.view
+    assert len(window.body_preview._items) == 2  # the body and the ground grid
+
+
+def test_recent_projects_persist(window, answers, demo_copy):
+    answers.open_path = str(demo_copy / "demo.prj")
+    window.open_project()
+    recent = window.settings.value("recent")
+    assert str(demo_copy / "demo.prj") in (recent if isinstance(recent, list) else [recent])
+    assert any(a.text() == str(demo_copy / "demo.prj") for a in window.recent_menu.actions())
+
+
+def test_simulate_runs_the_demo_in_its_own_process_and_stop_ends_it(window, answers, demo_copy, qtbot):
+    answers.open_path = str(demo_copy / "demo.prj")
+    window.open_project()
+    assert window.simulate()
+    qtbot.waitUntil(lambda: "reached corner" in window.console.toPlainText(), timeout=60_000)
+    assert window.process.state() != QProcess.ProcessState.NotRunning
+    assert window.isEnabled() and not window.simulate_button.isEnabled()
+    window.stop_button.click()
+    qtbot.waitUntil(lambda: window.process.state() == QProcess.ProcessState.NotRunning, timeout=10_000)
+    assert "Simulation stopped" in window.console.toPlainText()
+    assert window.simulate_button.isEnabled()
+
+
+def test_simulate_with_broken_user_code_shows_the_error_and_starts_nothing(window, answers, demo_copy):
+    (demo_copy / "demo_code.py").write_text("def main_loop(sim):\n    return (\n")
+    answers.open_path = str(demo_copy / "demo.prj")
+    window.open_project()
+    assert not window.simulate()
+    assert window.process is None
+    kind, text = answers.shown[-1]
+    assert kind == "warning" and "demo_code.py, line 2" in text and "syntax error" in text
+    assert check_project(Project.load(demo_copy / "demo.prj"))  # the project itself is untouched
+
+
+def test_shortcuts_and_buttons_on_every_tab(window):
+    assert window.actions["save"].shortcut().toString() == "Ctrl+S"
+    assert window.actions["open"].shortcut().toString() == "Ctrl+O"
+    assert window.actions["quit"].shortcut().toString() == "Ctrl+Q"
+    for i in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(i)
+        for button in (window.simulate_button, window.wizard_button, window.save_button, window.load_button):
+            assert button.isVisible()
+    assert window.tabs.tabText(3) == "Vehicle Dynamics"
+    assert Qt.WindowType.Window & window.windowFlags()
