@@ -7,14 +7,15 @@ the settings tab it came from, with a sentence saying what to do.
 Terrain collision: static concave triangle meshes, for mesh files and heightmap images alike.
 pybullet's GEOM_HEIGHTFIELD was weighed and rejected, because a triangle mesh is the robust choice:
 
-- a heightfield above ~1,450² samples is silently corrupted, so large images would need tiling anyway,
-  and heightfield tiles are each centred on their own height range (a per-tile body offset) and must
-  overlap by one sample row to leave no seam; mesh tiles simply share their border vertices;
-- Bullet triangulates heightfield cells with its own diagonal, so the surface the rays and wheels touch
-  would differ by up to half a cell's relief from the mesh the window draws; with a mesh they are the
-  same triangles;
-- ray casts against heightfields are slower than against a concave mesh's BVH (ARCHITECTURE.md), and
-  every range sensor casts thousands of rays per second;
+- a heightfield above ~1,450² samples is corrupted silently, so large images need tiling anyway, and
+  heightfield tiles are each centred on their own height range (a per-tile body offset) and must
+  overlap by one sample row; a mistake there is silent too. A mesh past pybullet's limits fails
+  loudly, and mesh tiles simply share their border vertices;
+- the surface the wheels and rays touch is, by construction, the triangles the window draws (Bullet
+  splits heightfield cells along its own diagonal, which a drawn mesh would have to copy);
+- ray speed does not decide it: measured here on a 513² smooth terrain, horizontal 20 m rays (range
+  sensors, LIDAR) ran at 224 k/s against the mesh and 181 k/s against the heightfield; vertical rays
+  (only `World.terrain_height`, a few per obstacle) at 145 k/s and 493 k/s;
 - one code path (mesh → tiles) serves every terrain, so the tiling is tested once.
 
 A concave mesh shape holds at most 131,072 vertices and 524,288 indices (174,762 triangles); past
@@ -45,7 +46,8 @@ MAX_MESH_VERTICES = 131_072
 MAX_MESH_FACES = 524_288 // 3
 """pybullet's limit of triangles in one concave mesh shape (524,288 indices; measured: 174,762 works)."""
 MAX_HEIGHTMAP_SAMPLES = 2049 * 2049
-"""Largest heightmap image, pixels (about 4.2 M: a 2049 x 2049 image, ~1 GB of triangles and BVH)."""
+"""Largest heightmap image, pixels (a 2049 x 2049 image). Measured here: 1025² loads into pybullet in
+~7 s using 1.5 GB, 2049² in ~50 s using 5.3 GB (Bullet's triangle BVH); larger would not fit a desktop."""
 
 _CACHE_SIZE = 16
 _cache: OrderedDict[tuple, trimesh.Trimesh] = OrderedDict()
@@ -425,7 +427,8 @@ def split_into_tiles(mesh: trimesh.Trimesh, max_vertices: int = MAX_MESH_VERTICE
     faces = np.asarray(mesh.faces)
     if len(mesh.vertices) <= max_vertices and len(faces) <= max_faces:
         return [mesh]
-    centres = np.asarray(mesh.triangles_center)[:, :2]
+    xy = np.asarray(mesh.vertices)[:, :2]
+    centres = (xy[faces[:, 0]] + xy[faces[:, 1]] + xy[faces[:, 2]]) / 3.0  # not mesh.triangles: 9 floats a face
     lo, hi = centres.min(axis=0), centres.max(axis=0)
     n = max(2, math.ceil(math.sqrt(max(len(mesh.vertices) / max_vertices, len(faces) / max_faces) * 1.5)))
     cell = np.minimum(((centres - lo) / np.maximum(hi - lo, 1e-12) * n).astype(np.int64), n - 1)
