@@ -66,7 +66,7 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 UNITS = {"gps": {"latitude": "°", "longitude": "°", "altitude": "m"}, "compass": {"heading": ""},
          "accelerometer": "m/s²", "odometer": {"distance": "m", "ticks": ""}, "infrared": "m", "ultrasonic": "m",
          "lidar": "m"}
-HIT, MISS = (1.0, 0.25, 0.2, 0.9), (0.2, 0.8, 0.3, 0.35)
+HIT, MISS = (1.0, 0.2, 0.15, 0.95), (0.3, 0.85, 0.35, 0.12)
 
 
 def _transform(position: np.ndarray, orientation: np.ndarray) -> QMatrix4x4:
@@ -227,7 +227,7 @@ class SimulationWindow(QMainWindow):
         self.lidar_plot = pg.PlotWidget(background="w")
         self.lidar_plot.setAspectLocked(True)
         self.lidar_plot.showGrid(x=True, y=True, alpha=0.3)
-        self.lidar_plot.setLabel("bottom", "right ← → left", units="m")
+        self.lidar_plot.setLabel("bottom", "left ← → right", units="m")
         self.lidar_plot.setLabel("left", "ahead", units="m")
         self.lidar_scatter = self.lidar_plot.plot(pen=None, symbol="o", symbolSize=3,
                                                   symbolBrush=pg.mkBrush(200, 40, 40))
