@@ -507,3 +507,10 @@ def test_a_flat_model_still_gets_a_collision_shape():
         assert convex_collision_shape(client, sheet) >= 0
     finally:
         p.disconnect(client)
+
+
+def test_ascii_stl_with_a_latin1_name_loads(tmp_path):
+    # CAD programs in Europe write e.g. "solid Gehäuse" in Latin-1, which is not UTF-8.
+    text = trimesh.exchange.stl.export_stl_ascii(BOX).replace("solid", "solid Geh\xe4use", 1)
+    (tmp_path / "body.stl").write_bytes(text.encode("latin-1"))
+    assert np.allclose(load_mesh(tmp_path / "body.stl").extents, (2.0, 1.0, 0.5))
