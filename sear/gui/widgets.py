@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
@@ -21,6 +22,14 @@ UNIT_SUFFIXES = (
     ("_mv_per_g", "mV/g"), ("_mps2", "m/s²"), ("_dps", "°/s"), ("_pct", "%"), ("_deg", "°"), ("_hz", "Hz"),
     ("_mm", "mm"), ("_cm", "cm"), ("_mv", "mV"), ("_g", "g"), ("_m", "m"),
 )
+
+
+def cross_marks(x: np.ndarray, y: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """Line-segment pairs (for connect='pairs') drawing a small '+' at each point."""
+    h = size / 2.0
+    xs = np.column_stack([x - h, x + h, x, x]).ravel()
+    ys = np.column_stack([y, y, y - h, y + h]).ravel()
+    return xs, ys
 
 
 def unit_of(name: str) -> str:

@@ -161,7 +161,8 @@ def test_simulate_runs_the_demo_in_its_own_process_and_stop_ends_it(window, answ
     answers.open_path = str(demo_copy / "demo.prj")
     window.open_project()
     assert window.simulate()
-    qtbot.waitUntil(lambda: "reached corner" in window.console.toPlainText(), timeout=60_000)
+    # The demo's init() prints its route as soon as the simulation process has loaded the project.
+    qtbot.waitUntil(lambda: "demo: route of 4 corners" in window.console.toPlainText(), timeout=90_000)
     assert window.process.state() != QProcess.ProcessState.NotRunning
     assert window.isEnabled() and not window.simulate_button.isEnabled()
     window.stop_button.click()
