@@ -115,6 +115,7 @@ class SettingsWindow(QMainWindow):
         tip = field_docs(obj_cls).get(name, "")
         field = NumberField(UNITS.get(name, ""), bounds, decimals=6 if "itude" in name else 4, tooltip=tip)
         field.valueChanged.connect(lambda value, s=section, n=name: self._set(s, n, float(value)))
+        field.refused.connect(lambda reason, n=name: self.statusBar().showMessage(f"{_label(n)}: {reason}", 6000))
         self._numbers[(section, name)] = field
         return field
 

@@ -6,7 +6,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QToolTip,
     QWidget,
 )
 
@@ -51,7 +53,10 @@ def label_of(name: str) -> str:
 
 
 class NumberField(QDoubleSpinBox):
-    """A number with its unit, limited to what the file format accepts; the tooltip says why."""
+    """A number with its unit, limited to what the file format accepts; a refused keystroke says why."""
+
+    refused = Signal(str)
+    """Emitted with the reason when typed input is refused (e.g. a minus sign in a mass)."""
 
     def __init__(self, unit: str = "", bounds: tuple[float, float, bool, str] | None = None, decimals: int = 4,
                  tooltip: str = "", parent: QWidget | None = None) -> None:
@@ -70,6 +75,17 @@ class NumberField(QDoubleSpinBox):
         self.reason = f"Must be {meaning}." if meaning else ""
         tip = " ".join(t for t in (tooltip, self.reason) if t)
         self.setToolTip(tip)
+        self.setStatusTip(self.reason)
+
+    def validate(self, text: str, pos: int):
+        result = super().validate(text, pos)
+        state = result[0] if isinstance(result, tuple) else result
+        if state == QValidator.State.Invalid and self.reason:
+            # The keystroke is refused: say why where the user is looking.
+            if self.isVisible():
+                QToolTip.showText(self.mapToGlobal(QPoint(0, self.height())), self.reason, self)
+            self.refused.emit(self.reason)
+        return result
 
     def set(self, value: float) -> None:
         self.blockSignals(True)

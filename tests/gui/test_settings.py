@@ -80,8 +80,13 @@ def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp
     assert fresh.windowTitle().startswith("mine")
 
 
-def test_impossible_values_cannot_be_entered_and_say_why(window):
+def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
     mass = window._numbers[("dynamics", "mass")]
+    window.tabs.setCurrentIndex(3)
+    mass.setFocus()
+    mass.selectAll()
+    qtbot.keyClicks(mass.lineEdit(), "-")
+    assert window.statusBar().currentMessage() == "Mass: Must be a number greater than 0."
     mass.setValue(-5.0)
     assert mass.value() > 0 and window.project.dynamics.mass > 0
     assert "greater than 0" in mass.toolTip()
