@@ -8,6 +8,7 @@ with the same seed and inputs compute the same readings.
 
 from __future__ import annotations
 
+import builtins
 import csv
 import math
 import os
@@ -168,8 +169,17 @@ class Sim:
         """Ground-truth speed, m/s."""
         return float(np.linalg.norm(self._s.state.linear_velocity))
 
-    def print(self, *args: Any, sep: str = " ", end: str = "\n") -> None:
-        """Print to the console (the window's console panel, or stdout when headless)."""
+    def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
+              flush: bool = False) -> None:
+        """Print to the console (the window's console panel, or stdout when headless), flushed.
+
+        Takes print()'s arguments; `file=` an open file of the user's writes there instead (standard
+        output and standard error mean the console)."""
+        if file is not None and file is not sys.stdout and file is not sys.stderr:
+            builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+            return
+        sep = " " if sep is None else sep
+        end = "\n" if end is None else end
         self._s.emit(sep.join(str(a) for a in args) + end)
 
     def step(self) -> bool:
