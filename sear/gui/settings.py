@@ -279,9 +279,11 @@ class SettingsWindow(QMainWindow):
     def _wheels_tab(self) -> QWidget:
         box = QWidget()
         layout = QVBoxLayout(box)
-        layout.addWidget(QLabel("Four wheel models, each with its centre relative to the body's origin "
-                                "(x forward, y left, z up, metres). Untick 'Offset' to use the position the "
-                                "model was exported at."))
+        intro = QLabel("Four wheel models, each with its centre relative to the body's origin "
+                       "(x forward, y left, z up, metres). Untick 'Offset' to use the position the "
+                       "model was exported at.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
         self.wheel_files: dict[str, FileField] = {}
         self.wheel_offsets: dict[str, QCheckBox] = {}
         self.wheel_positions: dict[str, list[NumberField]] = {}

@@ -145,7 +145,8 @@ class SensorForm(QWidget):
             self.cone_plot.setAspectLocked(True)
             self.cone_plot.setMinimumSize(340, 300)
             self.cone_plot.setTitle("Rays at the end of the beam", color="k")
-            self.cone_plot.setLabel("bottom", "across the beam", units="m")
+            self.cone_plot.setLabel("bottom", "y, across the beam (cm)")
+            self.cone_plot.setLabel("left", "z, across the beam (cm)")
             self.cone_count = QLabel()
             self.cone_count.setWordWrap(True)
             right.addWidget(self.cone_plot, 1)
@@ -325,12 +326,13 @@ class SensorForm(QWidget):
         length_cm = cfg.switching_distance_cm if digital else cfg.max_range_cm
         beam, res = cfg.beam_width_cm / 100.0, cfg.resolution_cm / 100.0
         dirs = cone_directions(beam, length_cm / 100.0, res)
-        ends = dirs * (length_cm / 100.0)
+        ends = dirs * length_cm  # cm, the unit of the form's fields
         self.cone_plot.clear()
         self.cone_plot.plot(ends[:, 1], ends[:, 2], pen=None, symbol="o", symbolSize=5,
                             symbolBrush=pg.mkBrush(31, 119, 180))
         circle = np.linspace(0, 2 * np.pi, 90)
-        self.cone_plot.plot(beam / 2 * np.cos(circle), beam / 2 * np.sin(circle), pen=pg.mkPen((150, 150, 150)))
+        radius_cm = cfg.beam_width_cm / 2
+        self.cone_plot.plot(radius_cm * np.cos(circle), radius_cm * np.sin(circle), pen=pg.mkPen((150, 150, 150)))
         count = ray_count(beam, res)
         rate = cfg.update_rate_hz
         self.cone_count.setText(f"{count} rays per sample ({count * rate:,.0f} rays/s at {rate:g} Hz), each "
@@ -381,6 +383,7 @@ class SensorWizard(QDialog):
         self.duplicate_button.clicked.connect(self.duplicate)
         self.remove_button.clicked.connect(self.remove)
         side = QWidget()
+        side.setMinimumWidth(310)
         side_layout = QVBoxLayout(side)
         side_layout.addWidget(QLabel("Sensors added:"))
         side_layout.addWidget(self.list, 1)
@@ -393,7 +396,7 @@ class SensorWizard(QDialog):
         splitter.addWidget(side)
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(1, 3)
-        splitter.setSizes([230, 1070])
+        splitter.setSizes([320, 1030])
         bottom = QHBoxLayout()
         self.file_label = QLabel()
         self.file_label.setStyleSheet("color: #555;")
