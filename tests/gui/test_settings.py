@@ -91,6 +91,26 @@ def test_impossible_values_cannot_be_entered_and_say_why(window):
     assert "-90 to 90" in latitude.toolTip()
 
 
+def test_typing_an_impossible_value_is_refused_and_the_status_bar_says_why(window, qtbot):
+    window.tabs.setCurrentIndex(3)
+    mass = window._numbers[("dynamics", "mass")]
+    mass.setFocus()
+    mass.lineEdit().selectAll()
+    qtbot.keyClicks(mass.lineEdit(), "-5")
+    qtbot.keyClick(mass.lineEdit(), Qt.Key.Key_Return)
+    assert mass.value() == 5.0 and window.project.dynamics.mass == 5.0  # the minus sign never got in
+    assert "greater than 0" in window.statusBar().currentMessage()
+    window.tabs.setCurrentIndex(0)
+    latitude = window._numbers[("terrain", "latitude")]
+    latitude.setFocus()
+    latitude.lineEdit().selectAll()
+    qtbot.keyClicks(latitude.lineEdit(), "123")
+    qtbot.keyClick(latitude.lineEdit(), Qt.Key.Key_Return)
+    assert latitude.value() == 12.0 and window.project.terrain.latitude == 12.0
+    assert "'123' is not accepted" in window.statusBar().currentMessage()
+    assert "-90 to 90" in window.statusBar().currentMessage()
+
+
 def test_reset_defaults_restores_the_thesis_vehicle(window):
     window._numbers[("dynamics", "mass")].setValue(3.0)
     window._numbers[("dynamics", "suspension_stiffness")].setValue(9.0)
