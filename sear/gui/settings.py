@@ -114,7 +114,8 @@ class SettingsWindow(QMainWindow):
     def _number(self, section: str, obj_cls: type, name: str, schema_parent: str) -> NumberField:
         bounds = field_bounds("project.xsd", schema_parent).get(name)
         tip = field_docs(obj_cls).get(name, "")
-        field = NumberField(UNITS.get(name, ""), bounds, decimals=6 if name.endswith(("latitude", "longitude")) else 3 if "altitude" in name else 4, tooltip=tip)
+        decimals = 6 if name.endswith(("latitude", "longitude")) else 3 if "altitude" in name else 4
+        field = NumberField(UNITS.get(name, ""), bounds, decimals=decimals, tooltip=tip)
         field.valueChanged.connect(lambda value, s=section, n=name: self._set(s, n, float(value)))
         self._numbers[(section, name)] = field
         return field
