@@ -16,7 +16,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from PySide6.QtCore import QProcess, QSettings, Qt, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QFont, QKeySequence, QTextCursor
+from PySide6.QtGui import QAction, QColor, QDesktopServices, QFont, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -431,7 +431,7 @@ class SettingsWindow(QMainWindow):
             return
         setattr(obj, name, value)
         self._mark_dirty()
-        if name == "file" or (section == "body" and name == "start_mode"):
+        if name in ("file", "user_code") or (section == "body" and name == "start_mode"):
             self._update_enabled()
             self._update_previews()
 
@@ -730,7 +730,7 @@ class SettingsWindow(QMainWindow):
         process.readyReadStandardOutput.connect(lambda: self._append(bytes(process.readAllStandardOutput()).decode(
             errors="replace")))
         process.readyReadStandardError.connect(lambda: self._append(bytes(process.readAllStandardError()).decode(
-            errors="replace")))
+            errors="replace"), error=True))
         process.finished.connect(self._finished)
         process.errorOccurred.connect(self._process_error)
         self.process = process
@@ -739,14 +739,20 @@ class SettingsWindow(QMainWindow):
         self.statusBar().showMessage("Simulating…")
         return True
 
-    def _append(self, text: str) -> None:
-        self.console.moveCursor(QTextCursor.MoveOperation.End)
-        self.console.insertPlainText(text)
-        self.console.moveCursor(QTextCursor.MoveOperation.End)
+    def _append(self, text: str, *, error: bool = False) -> None:
+        """Add process output at the end of the console; the process's stderr is shown in red."""
+        cursor = self.console.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        fmt = QTextCharFormat()
+        if error:
+            fmt.setForeground(QColor(176, 0, 32))
+        cursor.insertText(text, fmt)
+        self.console.setTextCursor(cursor)
+        self.console.ensureCursorVisible()
 
     def _finished(self, code: int, status: QProcess.ExitStatus) -> None:
         if status == QProcess.ExitStatus.CrashExit and not getattr(self, "_stopping", False):
-            self._append(f"\nThe simulation crashed (exit code {code}). Your project is unaffected.\n")
+            self._append(f"\nThe simulation crashed (exit code {code}). Your project is unaffected.\n", error=True)
         elif getattr(self, "_stopping", False):
             self._append("\nSimulation stopped.\n")
         else:
