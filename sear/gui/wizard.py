@@ -419,6 +419,7 @@ class SensorWizard(QDialog):
             except SearError as exc:
                 QMessageBox.warning(self, "Sensors file not loaded", f"{exc}\n\nStarting with no sensors; saving "
                                     "will replace the file (its previous version is kept as .bak).")
+        self._saved_sensors = copy.deepcopy(self.sensors)
         self.file_label.setText(f"Saves to {project.code.sensors.name}" if project.code.sensors
                                 else "Save and Close asks where to save the sensors file.")
         if project.code.sensors:
@@ -536,6 +537,20 @@ class SensorWizard(QDialog):
         box.setDefaultButton(stay)
         box.exec()
         return {add: "add", discard: "discard"}.get(box.clickedButton(), "stay")
+
+    def reject(self) -> None:
+        """Cancel, Escape or the window's close button: ask before throwing added or typed sensors away."""
+        changed = self.sensors != self._saved_sensors or self.form.is_modified()
+        if changed and self.saved_path is None:
+            answer = QMessageBox.question(
+                self, "Discard the sensor changes?",
+                "Sensors were added, edited or removed (or typed and not added) since the file was last saved. "
+                "Close the wizard and discard those changes?",
+                QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Cancel)
+            if answer != QMessageBox.StandardButton.Discard:
+                return
+        super().reject()
 
     def save_and_close(self) -> None:
         if self.form.is_modified():
