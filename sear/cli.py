@@ -12,6 +12,7 @@ Exit codes: 0 success, 1 a problem with the user's files or code (a sentence on 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import os
 import shutil
@@ -77,13 +78,21 @@ def ensure_demo_models(folder: Path) -> None:
 
 def cmd_new(args: argparse.Namespace) -> int:
     target = Path(args.dir)
-    if target.exists() and any(target.iterdir()):
+    if target.exists() and not target.is_dir():
+        return _error(f"{target} is a file; give the name of a new folder for the project.")
+    if target.is_dir() and any(target.iterdir()):
         return _error(f"{target} exists and is not empty; choose a new or empty folder.")
     if not DEMO_DIR.is_dir():
         return _error(f"the demo project is not installed ({DEMO_DIR} is missing).")
-    ensure_demo_models(DEMO_DIR)
-    ignore = shutil.ignore_patterns("*.bak", "__pycache__", "*.csv", "*.npz")
-    shutil.copytree(DEMO_DIR, target, dirs_exist_ok=True, ignore=ignore)
+    ignore = shutil.ignore_patterns("*.bak", "__pycache__", "*.csv", "*.npz", ".*.tmp")
+    try:
+        shutil.copytree(DEMO_DIR, target, dirs_exist_ok=True, ignore=ignore)
+        # Models missing from the demo folder (not generated yet) are made in the copy, so an installed
+        # SEAR never needs to write into its own folder.
+        ensure_demo_models(target)
+    except OSError as exc:
+        return _error(f"cannot create the project in {target} ({exc.strerror or exc}); "
+                      "choose a folder you can write to.")
     print(f"Created {target}: open it with `sear {target / 'demo.prj'}` "
           f"or run it with `sear run {target / 'demo.prj'} --headless`.")
     return EXIT_OK
@@ -166,21 +175,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 def build_gui_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="sear", description="Open the SEAR Project Settings window.",
-                     epilog="Commands: sear run | validate | new (see sear run --help).")
+                     epilog=f"Commands: sear {' | '.join(command_names(build_parser()))} (see sear COMMAND --help).")
     parser.add_argument("--version", action="version", version=f"sear {__version__}")
     parser.add_argument("project", nargs="?", help="a project file (.prj) to open")
     parser.set_defaults(func=cmd_gui)
     return parser
 
 
-COMMANDS = ("run", "validate", "new")
+def command_names(parser: argparse.ArgumentParser) -> tuple[str, ...]:
+    """The subcommands `parser` knows, so adding one to build_parser() is all a new command needs."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return tuple(action.choices)
+    return ()
+
+
+COMMANDS = command_names(build_parser())
+
+
+def _looks_like_a_mistyped_command(word: str) -> bool:
+    """A first argument that is no option, no existing path and no .prj name was meant as a command."""
+    return not word.startswith("-") and not word.lower().endswith(".prj") and not Path(word).exists()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `sear` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help")):
-        args = build_parser().parse_args(argv)
+    parser = build_parser()
+    commands = command_names(parser)
+    if argv and (argv[0] in commands or argv[0] in ("-h", "--help")):
+        args = parser.parse_args(argv)
+    elif argv and _looks_like_a_mistyped_command(argv[0]):
+        hint = difflib.get_close_matches(argv[0], commands, n=1)
+        suggestion = f" Did you mean `sear {hint[0]}`?" if hint else ""
+        print(f"sear: {argv[0]!r} is neither a command ({', '.join(commands)}) nor a project file (.prj)."
+              f"{suggestion} See `sear --help`.", file=sys.stderr)
+        return EXIT_USAGE
     else:
         args = build_gui_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func

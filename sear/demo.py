@@ -24,16 +24,19 @@ TERRAIN_STEP_M = 1.0
 WHEEL_RADIUS_M = 0.1
 WHEEL_WIDTH_M = 0.06
 
-# Hills: (east m, north m, height m, radius m). Chosen so slopes stay below about 10 degrees.
+# Hills: (east m, north m, height m, radius m), placed beyond the level centre. Chosen, with the
+# width of the ramp below, so no slope exceeds 10 degrees (the demo tests measure it: 9.7 degrees).
 _HILLS = (
-    (28.0, 22.0, 3.0, 11.0),
-    (-30.0, 18.0, 2.2, 9.0),
-    (-22.0, -30.0, 2.8, 12.0),
-    (32.0, -26.0, -1.2, 9.0),   # a hollow
-    (0.0, 40.0, 1.6, 8.0),
+    (34.0, 28.0, 2.6, 14.0),
+    (-34.0, 20.0, 2.5, 11.0),
+    (-28.0, -34.0, 2.6, 14.0),
+    (34.0, -30.0, -1.5, 9.0),   # a hollow
+    (0.0, 46.0, 2.0, 9.0),
 )
-LEVEL_RADIUS_M = 22.0
+LEVEL_RADIUS_M = 20.0
 """Inside this distance of the centre the ground is exactly level (z = 0), so the robot starts level."""
+RAMP_WIDTH_M = 28.0
+"""Distance over which the hills rise from the level centre to their full height (smoothstep), m."""
 
 
 def terrain_height(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -42,7 +45,7 @@ def terrain_height(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     for cx, cy, amp, sigma in _HILLS:
         h = h + amp * np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2.0 * sigma**2))
     r = np.hypot(x, y)
-    t = np.clip((r - LEVEL_RADIUS_M) / 10.0, 0.0, 1.0)
+    t = np.clip((r - LEVEL_RADIUS_M) / RAMP_WIDTH_M, 0.0, 1.0)
     return h * t * t * (3.0 - 2.0 * t)
 
 

@@ -223,7 +223,10 @@ class Project:
         if path is None:
             raise ProjectError("the project has never been saved; choose a file name to save it as.")
         path = Path(os.path.normpath(Path(path).absolute()))
-        root = xmlio.dataclass_to_element(self, ROOT_TAG, path.parent)
+        try:
+            root = xmlio.dataclass_to_element(self, ROOT_TAG, path.parent)
+        except ProjectError as exc:
+            raise ProjectError(f"not saved: {exc.message}", file=path, field=exc.field) from None
         root.set("version", str(FORMAT_VERSION))
         xmlio.check_against_schema(root, "project.xsd", ROOT_TAG, path, "project")
         xmlio.atomic_write(path, xmlio.serialise(root))

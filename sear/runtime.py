@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import time as _time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -204,6 +205,7 @@ class Simulation:
         self.seed = seed
         self.realtime = realtime
         self.output_listeners: list[Callable[[str], None]] = [output] if output else []
+        self.output_history: deque[str] = deque(maxlen=2000)
         self.rng = np.random.default_rng(seed)
         self.world = World(project)
         self.runner: UserCodeRunner | None = None
@@ -238,7 +240,9 @@ class Simulation:
     # --- output ------------------------------------------------------------------------------------------
 
     def emit(self, text: str) -> None:
-        """User output and error reports: to every listener, or stdout when there is none."""
+        """User output and error reports: to every listener, or stdout when there is none. The text is
+        also kept (the last 2,000 pieces), so a console opened later can show what came before."""
+        self.output_history.append(text)
         if not self.output_listeners:
             sys.stdout.write(text)
             sys.stdout.flush()

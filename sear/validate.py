@@ -6,6 +6,7 @@ user code file is only compiled, so a syntax error is found without side effects
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from sear.errors import SearError
@@ -36,7 +37,7 @@ def check_file(path: Path | None, label: str, allowed: tuple[str, ...], required
 
 
 def check_user_code(path: Path) -> list[str]:
-    """Compile (never run) the user code file; a syntax error names the file and line."""
+    """Compile (never run) a Python file; a syntax error names the file and line."""
     try:
         source = path.read_bytes()
     except OSError as exc:
@@ -52,6 +53,34 @@ def check_user_code(path: Path) -> list[str]:
     return []
 
 
+def check_hooks(path: Path) -> list[str]:
+    """The hook rules sear.usercode enforces on load (main_loop or run, not both), read from the syntax
+    tree so nothing is executed. Names bound any other way than `def` count as present. Call it on a
+    file check_user_code accepted."""
+    tree = ast.parse(path.read_bytes(), str(path))
+    defined: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            return []  # a star import may bring the hooks in: only running the code could tell
+        names: list[str] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+        else:
+            names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        for name in names:
+            defined.setdefault(name, node.lineno)
+    if "main_loop" in defined and "run" in defined:
+        return [f"{path}, line {defined['run']}: the user code defines both main_loop(sim) (line "
+                f"{defined['main_loop']}) and run(sim); use one style: main_loop is called every control tick, "
+                "run(sim) loops itself with `while sim.step():`."]
+    if "main_loop" not in defined and "run" not in defined:
+        return [f"{path}: the user code defines neither main_loop(sim) nor run(sim), so it would do nothing; "
+                "start from the template (Code Setup > Create New)."]
+    return []
+
+
 def check_project(project: Project) -> list[str]:
     """Every problem that would stop `project` from simulating; an empty list when it is ready."""
     problems: list[str] = []
@@ -64,7 +93,8 @@ def check_project(project: Project) -> list[str]:
     code_problems = check_file(project.code.user_code, "Code Setup: user code file", (".py",))
     problems += code_problems
     if not code_problems and project.code.user_code is not None:
-        problems += check_user_code(project.code.user_code)
+        code_problems = check_user_code(project.code.user_code)
+        problems += code_problems or check_hooks(project.code.user_code)
     sensor_problems = check_file(project.code.sensors, "Code Setup: sensors file", (".xml",), required=False)
     problems += sensor_problems
     if not sensor_problems and project.code.sensors is not None:

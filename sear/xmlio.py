@@ -47,7 +47,9 @@ _TYPE_MEANING = {
     "numberList": "one or more numbers separated by spaces",
     "axes": "a combination of the letters x, y and z (like xyz)",
     "wheelList": "wheel names separated by spaces (left_front right_front left_rear right_rear)",
-    "nonEmptyString": "a non-empty text",
+    "nonEmptyString": "a non-empty text on one line",
+    "path": "a file path (not empty)",
+    "incidence": "an angle in degrees from 0 to 90",
 }
 
 _PARSER_OPTIONS = dict(
@@ -118,14 +120,28 @@ def parse_file(path: Path, *, root_tag: str, schema_name: str, what: str) -> etr
         )
     xsd = schema(schema_name)
     if not xsd.validate(tree):
-        errors = list(xsd.error_log)
+        errors = _distinct_errors(xsd.error_log)
         first = errors[0]
         field, sentence = explain_schema_error(first, root_tag, schema_name)
         more = [f"line {e.line}: {explain_schema_error(e, root_tag, schema_name)[1]}" for e in errors[1:6]]
         if more:
-            sentence += " Also: " + "; ".join(more) + ("; ..." if len(errors) > 6 else "") + "."
+            sentence += " Also: " + "; ".join(s.rstrip(".") for s in more) + ("; ..." if len(errors) > 6 else "") + "."
         raise ProjectError(sentence, file=path, line=first.line, field=field)
     return tree
+
+
+def _distinct_errors(error_log: Any) -> list[Any]:
+    """One error per element: libxml2 follows a facet error with a type error (and sometimes a
+    'no precomputed value' warning) about the same value, which would only repeat the first sentence."""
+    seen: set[tuple[int, str]] = set()
+    errors = []
+    for error in error_log:
+        key = (error.line, error.path or "")
+        if key in seen or "No precomputed value available" in error.message:
+            continue
+        seen.add(key)
+        errors.append(error)
+    return errors or list(error_log)
 
 
 _XS = "{http://www.w3.org/2001/XMLSchema}"
@@ -153,6 +169,30 @@ def _children(schema_name: str, parent: str, required_only: bool) -> frozenset[s
     return frozenset(names)
 
 
+@cache
+def _child_types(schema_name: str, parent: str) -> dict[str, str]:
+    """Simple type names of the child elements of elements named `parent` ({} when unknown)."""
+    if not schema_name:
+        return {}
+    with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
+        doc = etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
+    named_types = {t.get("name"): t for t in doc.iter(f"{_XS}complexType") if t.get("name")}
+    types_of: dict[str, str] = {}
+    for el in doc.iter(f"{_XS}element"):
+        if el.get("name") != parent:
+            continue
+        complex_type = named_types.get(el.get("type", "")) if el.get("type") else el.find(f"{_XS}complexType")
+        if complex_type is None:
+            continue
+        for group in complex_type:
+            for child in group.iterfind(f"{_XS}element"):
+                if child.get("type"):
+                    types_of.setdefault(child.get("name"), child.get("type"))
+        for attribute in complex_type.iterfind(f"{_XS}attribute"):
+            types_of.setdefault("@" + attribute.get("name"), attribute.get("type", ""))
+    return types_of
+
+
 def _clean(msg: str) -> str:
     return re.sub(r",? line \d+, column \d+", "", msg).strip().rstrip(".")
 
@@ -174,13 +214,33 @@ def explain_schema_error(error: Any, root_tag: str, schema_name: str = "") -> tu
     if m:
         meaning = _TYPE_MEANING.get(m["type"], f"a value of type {m['type']}")
         return field, f"expected {meaning}, found {m['value']!r}."
-    m = re.search(r"\[facet '(?P<facet>\w+)'\] The value '(?P<value>[^']*)'(?P<rest>.*)", msg)
+    attribute = re.match(r"Element '[^']+', attribute '(?P<name>[^']+)'", msg)
+    if attribute:
+        field = f"{field}@{attribute['name']}" if field else attribute["name"]
+    m = re.search(r"\[facet '(?P<facet>\w+)'\] The value (?:'(?P<value>[^']*)')?(?P<rest>.*)", msg)
     if m:
         rest = m["rest"].strip().rstrip(".")
         if m["facet"] == "enumeration":
             allowed = re.findall(r"'([^']*)'", rest)
             return field, f"{m['value']!r} is not allowed; use one of: {', '.join(allowed)}."
-        return field, f"the value {m['value']!r} {rest.lower()}."
+        # The facet message does not name the type: look it up, so the sentence says what is expected.
+        element, _, attr = field.partition("@")
+        parts = element.split(".") if element else []
+        if attr:
+            parent, key = (parts[-1] if parts else root_tag), "@" + attr
+        else:
+            parent, key = (parts[-2] if len(parts) > 1 else root_tag), (parts[-1] if parts else "")
+        meaning = _TYPE_MEANING.get(_child_types(schema_name, parent).get(key, ""))
+        if meaning and m["value"] is not None:
+            return field, f"expected {meaning}, found {m['value']!r}."
+        if meaning:
+            return field, f"expected {meaning}."
+        if m["value"] is not None:
+            return field, f"the value {m['value']!r} {rest.lower()}."
+        return field, f"the value {rest.lower()}."
+    m = re.search(r"Duplicate key-sequence \[(?P<keys>[^\]]*)\]", msg)
+    if m:
+        return field, f"<{field.split('.')[-1]}> {m['keys']} appears more than once; give each only once."
     m = re.search(r"Missing child element\(s\)\. Expected is (?:one of )?\( (?P<names>[^)]+) \)", msg)
     if m:
         names = [n.strip() for n in m["names"].split(",")]
@@ -280,8 +340,24 @@ def text_to_path(text: str, base_dir: Path | None) -> Path:
     return Path(os.path.normpath(path))
 
 
-def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: tuple[str, ...] = ()) -> Any:
-    """Element <tag> with one child per dataclass field (None fields are left out)."""
+# Characters outside XML 1.0's Char production cannot be stored in a file at all.
+_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str, field: str) -> str:
+    bad = _NOT_XML_CHAR.search(text)
+    if bad:
+        raise ProjectError(f"{field} contains the character U+{ord(bad.group()):04X}, which an XML file cannot "
+                           "hold; remove it.", field=field)
+    return text
+
+
+def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: tuple[str, ...] = (),
+                         prefix: str = "") -> Any:
+    """Element <tag> with one child per dataclass field (None fields are left out).
+
+    A text no XML file can hold (control characters, lone surrogates) raises ProjectError naming the
+    field (`prefix` + field name) and no file, so the caller can add the file it was saving."""
     el = etree.Element(tag)
     hints = typing.get_type_hints(type(obj))
     for f in dataclasses.fields(obj):
@@ -291,19 +367,20 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
         if value is None:
             continue
         tp, _ = _strip_optional(hints[f.name])
+        name = f"{prefix}{f.name}"
         if f.name in attributes:
-            el.set(f.name, _to_text(value, tp, base_dir))
+            el.set(f.name, _xml_text(_to_text(value, tp, base_dir), name))
         elif dataclasses.is_dataclass(tp):
-            el.append(dataclass_to_element(value, f.name, base_dir))
+            el.append(dataclass_to_element(value, f.name, base_dir, prefix=f"{name}."))
         elif typing.get_origin(tp) is dict:
             holder = etree.SubElement(el, f.name)
             item_tag = f.name.rstrip("s")
             for key, item in value.items():
-                child = dataclass_to_element(item, item_tag, base_dir)
-                child.set("id", key)
+                child = dataclass_to_element(item, item_tag, base_dir, prefix=f"{name}.{key}.")
+                child.set("id", _xml_text(str(key), name))
                 holder.append(child)
         else:
-            etree.SubElement(el, f.name).text = _to_text(value, tp, base_dir)
+            etree.SubElement(el, f.name).text = _xml_text(_to_text(value, tp, base_dir), name)
     return el
 
 
@@ -355,8 +432,19 @@ def check_against_schema(root: Any, schema_name: str, root_tag: str, path: Path,
 
 
 def atomic_write(path: Path, data: bytes) -> Path:
-    """Write `data` to `path` atomically, keeping the previous file as `<path>.bak`."""
+    """Write `data` to `path` atomically, keeping the previous file as `<path>.bak`.
+
+    A failure (read-only folder, disk full) is a ProjectError naming the file; the previous file is
+    then untouched and no temporary file is left behind."""
     path = Path(path)
+    try:
+        return _atomic_write(path, data)
+    except OSError as exc:
+        raise ProjectError(f"not saved: the file cannot be written ({exc.strerror or exc}); choose another "
+                           "folder or free some space. The previous version is unchanged.", file=path) from None
+
+
+def _atomic_write(path: Path, data: bytes) -> Path:
     folder = path.parent if str(path.parent) else Path(".")
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)

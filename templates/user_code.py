@@ -28,7 +28,9 @@ The sim object (units: metres, seconds, newtons, radians):
     sim.add_tree(x, y) / sim.add_box(x, y, size=1.0, mass=1.0) / sim.add_wall(x1, y1, x2, y2, height=1.0)
     sim.pose                          ground truth (x, y, z, roll, pitch, yaw), for debugging
     sim.speed                         ground-truth speed, m/s
-    print(...)                        goes to the console
+    sim.print(...) or print(...)      a line in the console (stdout when headless)
+    sim.step() / sim.wait(seconds)    run(sim) style only: next control tick / let time pass
+An error in your code stops it and is shown with its file and line; the robot keeps its last inputs.
 See docs/user-code.md for everything.
 """
 

@@ -60,8 +60,14 @@ DEMO_DIR = REPO / "assets" / "demo"
 
 @pytest.fixture(scope="session")
 def demo_dir() -> Path:
-    """The bundled demo project folder, its generated models present (read-only: copy it first)."""
-    from sear.cli import ensure_demo_models
+    """The bundled demo project folder, its generated models present (read-only: copy it first).
 
-    ensure_demo_models(DEMO_DIR)
+    The models are (re)made by sear.demo when any is missing or older than sear/demo.py, so a bare
+    `pytest` after a pull tests the current models, as `make test` does."""
+    from sear.demo import DEMO_MODEL_FILES, write_demo_models
+
+    made_by = (REPO / "sear" / "demo.py").stat().st_mtime
+    models = [DEMO_DIR / name for name in DEMO_MODEL_FILES]
+    if not all(m.exists() and m.stat().st_mtime >= made_by for m in models):
+        write_demo_models(DEMO_DIR)
     return DEMO_DIR

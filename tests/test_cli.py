@@ -50,6 +50,8 @@ def test_validate_lists_every_problem(demo_copy):
     ("<mass>20.0</mass>", "", "dynamics.mass"),
     ("</sear-project>", "", "line"),
     ("<sear-project version=\"1\">", "<other version=\"1\">", "<sear-project>"),
+    ("<latitude>35.3</latitude>", "<latitude>135</latitude>", "from -90 to 90"),
+    ("<name>SEAR demo</name>", '<name>&b;</name>', "DOCTYPE"),
 ])
 def test_validate_on_bad_project_files_exits_1_with_one_paragraph(demo_copy, broken):
     old, new, expected = broken
@@ -58,6 +60,10 @@ def test_validate_on_bad_project_files_exits_1_with_one_paragraph(demo_copy, bro
     assert old in text
     if old.startswith("<sear-project"):
         text = text.replace("</sear-project>", "</other>")
+    if "&b;" in new:  # an entity expansion bomb: 10,000 copies of "bomb" if it were ever expanded
+        entities = '<!ENTITY a "bomb">' + "".join(
+            f'<!ENTITY {c} "{("&" + p + ";") * 100}">' for p, c in (("a", "a2"), ("a2", "b")))
+        text = text.replace("<sear-project", f"<!DOCTYPE sear-project [{entities}]>\n<sear-project", 1)
     prj.write_text(text.replace(old, new))
     result = _sear("validate", str(prj))
     assert result.returncode == 1
@@ -90,3 +96,34 @@ def test_sear_without_a_window_runs_the_project_headless_and_says_so(demo_copy):
     assert result.returncode == 0, result.stderr
     assert "no display is available" in result.stdout
     assert "simulated 20.00 s" in result.stdout
+
+
+def test_new_refuses_a_file_or_an_unwritable_place_without_a_traceback(tmp_path, capsys):
+    from sear.cli import main
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert main(["new", str(a_file)]) == 1
+    assert "is a file" in capsys.readouterr().err
+    assert main(["new", str(a_file / "below")]) == 1
+    err = capsys.readouterr().err
+    assert "cannot create the project" in err and "Traceback" not in err
+
+
+def test_new_generates_demo_models_that_are_missing_into_the_copy(tmp_path, demo_dir, monkeypatch, capsys):
+    from sear import cli
+    from sear.demo import DEMO_MODEL_FILES
+
+    bare = tmp_path / "bare-demo"
+    shutil.copytree(demo_dir, bare, ignore=shutil.ignore_patterns(*DEMO_MODEL_FILES))
+    monkeypatch.setattr(cli, "DEMO_DIR", bare)
+    assert cli.main(["new", str(tmp_path / "mine")]) == 0, capsys.readouterr().err
+    assert all((tmp_path / "mine" / name).is_file() for name in DEMO_MODEL_FILES)
+    assert not any((bare / name).exists() for name in DEMO_MODEL_FILES)  # the source folder is left alone
+    assert cli.main(["validate", str(tmp_path / "mine" / "demo.prj")]) == 0
+
+
+def test_a_mistyped_command_is_a_usage_error_with_a_suggestion():
+    result = _sear("valdate", "x.prj")
+    assert result.returncode == 2
+    assert "Did you mean `sear validate`?" in result.stderr and "Traceback" not in result.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sear.errors import ProjectError
@@ -77,6 +77,41 @@ def test_hostile_xml_is_refused(tmp_path):
         load_sensors(path)
 
 
+_BOMB = ('<?xml version="1.0"?>\n<!DOCTYPE s [\n <!ENTITY a "aaaaaaaaaa">\n'
+         + "".join(f' <!ENTITY a{i} "{("&a" + (str(i - 1) if i > 1 else "") + ";") * 10}">\n' for i in range(1, 10))
+         + ']>\n<sear-sensors version="1"><gps name="&a9;"/></sear-sensors>\n')
+_GOOD = ('<?xml version="1.0"?>\n<sear-sensors version="1">\n  <gps name="g">\n'
+         '    <update_rate_hz>5</update_rate_hz>\n  </gps>\n</sear-sensors>\n')
+
+
+@pytest.mark.parametrize(("text", "line", "field", "words"), [
+    (_GOOD[:70], 4, None, "truncated"),
+    (_GOOD.replace("sear-sensors", "sensors"), 2, "sensors", "expected <sear-sensors>"),
+    (_GOOD.replace(">5<", ">fast<"), 4, "gps.update_rate_hz", "expected a number greater than 0, found 'fast'"),
+    (_GOOD.replace(">5<", ">-5<"), 4, "gps.update_rate_hz", "expected a number greater than 0, found '-5'"),
+    (_GOOD.replace(' version="1"', ""), 2, "version", "'version' is required"),
+    (_BOMB, 2, None, "DOCTYPE"),
+])
+def test_broken_sensors_files_name_line_and_field(tmp_path, text, line, field, words):
+    path = tmp_path / "sensors.xml"
+    path.write_text(text)
+    with pytest.raises(ProjectError) as info:
+        load_sensors(path)
+    assert info.value.file == path and info.value.line == line and info.value.field == field
+    assert words in str(info.value)
+
+
+def test_names_with_outer_spaces_or_unstorable_characters_are_not_saved(tmp_path):
+    with pytest.raises(ProjectError, match="starts or ends with spaces"):
+        save_sensors(tmp_path / "s.xml", [GpsConfig(name=" gps")])
+    with pytest.raises(ProjectError, match="U\\+0007"):
+        save_sensors(tmp_path / "s.xml", [GpsConfig(name="gps", model_number="bell\a")])
+    with pytest.raises(ProjectError, match="expected a non-empty text on one line") as info:
+        save_sensors(tmp_path / "s.xml", [GpsConfig(name="two\nlines")])
+    assert info.value.field == "gps@name"
+    assert not (tmp_path / "s.xml").exists()
+
+
 def test_save_refuses_duplicates_without_touching_the_file(tmp_path):
     path = save_sensors(tmp_path / "s.xml", [GpsConfig(name="a")])
     before = path.read_bytes()
@@ -121,11 +156,32 @@ STRATEGIES = {
 assert set(STRATEGIES) == set(SENSOR_TYPES.values())
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.one_of(*STRATEGIES.values()), min_size=0, max_size=8))
-def test_round_trip_of_every_sensor_type(sensors):
-    for i, sensor in enumerate(sensors):
-        sensor.name = f"sensor {i}"
-    folder = Path("/tmp/sear-hypothesis-sensors")
-    folder.mkdir(exist_ok=True)
-    assert load_sensors(save_sensors(folder / "s.xml", sensors)) == sensors
+# Names: any text an XML attribute can hold, markup characters included, unique and without outer spaces.
+sensor_names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"), exclude_characters="\ufffe\uffff")
+                       | st.sampled_from("<>&'\"\t"), min_size=1, max_size=16).filter(lambda s: s.strip() == s != "")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(*STRATEGIES.values()), min_size=0, max_size=8),
+       st.lists(sensor_names, min_size=8, max_size=8, unique=True))
+def test_round_trip_of_a_mix_of_sensors(tmp_path, sensors, names):
+    for sensor, name in zip(sensors, names, strict=False):
+        sensor.name = name
+    assert load_sensors(save_sensors(tmp_path / "s.xml", sensors)) == sensors
+
+
+@pytest.mark.parametrize("cls", list(STRATEGIES), ids=lambda c: c.TYPE)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_round_trip_of_each_sensor_type(tmp_path, cls, data):
+    sensor = data.draw(STRATEGIES[cls])
+    sensor.name = f"the {cls.TYPE}"
+    assert load_sensors(save_sensors(tmp_path / "s.xml", [sensor])) == [sensor]
+
+
+def test_save_keeps_the_previous_file_as_bak(tmp_path):
+    path = save_sensors(tmp_path / "sensors.xml", [GpsConfig(name="first")])
+    first = path.read_bytes()
+    save_sensors(path, [GpsConfig(name="second")])
+    assert (tmp_path / "sensors.xml.bak").read_bytes() == first
+    assert [s.name for s in load_sensors(path)] == ["second"]

@@ -273,7 +273,8 @@ def sensors_to_xml(sensors: list[SensorConfig]) -> bytes:
 
     root = xmlio.etree.Element(ROOT_TAG, version=str(FORMAT_VERSION))
     for sensor in sensors:
-        root.append(xmlio.dataclass_to_element(sensor, sensor.TYPE, None, attributes=("name",)))
+        root.append(xmlio.dataclass_to_element(sensor, sensor.TYPE, None, attributes=("name",),
+                                               prefix=f"{sensor.TYPE}."))
     return xmlio.serialise(root)
 
 
@@ -325,6 +326,10 @@ def save_sensors(path: str | Path, sensors: list[SensorConfig]) -> Path:
     for sensor in sensors:
         if not sensor.name.strip():
             raise ProjectError(f"not saved: a {sensor.TYPE} sensor has no name.", file=path, field="name")
+        if sensor.name != sensor.name.strip():
+            # The loader strips names, so this one would come back different from what was saved.
+            raise ProjectError(f"not saved: the sensor name {sensor.name!r} starts or ends with spaces; "
+                               "remove them.", file=path, field=f"{sensor.TYPE}@name")
         if sensor.name in seen:
             raise ProjectError(f"not saved: two sensors are named {sensor.name!r}; names must be unique.",
                                file=path, field="name")
@@ -332,7 +337,10 @@ def save_sensors(path: str | Path, sensors: list[SensorConfig]) -> Path:
         for field_name, sentence in consistency_problems(sensor):
             raise ProjectError(f"not saved: sensor {sensor.name!r}: {sentence}", file=path,
                                field=f"{sensor.TYPE}.{field_name}")
-    data = sensors_to_xml(sensors)
+    try:
+        data = sensors_to_xml(sensors)
+    except ProjectError as exc:
+        raise ProjectError(f"not saved: {exc.message}", file=path, field=exc.field) from None
     root = xmlio.etree.fromstring(data)
     xmlio.check_against_schema(root, "sensors.xsd", ROOT_TAG, path, "sensors file")
     return xmlio.atomic_write(path, data)

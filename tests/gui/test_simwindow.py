@@ -1,0 +1,168 @@
+"""The simulation window, driven with real key events (pytest-qt under Xvfb)."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from sear.gui.simwindow import SimulationWindow
+from sear.project import Project
+from sear.runtime import Simulation, quaternion_to_euler
+
+pytestmark = pytest.mark.gl
+
+
+@pytest.fixture
+def window(qtbot, demo_copy):
+    simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=4)
+    w = SimulationWindow(simulation)
+    qtbot.addWidget(w)
+    w.show()
+    w.view.setFocus()
+    w.advance(2.0)  # drop and settle
+    yield w
+    w.timer.stop()
+    simulation.close()
+
+
+def _yaw(w) -> float:
+    return quaternion_to_euler(w.simulation.state.orientation)[2]
+
+
+def test_holding_u_drives_forward_and_h_turns_left(window):
+    w = window
+    start = w.simulation.state.position.copy()
+    yaw0 = _yaw(w)
+    QTest.keyPress(w.view, Qt.Key.Key_U)
+    w.advance(1.0)
+    moved = w.simulation.state.position - start
+    forward = np.array([math.cos(yaw0), math.sin(yaw0)])
+    assert moved[:2] @ forward > 0.5  # 40 N on 20 kg: about 1 m in the first second
+    QTest.keyPress(w.view, Qt.Key.Key_H)
+    w.advance(1.0)
+    assert _yaw(w) - yaw0 > 0.3
+    QTest.keyRelease(w.view, Qt.Key.Key_U)
+    QTest.keyRelease(w.view, Qt.Key.Key_H)
+    w.advance(0.1)
+    assert w.simulation.world.vehicle.engine_force == 0.0 and w.simulation.world.vehicle.steering == 0.0
+
+
+def test_several_keys_at_once_and_autorepeat_ignored(window):
+    w = window
+    QTest.keyPress(w.view, Qt.Key.Key_Up)
+    QTest.keyPress(w.view, Qt.Key.Key_Right)
+    # Holding a key makes the system send auto-repeated release/press pairs: the key stays held.
+    repeat = QKeyEvent(QEvent.Type.KeyRelease, Qt.Key.Key_Right, Qt.KeyboardModifier.NoModifier, "", True)
+    QApplication.sendEvent(w.view, repeat)
+    assert Qt.Key.Key_Right in w.view.held
+    w.advance(1.0)
+    assert w.simulation.world.vehicle.engine_force > 0 and w.simulation.world.vehicle.steering < 0
+    assert _yaw(w) < 0  # turned right (clockwise)
+
+
+def test_enter_resets_and_space_starts_user_code(window):
+    w = window
+    QTest.keyPress(w.view, Qt.Key.Key_U)
+    w.advance(1.0)
+    QTest.keyRelease(w.view, Qt.Key.Key_U)
+    QTest.keyClick(w.view, Qt.Key.Key_Return)
+    assert np.allclose(w.simulation.state.position, w.simulation.world.start_position)
+    assert "press Space" in w.status.text()
+    QTest.keyClick(w.view, Qt.Key.Key_Space)
+    assert w.simulation.user_started and w.camera_mode == "follow"
+    w.advance(0.5)
+    assert "user code running" in w.status.text()
+    assert "demo: route of 4 corners" in w.console.toPlainText()  # printed by init() before the window
+
+
+def test_hud_shows_the_values_a_headless_run_logs(window, demo_copy, tmp_path):
+    w = window
+    w.simulation.reset()
+    # A headless run with the same seed, user code started at the same simulated time.
+    headless = Simulation(Project.load(demo_copy / "demo.prj"), seed=4, log_path=tmp_path / "h.csv")
+    headless.run(2.0)
+    headless.reset()
+    w.start_user_code()
+    headless.start_user_code()
+    w.advance(3.0)
+    headless.run(3.0)
+    headless.close()
+    with open(tmp_path / "h.csv", newline="") as fh:
+        last = list(csv.DictReader(fh))[-1]
+    assert float(last["time"]) == pytest.approx(w.simulation.world.time)
+    hud = w.hud_values()
+    assert hud == {k: last[k] for k in hud}
+    assert "gps" in w.hud.text() and "m/s²" in w.hud.text()
+
+
+def test_sensor_rays_toggle(window):
+    w = window
+    assert not w.rays_item.visible()
+    w.actions["rays"].setChecked(True)
+    w.advance(0.2)
+    starts, _ends, _hits = w.simulation.sensors.last_rays
+    assert w.rays_item.visible() and len(w.rays_item.pos) == 2 * len(starts) > 0
+    w.actions["rays"].setChecked(False)
+    assert not w.rays_item.visible()
+
+
+def test_record_writes_a_log(window, tmp_path):
+    w = window
+    w.set_recording(True, tmp_path / "rec.csv")
+    w.advance(1.0)
+    w.set_recording(False)
+    with open(tmp_path / "rec.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][0] == "time" and "gps.latitude" in rows[0] and len(rows) == 61
+    assert (tmp_path / "rec.lidar.npz").exists()
+
+
+def test_pause_single_step_and_cameras(window):
+    w = window
+    w.actions["pause"].setChecked(True)
+    t = w.simulation.world.time
+    w.frame()
+    assert w.simulation.world.time == t
+    w.single_step()
+    assert w.simulation.world.time == pytest.approx(t + 1 / 240)
+    for mode in ("top", "fixed", "follow", "sensor:lidar", "free"):
+        w.camera_box.setCurrentIndex(w.camera_box.findData(mode))
+        w.frame()
+    QTest.keyClick(w.view, Qt.Key.Key_F1)
+    assert w.help.isVisible()
+
+
+def test_a_user_code_error_shows_and_the_window_keeps_running(qtbot, demo_copy):
+    (demo_copy / "demo_code.py").write_text("def main_loop(sim):\n    raise ValueError('bad reading')\n")
+    simulation = Simulation(Project.load(demo_copy / "demo.prj"))
+    w = SimulationWindow(simulation)
+    qtbot.addWidget(w)
+    try:
+        w.start_user_code()
+        w.advance(0.5)
+        assert "ValueError: bad reading" in w.console.toPlainText()
+        assert "stopped by an error" in w.status.text()
+        QTest.keyPress(w.view, Qt.Key.Key_U)
+        before = simulation.state.position.copy()
+        w.advance(1.0)
+        assert np.linalg.norm(simulation.state.position - before) > 0.3
+    finally:
+        simulation.close()
+
+
+def test_closing_the_window_exits_with_status_0(demo_copy):
+    env = dict(os.environ)
+    result = subprocess.run([sys.executable, "-m", "sear", "run", str(demo_copy / "demo.prj"), "--duration", "1.5"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "demo: route of 4 corners" in result.stdout
