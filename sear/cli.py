@@ -36,9 +36,13 @@ def _error(message: str) -> int:
 
 
 def has_display() -> bool:
-    """Whether a window can be shown: an X11 or Wayland display, or a Qt platform chosen explicitly."""
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                or os.environ.get("QT_QPA_PLATFORM"))
+    """Whether a window can be shown: an X11 or Wayland display, or a Qt platform chosen explicitly that
+    needs no display server (e.g. QT_QPA_PLATFORM=offscreen). xcb or wayland without their server would
+    make Qt abort, so they do not count."""
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return True
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
+    return bool(platform) and platform not in ("xcb", "wayland", "wayland-egl")
 
 
 # --- subcommands ---------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from sear.gui.preview import shaded_colours
+from sear.gui.widgets import cross_marks
 from sear.runtime import Simulation, quaternion_to_euler
 
 DRIVE_KEYS = {
@@ -66,6 +67,8 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 UNITS = {"gps": {"latitude": "°", "longitude": "°", "altitude": "m"}, "compass": {"heading": ""},
          "accelerometer": "m/s²", "odometer": {"distance": "m", "ticks": ""}, "infrared": "m", "ultrasonic": "m",
          "lidar": "m"}
+PANEL_PERIOD = 0.16
+"""Seconds between refreshes of the HUD, plots and status bar."""
 HIT, MISS = (1.0, 0.2, 0.15, 0.95), (0.3, 0.85, 0.35, 0.12)
 
 
@@ -140,6 +143,7 @@ class SimulationWindow(QMainWindow):
         self.camera_mode = "free"
         self._manual_active = False
         self._frames: deque[float] = deque(maxlen=60)
+        self._panels_drawn = 0.0
         self._wall_start = time.perf_counter()
         self._sim_start = simulation.world.time
         self._history: dict[str, deque] = {}
@@ -229,9 +233,10 @@ class SimulationWindow(QMainWindow):
         self.lidar_plot.showGrid(x=True, y=True, alpha=0.3)
         self.lidar_plot.setLabel("bottom", "left ← → right", units="m")
         self.lidar_plot.setLabel("left", "ahead", units="m")
-        self.lidar_scatter = self.lidar_plot.plot(pen=None, symbol="o", symbolSize=3,
-                                                  symbolBrush=pg.mkBrush(200, 40, 40))
-        self.lidar_plot.plot([0], [0], pen=None, symbol="t1", symbolSize=10, symbolBrush=pg.mkBrush(30, 30, 30))
+        # Lines only: pyqtgraph's ScatterPlotItem crashes PySide6 6.12 when painted (a refcount error,
+        # 'none_dealloc'), so returns are drawn as short crosses and the robot as an outline.
+        self.lidar_scatter = self.lidar_plot.plot(pen=pg.mkPen(200, 40, 40, width=2), connect="pairs")
+        self.lidar_plot.plot([-0.15, 0.0, 0.15, -0.15], [-0.1, 0.25, -0.1, -0.1], pen=pg.mkPen(30, 30, 30, width=2))
         self.lidar_names = [s.name for s in sim.sensors.sensors if s.TYPE == "lidar"]
         if self.lidar_names:
             self._dock(f"LIDAR ({self.lidar_names[0]})", self.lidar_plot, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -473,9 +478,14 @@ class SimulationWindow(QMainWindow):
                 colours = np.where(np.repeat(hits, 2)[:, None], HIT, MISS).astype(np.float32)
                 self.rays_item.setData(pos=pts, color=colours)
         self._follow_camera(position, orientation)
-        self._update_hud()
-        self._update_plots()
-        self._update_status()
+        # Text and plots change slowly to the eye and are costly to repaint (every widget over an
+        # OpenGL view is recomposited in software): refresh them at about 6 Hz of wall time.
+        now = time.perf_counter()
+        if now - self._panels_drawn >= PANEL_PERIOD or self.paused or not self.timer.isActive():
+            self._panels_drawn = now
+            self._update_hud()
+            self._update_plots()
+            self._update_status()
 
     def _follow_camera(self, position: np.ndarray, orientation: np.ndarray) -> None:
         mode = self.camera_mode
@@ -560,7 +570,8 @@ class SimulationWindow(QMainWindow):
                 angles = np.radians(scan_angles_deg(sensor.config) - sensor.config.spread_deg / 2.0)
                 ok = ~np.isnan(ranges)
                 # Plot with the robot's forward axis pointing up the screen, left to the left.
-                self.lidar_scatter.setData(-ranges[ok] * np.sin(angles[ok]), ranges[ok] * np.cos(angles[ok]))
+                self.lidar_scatter.setData(*cross_marks(-ranges[ok] * np.sin(angles[ok]),
+                                                        ranges[ok] * np.cos(angles[ok]), 0.04))
 
     def _update_status(self) -> None:
         sim = self.simulation
