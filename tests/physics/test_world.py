@@ -85,7 +85,7 @@ def test_wheels_roll_without_slip_and_sit_a_radius_above_the_ground(tmp_path, ma
     for wid, angle in end.wheel_angles.items():
         # Rolling without slip: the wheel turns distance / radius radians (forward = +y spin).
         assert angle - start.wheel_angles[wid] == pytest.approx(distance / 0.1, rel=0.02)
-    body_pos, body_orn = world.vehicle.pose()
+    body_pos, _ = world.vehicle.pose()
     for wid, (pos, orn) in world.vehicle.wheel_transforms().items():
         assert pos[2] == pytest.approx(0.1, abs=1e-3)  # wheel centre one radius above z = 0
         assert np.linalg.norm(orn) == pytest.approx(1.0)
@@ -122,3 +122,28 @@ def test_obstacles_record_what_the_window_draws(tmp_path, make_world):
         world.add_box(0.0, 0.0, size=-1.0)
     with pytest.raises(ValueError):
         world.add_wall(1.0, 1.0, 1.0, 1.0)
+
+
+def test_centre_of_gravity_offset_loads_the_nearer_axle(tmp_path, make_world):
+    project = rover_project(tmp_path, cog_offset=(0.1, 0.0, 0.0))
+    world = make_world(project)
+    # The state reports the body model frame, not the shifted centre of mass.
+    assert world.vehicle.state().position == pytest.approx(world.start_position, abs=1e-9)
+    run(world, 3.0)
+    # Small-angle moment balance. Springs of stiffness k·m under a share of m·g: the front-rear
+    # compression difference is g·e_eff/(L·k) over the wheelbase L = 0.44, so pitch = g·e_eff/(L²·k).
+    # The rays run along the chassis, so pitching moves the contacts back under the centre of mass
+    # by d·pitch (d = contact depth below it: 0.18 m at rest length, minus the mean sag g/(4k)):
+    # e_eff = e + d·pitch, pitch = K·e/(1 - K·d) with K = g/(L²·k).
+    k, e, wheelbase = 40.0, 0.1, 0.44
+    gain = 9.81 / (wheelbase**2 * k)
+    depth = 0.18 - 9.81 / (4 * k)
+    expected = gain * e / (1 - gain * depth)
+    x, y, z, w = world.vehicle.state().orientation
+    pitch = math.asin(2 * (w * y - z * x))  # positive = nose down (REP 103)
+    assert pitch == pytest.approx(expected, rel=0.1)
+    e_eff = e + depth * expected
+    loads = {wid: s.suspension_force for wid, s in world.vehicle.wheel_states().items()}
+    assert loads["left_front"] / loads["left_rear"] == pytest.approx(
+        (wheelbase / 2 + e_eff) / (wheelbase / 2 - e_eff), rel=0.1)
+    assert sum(loads.values()) == pytest.approx(20.0 * 9.81, rel=0.01)
