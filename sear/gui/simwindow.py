@@ -486,7 +486,7 @@ class SimulationWindow(QMainWindow):
     # --- drawing ---------------------------------------------------------------------------------------------
 
     def draw(self) -> None:
-        sim, world = self.simulation, self.simulation.world
+        world = self.simulation.world
         vehicle = world.vehicle
         position, orientation = vehicle.pose()
         self.body_item.setTransform(_transform(position, orientation))
@@ -505,7 +505,7 @@ class SimulationWindow(QMainWindow):
                 pos, orn = world.obstacle_pose(obstacle)
                 item.setTransform(_transform(pos, orn))
         if self.rays_item.visible():
-            starts, ends, hits = sim.sensors.last_rays
+            starts, ends, hits = self.visible_rays()
             if len(starts):
                 pts = np.empty((2 * len(starts), 3), dtype=np.float32)
                 pts[0::2], pts[1::2] = starts, ends
@@ -520,6 +520,13 @@ class SimulationWindow(QMainWindow):
             self._update_hud()
             self._update_plots()
             self._update_status()
+
+    def visible_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every ray sensor's rays of its latest sample: starts, ends (m, world frame) and hit flags."""
+        batches = list(self.simulation.sensors.rays_by_sensor.values())
+        if not batches:
+            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
+        return tuple(np.concatenate(parts) for parts in zip(*batches, strict=True))
 
     def _follow_camera(self, position: np.ndarray, orientation: np.ndarray) -> None:
         mode = self.camera_mode
