@@ -394,18 +394,23 @@ def _run_headless(simulation: Simulation, duration: float) -> int:
     path_length, last = 0.0, start.copy()
     simulation.start_user_code()
     steps = round(duration * simulation.physics_hz)
-    for _ in range(steps):
-        simulation.tick()
-        if simulation.stuck:
-            break
-        if simulation.steps % simulation.control_every == 0:
-            here = simulation.state.position
-            path_length += float(np.linalg.norm(here - last))
-            last = here.copy()
-        if simulation.realtime:
-            ahead = simulation.world.time - (_time.perf_counter() - wall0)
-            if ahead > 0.002:
-                _time.sleep(ahead)
+    interrupted = False
+    try:
+        for _ in range(steps):
+            simulation.tick()
+            if simulation.stuck:
+                break
+            if simulation.steps % simulation.control_every == 0:
+                here = simulation.state.position
+                path_length += float(np.linalg.norm(here - last))
+                last = here.copy()
+            if simulation.realtime:
+                ahead = simulation.world.time - (_time.perf_counter() - wall0)
+                if ahead > 0.002:
+                    _time.sleep(ahead)
+    except KeyboardInterrupt:  # Ctrl-C: end the run early but keep the log and the summary
+        interrupted = True
+        print("sear: interrupted; the log so far is kept.", file=sys.stderr)
     wall = _time.perf_counter() - wall0
     sim_time = simulation.world.time
     end = simulation.state.position
@@ -430,4 +435,4 @@ def _run_headless(simulation: Simulation, duration: float) -> int:
         if stuck:
             os._exit(1)  # the stuck user thread cannot be stopped; leave without waiting for it
         return 1
-    return 0
+    return 130 if interrupted else 0

@@ -93,6 +93,7 @@ class UserCodeRunner:
         self._job: Callable[[], Any] | None = None
         self._result: tuple[str, Any] = ("idle", None)
         self._stop = False
+        self._stop_told = False
         self._dead = False
         self._thread = threading.Thread(target=self._serve, name="sear-user-code", daemon=True)
         self._thread.start()
@@ -244,11 +245,14 @@ class UserCodeRunner:
         if threading.current_thread() is not self._thread or not self._blocking_started:
             raise RuntimeError("sim.step() and sim.wait() belong in run(sim); main_loop(sim) is already called "
                                "once per control tick, so it must return instead of stepping")
+        if self._stop_told:  # stepping on after being told the simulation ends: unwind
+            raise _StopRun()
         self._result = ("stepped", None)
         self._to_main.release()
         self._to_worker.acquire()
         if self._stop:
-            raise _StopRun()
+            self._stop_told = True
+            return False  # `while sim.step():` ends, and the code after the loop runs
         return True
 
     @property
@@ -266,7 +270,7 @@ class UserCodeRunner:
         self._stop = True
         self._job = None
         if self._blocking_started and not self._blocking_done:
-            self._to_worker.release()  # wakes worker_step, which raises _StopRun
+            self._to_worker.release()  # sim.step() returns False; stepping again raises _StopRun
             self._to_main.acquire(timeout=self.timeout)
         self._job = None
         self._to_worker.release()

@@ -227,3 +227,22 @@ def test_helper_modules_import_from_hooks_and_are_read_afresh_each_load(tmp_path
         simulation.close()
         assert simulation.user_error is None and out == [f"gain {gain}\n"]
     assert str(helper.parent) not in sys.path  # the user's folder is only on the path while it runs
+
+
+def test_when_the_simulation_ends_step_returns_false_and_code_after_the_loop_runs(tmp_path):
+    project = _project(tmp_path, """\
+        def run(sim):
+            ticks = 0
+            while sim.step():
+                ticks += 1
+            print("loop ended after", ticks, "ticks at", round(sim.time, 6), "s")
+            sim.step()                     # stepping on after the end unwinds the code
+            print("never printed")
+        """)
+    out = []
+    simulation = Simulation(project, output=out.append)
+    simulation.start_user_code()
+    simulation.run(0.5)                    # 30 control ticks at 60 Hz
+    simulation.close()
+    assert out == ["loop ended after 30 ticks at 0.5 s\n"]
+    assert not simulation.runner._thread.is_alive()

@@ -8,7 +8,6 @@ what a headless run with the same seed and inputs computes. Drawing never change
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from collections import deque
@@ -461,11 +460,14 @@ class SimulationWindow(QMainWindow):
                     self._restart_clock()
             else:
                 steps = int(self.simulation.physics_hz)
+            if self.duration is not None:  # stop exactly at --duration, as a headless run does
+                left = round((self.duration - self.simulation.world.time) * self.simulation.physics_hz)
+                steps = min(steps, left)
             self._advance_ticks(max(0, steps), TICK_BUDGET[self.realtime])
         self._move_camera_keys()
         self.draw()
         self._frames.append(time.perf_counter())
-        if self.duration is not None and self.simulation.world.time >= self.duration:
+        if self.duration is not None and self.simulation.world.time >= self.duration - 0.5 / self.simulation.physics_hz:
             self.close()
 
     def _move_camera_keys(self) -> None:
@@ -664,8 +666,10 @@ class SimulationWindow(QMainWindow):
 
 
 def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
-    """Show the simulation window until it is closed (or `duration` simulated seconds pass); exit status."""
-    from sear.gui.app import configure_qt
+    """Show the simulation window until it is closed (or `duration` simulated seconds pass), then end the
+    process: status 0 for a window the user closed (a user code error was shown in the console while
+    the window kept running), 1 when user code got stuck (its thread cannot be stopped)."""
+    from sear.gui.app import configure_qt, leave
 
     configure_qt()
     app = QApplication.instance() or QApplication([])
@@ -676,9 +680,7 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     if simulation.stuck:
         simulation.stop_log()
         simulation.world.close()
-        os._exit(1)  # the stuck user thread cannot be stopped; leave without waiting for it
+        leave(1)
     simulation.close()
-    # The user closed the window (or the duration ran out): a clean end, even after a user code error,
-    # which the console showed while the window kept running.
-    return 0
-
+    leave(0)
+    return 0  # not reached

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
@@ -53,10 +53,14 @@ def label_of(name: str) -> str:
 
 
 class NumberField(QDoubleSpinBox):
-    """A number with its unit, limited to what the file format accepts; a refused keystroke says why."""
+    """A number with its unit, limited to what the file format accepts.
+
+    A keystroke that would make the value impossible (a minus sign in a mass, 123 in a latitude) is
+    refused, and the reason pops up beside the field and is sent with `refused` (the settings window
+    shows it in its status bar); the tooltip says it too.
+    """
 
     refused = Signal(str)
-    """Emitted with the reason when typed input is refused (e.g. a minus sign in a mass)."""
 
     def __init__(self, unit: str = "", bounds: tuple[float, float, bool, str] | None = None, decimals: int = 4,
                  tooltip: str = "", parent: QWidget | None = None) -> None:
@@ -76,16 +80,26 @@ class NumberField(QDoubleSpinBox):
         tip = " ".join(t for t in (tooltip, self.reason) if t)
         self.setToolTip(tip)
         self.setStatusTip(self.reason)
+        self.last_refusal = ""
+        """The last reason shown for a refused entry ('' before any)."""
 
     def validate(self, text: str, pos: int):
         result = super().validate(text, pos)
         state = result[0] if isinstance(result, tuple) else result
-        if state == QValidator.State.Invalid and self.reason:
-            # The keystroke is refused: say why where the user is looking.
-            if self.isVisible():
-                QToolTip.showText(self.mapToGlobal(QPoint(0, self.height())), self.reason, self)
-            self.refused.emit(self.reason)
+        if state == QValidator.State.Invalid and (self.hasFocus() or self.lineEdit().isModified()):
+            self._refuse(text)
         return result
+
+    def _refuse(self, text: str) -> None:
+        typed = text.removeprefix(self.prefix()).removesuffix(self.suffix()).strip()
+        lo, hi = self.minimum(), self.maximum()
+        reason = self.reason or f"Must be a number from {lo:g} to {hi:g}."
+        message = f"{typed!r} is not accepted here. {reason}" if typed else reason
+        if message == self.last_refusal and QToolTip.isVisible():
+            return
+        self.last_refusal = message
+        QToolTip.showText(self.mapToGlobal(self.rect().bottomLeft()), message, self)
+        self.refused.emit(message)
 
     def set(self, value: float) -> None:
         self.blockSignals(True)

@@ -167,7 +167,11 @@ def test_a_user_code_error_shows_and_the_window_keeps_running(qtbot, demo_copy):
 
 def test_closing_the_window_exits_with_status_0(demo_copy):
     env = dict(os.environ)
-    result = subprocess.run([sys.executable, "-m", "sear", "run", str(demo_copy / "demo.prj"), "--duration", "1.5"],
-                            capture_output=True, text=True, env=env, timeout=120)
+    log = demo_copy / "window.csv"
+    result = subprocess.run([sys.executable, "-m", "sear", "run", str(demo_copy / "demo.prj"), "--duration", "1.5",
+                             "--log", str(log)], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "demo: route of 4 corners" in result.stdout
+    with open(log, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert len(rows) == 1 + 90 and float(rows[-1][0]) == pytest.approx(1.5)  # stopped exactly at --duration
