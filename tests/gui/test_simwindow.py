@@ -110,8 +110,13 @@ def test_sensor_rays_toggle(window):
     assert not w.rays_item.visible()
     w.actions["rays"].setChecked(True)
     w.advance(0.2)
-    starts, _ends, _hits = w.simulation.sensors.last_rays
+    starts, _ends, _hits = w.visible_rays()
     assert w.rays_item.visible() and len(w.rays_item.pos) == 2 * len(starts) > 0
+    # Every ray sensor's latest rays are drawn, whichever of them sampled on the last tick.
+    suite = w.simulation.sensors
+    ray_sensors = {s.name for s in suite.sensors if s.TYPE in ("infrared", "ultrasonic", "lidar")}
+    assert set(suite.rays_by_sensor) == ray_sensors
+    assert len(starts) == sum(len(r[0]) for r in suite.rays_by_sensor.values()) >= len(suite.last_rays[0])
     w.actions["rays"].setChecked(False)
     assert not w.rays_item.visible()
 
