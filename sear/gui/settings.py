@@ -15,7 +15,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QSettings, Qt, QUrl
+from PySide6.QtCore import QProcess, QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QColor, QDesktopServices, QFont, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -766,17 +766,27 @@ class SettingsWindow(QMainWindow):
             self._append("\nThe simulation could not be started.\n")
             self._set_running(False)
 
-    def stop(self) -> None:
-        if self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning:
-            self._stopping = True
-            self.process.terminate()
-            if not self.process.waitForFinished(3000):
-                self.process.kill()
+    def stop(self, *, wait: bool = False) -> None:
+        """End the running simulation: SIGTERM, then SIGKILL if it is still there 3 s later.
+
+        Without `wait` the window never blocks (the kill is scheduled); closing the window waits."""
+        process = self.process
+        if process is None or process.state() == QProcess.ProcessState.NotRunning:
+            return
+        self._stopping = True
+        process.terminate()
+        if wait:
+            if not process.waitForFinished(3000):
+                process.kill()
+                process.waitForFinished(3000)
+        else:
+            # the process is the timer's context: no kill is attempted once it (or this window) is gone
+            QTimer.singleShot(3000, process, process.kill)
 
     def closeEvent(self, event) -> None:
         if not self._confirm_discard():
             event.ignore()
             return
-        self.stop()
+        self.stop(wait=True)
         self.settings.setValue("settings/geometry", self.saveGeometry())
         event.accept()

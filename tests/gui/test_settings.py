@@ -22,7 +22,7 @@ def window(qtbot, answers):
     w.show()
     yield w
     w.dirty = False
-    w.stop()
+    w.stop(wait=True)
 
 
 def _type_path(field, path: Path) -> None:
