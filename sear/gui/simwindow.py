@@ -637,8 +637,8 @@ class SimulationWindow(QMainWindow):
         wall = time.perf_counter() - self._wall_start
         rtf = (sim.world.time - self._sim_start) / wall if wall > 0.5 and not self.paused else float("nan")
         mode = "paused" if self.paused else ("real time" if self.realtime else "fast")
-        rtf_text = f"{rtf:4.2f}x" if math.isfinite(rtf) else "(measuring)"
-        self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {mode}, {rtf_text} real time   |   "
+        rtf_text = f", running at {rtf:4.2f}x real time" if math.isfinite(rtf) else ""
+        self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {mode}{rtf_text}   |   "
                             f"{fps:4.1f} frames/s   |   F1: keys")
 
     def _console_show(self, text: str) -> None:
