@@ -53,11 +53,16 @@ def main(out: Path) -> int:
             wizard.tabs.blockSignals(True)
             wizard.tabs.setCurrentIndex(i)
             wizard.tabs.blockSignals(False)
+            form = wizard.forms[i]
+            if form.presets:  # show a part's datasheet figures, as a user picking it would see them
+                form.model_combo.setCurrentIndex(1)
+                form._preset_chosen(1)
+                form.name_edit.setText(f"my_{form.cls.TYPE}")
             settle()
             path = out / f"wizard-{wizard.tabs.tabText(i).lower()}.png"
             wizard.grab().save(str(path))
             saved.append(path)
-        wizard.close()
+        wizard.done(0)  # not close(): that would ask whether to discard the filled-in fields
         window.dirty = False
         window.close()
         app.quit()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib.util
 import os
 import shutil
 import sys
@@ -36,9 +35,13 @@ def _error(message: str) -> int:
 
 
 def has_display() -> bool:
-    """Whether a window can be shown: an X11 or Wayland display, or a Qt platform chosen explicitly."""
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                or os.environ.get("QT_QPA_PLATFORM"))
+    """Whether a window can be shown: an X11 or Wayland display, or a Qt platform chosen explicitly that
+    needs no display server (e.g. QT_QPA_PLATFORM=offscreen). xcb or wayland without their server would
+    make Qt abort, so they do not count."""
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return True
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
+    return bool(platform) and platform not in ("xcb", "wayland", "wayland-egl")
 
 
 # --- subcommands ---------------------------------------------------------------------------------
@@ -109,8 +112,6 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if not has_display():
         reason = ("no display is available (DISPLAY and WAYLAND_DISPLAY are not set), so the settings window "
                   "cannot open")
-    elif importlib.util.find_spec("sear.gui.app") is None:
-        reason = "the Project Settings window is not part of this version yet"
     else:
         from sear.gui.app import run_settings_app
 

@@ -15,8 +15,8 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QSettings, Qt, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QFont, QKeySequence, QTextCursor
+from PySide6.QtCore import QProcess, QSettings, Qt, QTimer, QUrl
+from PySide6.QtGui import QAction, QColor, QDesktopServices, QFont, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
+    QStyle,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -113,7 +114,8 @@ class SettingsWindow(QMainWindow):
     def _number(self, section: str, obj_cls: type, name: str, schema_parent: str) -> NumberField:
         bounds = field_bounds("project.xsd", schema_parent).get(name)
         tip = field_docs(obj_cls).get(name, "")
-        field = NumberField(UNITS.get(name, ""), bounds, decimals=6 if "itude" in name else 4, tooltip=tip)
+        decimals = 6 if name.endswith(("latitude", "longitude")) else 3 if "altitude" in name else 4
+        field = NumberField(UNITS.get(name, ""), bounds, decimals=decimals, tooltip=tip)
         field.valueChanged.connect(lambda value, s=section, n=name: self._set(s, n, float(value)))
         self._numbers[(section, name)] = field
         return field
@@ -169,21 +171,27 @@ class SettingsWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         self.resizeDocks([dock], [140], Qt.Orientation.Vertical)
         self._build_menus()
+        for number in self.findChildren(NumberField):
+            number.refused.connect(lambda message: self.statusBar().showMessage(message, 8000))
         self.statusBar().showMessage("Ready")
 
     def _build_menus(self) -> None:
+        icon = self.style().standardIcon
+        sp = QStyle.StandardPixmap
         menu = self.menuBar().addMenu("&File")
         toolbar = self.addToolBar("File")
         toolbar.setObjectName("file-toolbar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.actions: dict[str, QAction] = {}
-        for key, text, shortcut, slot in (
-            ("new", "&New", QKeySequence.StandardKey.New, self.new_project),
-            ("open", "&Open…", QKeySequence.StandardKey.Open, lambda: self.open_project()),
-            ("save", "&Save", QKeySequence.StandardKey.Save, self.save),
-            ("save_as", "Save &As…", QKeySequence.StandardKey.SaveAs, self.save_as),
+        for key, text, shortcut, pixmap, slot in (
+            ("new", "&New", QKeySequence.StandardKey.New, sp.SP_FileIcon, self.new_project),
+            ("open", "&Open…", QKeySequence.StandardKey.Open, sp.SP_DialogOpenButton, lambda: self.open_project()),
+            ("save", "&Save", QKeySequence.StandardKey.Save, sp.SP_DialogSaveButton, self.save),
+            ("save_as", "Save &As…", QKeySequence.StandardKey.SaveAs, sp.SP_DriveHDIcon, self.save_as),
         ):
-            action = QAction(text, self)
+            action = QAction(icon(pixmap), text, self)
             action.setShortcut(shortcut)
+            action.setToolTip(f"{text.replace('&', '').rstrip('…')} ({action.shortcut().toString()})")
             action.triggered.connect(slot)
             menu.addAction(action)
             toolbar.addAction(action)
@@ -191,19 +199,37 @@ class SettingsWindow(QMainWindow):
             if key == "open":
                 self.recent_menu = menu.addMenu("Open &Recent")
         menu.addSeparator()
-        quit_action = QAction("&Quit", self)
+        quit_action = QAction(icon(sp.SP_DialogCloseButton), "&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
         menu.addAction(quit_action)
         self.actions["quit"] = quit_action
+
+        run_menu = self.menuBar().addMenu("&Simulation")
         toolbar.addSeparator()
-        for key, text, slot in (("simulate", "Simulate", self.simulate), ("wizard", "Sensor Wizard", self.open_wizard)):
-            action = QAction(text, self)
+        for key, text, shortcut, pixmap, slot in (
+            ("simulate", "Simulate", "F5", sp.SP_MediaPlay, self.simulate),
+            ("stop", "Stop", "Shift+F5", sp.SP_MediaStop, self.stop),
+            ("wizard", "Sensor Wizard…", "F7", sp.SP_FileDialogDetailedView, self.open_wizard),
+        ):
+            action = QAction(icon(pixmap), text, self)
+            action.setShortcut(QKeySequence(shortcut))
+            action.setToolTip(f"{text.rstrip('…')} ({shortcut})")
             action.triggered.connect(slot)
+            run_menu.addAction(action)
             toolbar.addAction(action)
             self.actions[key] = action
-        self.actions["simulate"].setShortcut(QKeySequence("F5"))
+        self.actions["stop"].setEnabled(False)
+        self.simulate_button.setIcon(icon(sp.SP_MediaPlay))
+        self.stop_button.setIcon(icon(sp.SP_MediaStop))
         self._update_recent_menu()
+
+    def _set_running(self, running: bool) -> None:
+        """Enable Simulate or Stop (buttons and actions) as a run starts or ends."""
+        self.simulate_button.setEnabled(not running)
+        self.actions["simulate"].setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        self.actions["stop"].setEnabled(running)
 
     def _with_preview(self, form_widget: QWidget, preview: MeshPreview) -> QWidget:
         page = QWidget()
@@ -279,9 +305,11 @@ class SettingsWindow(QMainWindow):
     def _wheels_tab(self) -> QWidget:
         box = QWidget()
         layout = QVBoxLayout(box)
-        layout.addWidget(QLabel("Four wheel models, each with its centre relative to the body's origin "
-                                "(x forward, y left, z up, metres). Untick 'Offset' to use the position the "
-                                "model was exported at."))
+        intro = QLabel("Four wheel models, each with its centre relative to the body's origin "
+                       "(x forward, y left, z up, metres). Untick 'Offset' to use the position the "
+                       "model was exported at.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
         self.wheel_files: dict[str, FileField] = {}
         self.wheel_offsets: dict[str, QCheckBox] = {}
         self.wheel_positions: dict[str, list[NumberField]] = {}
@@ -403,7 +431,7 @@ class SettingsWindow(QMainWindow):
             return
         setattr(obj, name, value)
         self._mark_dirty()
-        if name == "file" or (section == "body" and name == "start_mode"):
+        if name in ("file", "user_code") or (section == "body" and name == "start_mode"):
             self._update_enabled()
             self._update_previews()
 
@@ -702,50 +730,63 @@ class SettingsWindow(QMainWindow):
         process.readyReadStandardOutput.connect(lambda: self._append(bytes(process.readAllStandardOutput()).decode(
             errors="replace")))
         process.readyReadStandardError.connect(lambda: self._append(bytes(process.readAllStandardError()).decode(
-            errors="replace")))
+            errors="replace"), error=True))
         process.finished.connect(self._finished)
         process.errorOccurred.connect(self._process_error)
         self.process = process
         process.start()
-        self.simulate_button.setEnabled(False)
-        self.stop_button.setEnabled(True)
+        self._set_running(True)
         self.statusBar().showMessage("Simulating…")
         return True
 
-    def _append(self, text: str) -> None:
-        self.console.moveCursor(QTextCursor.MoveOperation.End)
-        self.console.insertPlainText(text)
-        self.console.moveCursor(QTextCursor.MoveOperation.End)
+    def _append(self, text: str, *, error: bool = False) -> None:
+        """Add process output at the end of the console; the process's stderr is shown in red."""
+        cursor = self.console.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        fmt = QTextCharFormat()
+        if error:
+            fmt.setForeground(QColor(176, 0, 32))
+        cursor.insertText(text, fmt)
+        self.console.setTextCursor(cursor)
+        self.console.ensureCursorVisible()
 
     def _finished(self, code: int, status: QProcess.ExitStatus) -> None:
         if status == QProcess.ExitStatus.CrashExit and not getattr(self, "_stopping", False):
-            self._append(f"\nThe simulation crashed (exit code {code}). Your project is unaffected.\n")
+            self._append(f"\nThe simulation crashed (exit code {code}). Your project is unaffected.\n", error=True)
         elif getattr(self, "_stopping", False):
             self._append("\nSimulation stopped.\n")
         else:
             self._append(f"\nSimulation finished with exit status {code}.\n")
         self._stopping = False
-        self.simulate_button.setEnabled(True)
-        self.stop_button.setEnabled(False)
+        self._set_running(False)
         self.statusBar().showMessage("Ready")
 
     def _process_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             self._append("\nThe simulation could not be started.\n")
-            self.simulate_button.setEnabled(True)
-            self.stop_button.setEnabled(False)
+            self._set_running(False)
 
-    def stop(self) -> None:
-        if self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning:
-            self._stopping = True
-            self.process.terminate()
-            if not self.process.waitForFinished(3000):
-                self.process.kill()
+    def stop(self, *, wait: bool = False) -> None:
+        """End the running simulation: SIGTERM, then SIGKILL if it is still there 3 s later.
+
+        Without `wait` the window never blocks (the kill is scheduled); closing the window waits."""
+        process = self.process
+        if process is None or process.state() == QProcess.ProcessState.NotRunning:
+            return
+        self._stopping = True
+        process.terminate()
+        if wait:
+            if not process.waitForFinished(3000):
+                process.kill()
+                process.waitForFinished(3000)
+        else:
+            # the process is the timer's context: no kill is attempted once it (or this window) is gone
+            QTimer.singleShot(3000, process, process.kill)
 
     def closeEvent(self, event) -> None:
         if not self._confirm_discard():
             event.ignore()
             return
-        self.stop()
+        self.stop(wait=True)
         self.settings.setValue("settings/geometry", self.saveGeometry())
         event.accept()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QToolTip,
     QWidget,
 )
 
@@ -51,7 +53,14 @@ def label_of(name: str) -> str:
 
 
 class NumberField(QDoubleSpinBox):
-    """A number with its unit, limited to what the file format accepts; the tooltip says why."""
+    """A number with its unit, limited to what the file format accepts.
+
+    A keystroke that would make the value impossible (a minus sign in a mass, 123 in a latitude) is
+    refused, and the reason pops up beside the field and is sent with `refused` (the settings window
+    shows it in its status bar); the tooltip says it too.
+    """
+
+    refused = Signal(str)
 
     def __init__(self, unit: str = "", bounds: tuple[float, float, bool, str] | None = None, decimals: int = 4,
                  tooltip: str = "", parent: QWidget | None = None) -> None:
@@ -70,6 +79,27 @@ class NumberField(QDoubleSpinBox):
         self.reason = f"Must be {meaning}." if meaning else ""
         tip = " ".join(t for t in (tooltip, self.reason) if t)
         self.setToolTip(tip)
+        self.setStatusTip(self.reason)
+        self.last_refusal = ""
+        """The last reason shown for a refused entry ('' before any)."""
+
+    def validate(self, text: str, pos: int):
+        result = super().validate(text, pos)
+        state = result[0] if isinstance(result, tuple) else result
+        if state == QValidator.State.Invalid and (self.hasFocus() or self.lineEdit().isModified()):
+            self._refuse(text)
+        return result
+
+    def _refuse(self, text: str) -> None:
+        typed = text.removeprefix(self.prefix()).removesuffix(self.suffix()).strip()
+        lo, hi = self.minimum(), self.maximum()
+        reason = self.reason or f"Must be a number from {lo:g} to {hi:g}."
+        message = f"{typed!r} is not accepted here. {reason}" if typed else reason
+        if message == self.last_refusal and QToolTip.isVisible():
+            return
+        self.last_refusal = message
+        QToolTip.showText(self.mapToGlobal(self.rect().bottomLeft()), message, self)
+        self.refused.emit(message)
 
     def set(self, value: float) -> None:
         self.blockSignals(True)

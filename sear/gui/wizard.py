@@ -145,7 +145,8 @@ class SensorForm(QWidget):
             self.cone_plot.setAspectLocked(True)
             self.cone_plot.setMinimumSize(340, 300)
             self.cone_plot.setTitle("Rays at the end of the beam", color="k")
-            self.cone_plot.setLabel("bottom", "across the beam", units="m")
+            self.cone_plot.setLabel("bottom", "y, across the beam (cm)")
+            self.cone_plot.setLabel("left", "z, across the beam (cm)")
             self.cone_count = QLabel()
             self.cone_count.setWordWrap(True)
             right.addWidget(self.cone_plot, 1)
@@ -325,13 +326,14 @@ class SensorForm(QWidget):
         length_cm = cfg.switching_distance_cm if digital else cfg.max_range_cm
         beam, res = cfg.beam_width_cm / 100.0, cfg.resolution_cm / 100.0
         dirs = cone_directions(beam, length_cm / 100.0, res)
-        ends = dirs * (length_cm / 100.0)
+        ends = dirs * length_cm  # cm, the unit of the form's fields
         self.cone_plot.clear()
         # Crosses drawn as line pairs: pyqtgraph's ScatterPlotItem crashes PySide6 6.12 when painted.
         self.cone_plot.plot(*cross_marks(ends[:, 1], ends[:, 2], max(beam / 40.0, 1e-4)),
                             pen=pg.mkPen(31, 119, 180, width=2), connect="pairs")
         circle = np.linspace(0, 2 * np.pi, 90)
-        self.cone_plot.plot(beam / 2 * np.cos(circle), beam / 2 * np.sin(circle), pen=pg.mkPen((150, 150, 150)))
+        radius_cm = cfg.beam_width_cm / 2
+        self.cone_plot.plot(radius_cm * np.cos(circle), radius_cm * np.sin(circle), pen=pg.mkPen((150, 150, 150)))
         count = ray_count(beam, res)
         rate = cfg.update_rate_hz
         self.cone_count.setText(f"{count} rays per sample ({count * rate:,.0f} rays/s at {rate:g} Hz), each "
@@ -382,6 +384,7 @@ class SensorWizard(QDialog):
         self.duplicate_button.clicked.connect(self.duplicate)
         self.remove_button.clicked.connect(self.remove)
         side = QWidget()
+        side.setMinimumWidth(310)
         side_layout = QVBoxLayout(side)
         side_layout.addWidget(QLabel("Sensors added:"))
         side_layout.addWidget(self.list, 1)
@@ -394,7 +397,7 @@ class SensorWizard(QDialog):
         splitter.addWidget(side)
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(1, 3)
-        splitter.setSizes([230, 1070])
+        splitter.setSizes([320, 1030])
         bottom = QHBoxLayout()
         self.file_label = QLabel()
         self.file_label.setStyleSheet("color: #555;")
@@ -417,6 +420,7 @@ class SensorWizard(QDialog):
             except SearError as exc:
                 QMessageBox.warning(self, "Sensors file not loaded", f"{exc}\n\nStarting with no sensors; saving "
                                     "will replace the file (its previous version is kept as .bak).")
+        self._saved_sensors = copy.deepcopy(self.sensors)
         self.file_label.setText(f"Saves to {project.code.sensors.name}" if project.code.sensors
                                 else "Save and Close asks where to save the sensors file.")
         if project.code.sensors:
@@ -534,6 +538,20 @@ class SensorWizard(QDialog):
         box.setDefaultButton(stay)
         box.exec()
         return {add: "add", discard: "discard"}.get(box.clickedButton(), "stay")
+
+    def reject(self) -> None:
+        """Cancel, Escape or the window's close button: ask before throwing added or typed sensors away."""
+        changed = self.sensors != self._saved_sensors or self.form.is_modified()
+        if changed and self.saved_path is None:
+            answer = QMessageBox.question(
+                self, "Discard the sensor changes?",
+                "Sensors were added, edited or removed (or typed and not added) since the file was last saved. "
+                "Close the wizard and discard those changes?",
+                QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Cancel)
+            if answer != QMessageBox.StandardButton.Discard:
+                return
+        super().reject()
 
     def save_and_close(self) -> None:
         if self.form.is_modified():

@@ -22,7 +22,7 @@ def window(qtbot, answers):
     w.show()
     yield w
     w.dirty = False
-    w.stop()
+    w.stop(wait=True)
 
 
 def _type_path(field, path: Path) -> None:
@@ -80,8 +80,13 @@ def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp
     assert fresh.windowTitle().startswith("mine")
 
 
-def test_impossible_values_cannot_be_entered_and_say_why(window):
+def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
     mass = window._numbers[("dynamics", "mass")]
+    window.tabs.setCurrentIndex(3)
+    mass.setFocus()
+    mass.selectAll()
+    qtbot.keyClicks(mass.lineEdit(), "-")
+    assert "Must be a number greater than 0." in window.statusBar().currentMessage()
     mass.setValue(-5.0)
     assert mass.value() > 0 and window.project.dynamics.mass > 0
     assert "greater than 0" in mass.toolTip()
@@ -89,6 +94,26 @@ def test_impossible_values_cannot_be_entered_and_say_why(window):
     latitude.setValue(123.0)
     assert latitude.value() == 90.0
     assert "-90 to 90" in latitude.toolTip()
+
+
+def test_typing_an_impossible_value_is_refused_and_the_status_bar_says_why(window, qtbot):
+    window.tabs.setCurrentIndex(3)
+    mass = window._numbers[("dynamics", "mass")]
+    mass.setFocus()
+    mass.lineEdit().selectAll()
+    qtbot.keyClicks(mass.lineEdit(), "-5")
+    qtbot.keyClick(mass.lineEdit(), Qt.Key.Key_Return)
+    assert mass.value() == 5.0 and window.project.dynamics.mass == 5.0  # the minus sign never got in
+    assert "greater than 0" in window.statusBar().currentMessage()
+    window.tabs.setCurrentIndex(0)
+    latitude = window._numbers[("terrain", "latitude")]
+    latitude.setFocus()
+    latitude.lineEdit().selectAll()
+    qtbot.keyClicks(latitude.lineEdit(), "123")
+    qtbot.keyClick(latitude.lineEdit(), Qt.Key.Key_Return)
+    assert latitude.value() == 12.0 and window.project.terrain.latitude == 12.0
+    assert "'123' is not accepted" in window.statusBar().currentMessage()
+    assert "-90 to 90" in window.statusBar().currentMessage()
 
 
 def test_reset_defaults_restores_the_thesis_vehicle(window):
@@ -192,3 +217,33 @@ def test_shortcuts_and_buttons_on_every_tab(window):
             assert button.isVisible()
     assert window.tabs.tabText(3) == "Vehicle Dynamics"
     assert Qt.WindowType.Window & window.windowFlags()
+
+
+def test_a_crashing_simulation_is_reported_and_the_window_carries_on(window, answers, demo_copy, qtbot):
+    code = demo_copy / "demo_code.py"
+    code.write_text("import os\nimport signal\n\n\ndef init(sim):\n    print('about to crash')\n"
+                    "    os.kill(os.getpid(), signal.SIGKILL)\n\n\ndef main_loop(sim):\n    pass\n")
+    before = (demo_copy / "demo.prj").read_bytes()
+    answers.open_path = str(demo_copy / "demo.prj")
+    window.open_project()
+    assert window.simulate()
+    qtbot.waitUntil(lambda: window.simulate_button.isEnabled(), timeout=60_000)
+    text = window.console.toPlainText()
+    assert "about to crash" in text and "The simulation crashed" in text
+    assert (demo_copy / "demo.prj").read_bytes() == before and not window.dirty
+    assert window.isVisible() and window.simulate_button.isEnabled() and not window.stop_button.isEnabled()
+
+
+def test_open_in_editor_uses_visual(window, answers, tmp_path, monkeypatch, qtbot):
+    opened = tmp_path / "opened.txt"
+    editor = tmp_path / "fake-editor"
+    editor.write_text(f"#!/bin/sh\necho \"$1\" > '{opened}'\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("VISUAL", f"{editor}")
+    monkeypatch.setenv("EDITOR", "false")
+    answers.save_path = str(tmp_path / "robot.py")
+    created = window.create_from_template("user_code.py")
+    assert window.edit_button.isEnabled()
+    window.edit_button.click()
+    qtbot.waitUntil(lambda: opened.exists() and opened.read_text().strip() != "", timeout=10_000)
+    assert opened.read_text().strip() == str(created)

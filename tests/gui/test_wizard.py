@@ -184,3 +184,21 @@ def test_save_links_the_file_to_the_project(qtbot, tmp_path, answers, demo_dir):
     assert window.sensors_file.path() == tmp_path / "link_sensors.xml"
     assert [s.name for s in load_sensors(tmp_path / "link_sensors.xml")] == ["gps"]
     window.dirty = False
+
+
+def test_cancel_with_added_sensors_asks_before_discarding(wizard, answers):
+    from PySide6.QtWidgets import QMessageBox
+
+    wizard.reject()  # nothing changed: closes without asking
+    assert not wizard.isVisible() and answers.shown == []
+    wizard.show()
+    wizard.tabs.setCurrentIndex(2)  # GPS
+    wizard.form.name_edit.setText("gps")
+    assert wizard.add_current()
+    answers.question = QMessageBox.StandardButton.Cancel
+    wizard.close()
+    assert wizard.isVisible() and [s.name for s in wizard.sensors] == ["gps"]
+    assert answers.shown[-1][0] == "question" and "discard" in answers.shown[-1][1].lower()
+    answers.question = QMessageBox.StandardButton.Discard
+    wizard.reject()
+    assert not wizard.isVisible() and wizard.saved_path is None
