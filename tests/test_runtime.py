@@ -138,4 +138,6 @@ def test_ctrl_c_ends_a_headless_run_keeping_its_log(tmp_path):
     with open(log, newline="") as fh:
         rows = list(csv.reader(fh))
     assert rows[0][:8] == ["time", *TRUTH_COLUMNS] and len(rows) > 30
-    assert {len(r) for r in rows} == {8} and float(rows[-1][0]) > 0.5
+    # Every row whole, up to the interrupt: the signal can land between the print at t = 0.517 s and that
+    # tick's log row, so the last row is at least the 0.5 s one.
+    assert {len(r) for r in rows} == {8} and float(rows[-1][0]) >= 0.5
