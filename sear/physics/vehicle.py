@@ -173,6 +173,7 @@ class Vehicle:
         self._hard_tuples = [tuple(float(v) for v in hp) for hp in self._hard_points]
         self._ray_length_list = [float(v) for v in self._ray_lengths]
         self._radius_list = [float(v) for v in self._radii]
+        self._wheel_radii = {wid: w.radius for wid, w in self.wheels.items()}
         self.engine_force = 0.0
         self.brake_force = 0.0
         self.steering = 0.0
@@ -226,16 +227,23 @@ class Vehicle:
             state.in_contact, state.delta_rotation = False, 0.0
 
     def state(self, time: float = 0.0) -> VehicleState:
-        """Ground truth of the body model frame (world frame, SI)."""
-        com, orn = self._com_pose()
-        lin, ang = p.getBaseVelocity(self.body_id, physicsClientId=self.client)
-        lin, ang = np.asarray(lin), np.asarray(ang)
-        offset = -_rotate(orn, self.cog)
+        """Ground truth of the body model frame (world frame, SI). Float arithmetic: it runs every step."""
+        (cx, cy, cz), orn = p.getBasePositionAndOrientation(self.body_id, physicsClientId=self.client)
+        (vx, vy, vz), (wx, wy, wz) = p.getBaseVelocity(self.body_id, physicsClientId=self.client)
+        gx, gy, gz = self._cog_tuple
+        if gx or gy or gz:
+            r00, r01, r02, r10, r11, r12, r20, r21, r22 = p.getMatrixFromQuaternion(orn)
+            # Offset from the centre of mass to the model origin, and that point's velocity v + w x r.
+            ox = -(r00 * gx + r01 * gy + r02 * gz)
+            oy = -(r10 * gx + r11 * gy + r12 * gz)
+            oz = -(r20 * gx + r21 * gy + r22 * gz)
+            cx, cy, cz = cx + ox, cy + oy, cz + oz
+            vx, vy, vz = vx + wy * oz - wz * oy, vy + wz * ox - wx * oz, vz + wx * oy - wy * ox
         return VehicleState(
-            time=time, position=com + offset, orientation=orn,
-            linear_velocity=lin + _cross(ang, offset), angular_velocity=ang,
+            time=time, position=np.array((cx, cy, cz)), orientation=np.array(orn),
+            linear_velocity=np.array((vx, vy, vz)), angular_velocity=np.array((wx, wy, wz)),
             wheel_angles={wid: s.rotation for wid, s in self._state.items()},
-            wheel_radii={wid: w.radius for wid, w in self.wheels.items()},
+            wheel_radii=dict(self._wheel_radii),
             steering=self.steering,
         )
 

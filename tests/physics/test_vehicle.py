@@ -202,3 +202,19 @@ def test_reset_returns_to_the_start_pose(world_factory):
     state = world.vehicle.state()
     assert np.allclose(state.position, world.start_position)
     assert np.linalg.norm(state.linear_velocity) == 0.0
+
+
+def test_full_throttle_cannot_climb_a_steep_icy_slope(world_factory):
+    # 30°, friction_slip 0.1. Gravity pulls m·g·sin 30° = 98 N down the slope. Bullet's friction cone
+    # weighs the forward impulse by 0.5, so wheels can push at most 2·0.1·(load) uphill: with all the
+    # weight on them 2·0.1·m·g·cos 30° = 34 N < 40 N of engine. So the robot slides back down with an
+    # acceleration along the slope between (98 - 34) / 20 = 3.2 m/s² and g·sin 30° = 4.9 m/s².
+    world = world_factory(terrain=plane_mesh(slope_deg=30.0), friction_slip=0.1)
+    world.vehicle.accelerate(40.0)
+    run(world, 0.5)
+    v0 = world.vehicle.state().linear_velocity[0] / math.cos(math.radians(30.0))
+    run(world, 1.0)
+    v1 = world.vehicle.state().linear_velocity[0] / math.cos(math.radians(30.0))
+    downhill = -(v1 - v0)
+    mg = 20.0 * G
+    assert (mg * 0.5 - 2 * 0.1 * mg * math.cos(math.radians(30.0))) / 20.0 < downhill < G * 0.5
