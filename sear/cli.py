@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib.util
 import os
 import shutil
 import sys
@@ -113,8 +112,6 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if not has_display():
         reason = ("no display is available (DISPLAY and WAYLAND_DISPLAY are not set), so the settings window "
                   "cannot open")
-    elif importlib.util.find_spec("sear.gui.app") is None:
-        reason = "the Project Settings window is not part of this version yet"
     else:
         from sear.gui.app import run_settings_app
 

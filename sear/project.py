@@ -52,7 +52,8 @@ class Terrain:
     scale: float = 1.0
     """Factor from model units to metres (mesh files only)."""
     heightmap_size: float = 100.0
-    """Heightmap images only: edge length of the square the image covers, metres."""
+    """Heightmap images only: edge length of the square the image covers, metres (for a non-square
+    image: its longer side; pixels stay square)."""
     heightmap_height: float = 10.0
     """Heightmap images only: height difference between black (0) and white (255) pixels, metres."""
 

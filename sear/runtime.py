@@ -8,6 +8,7 @@ with the same seed and inputs compute the same readings.
 
 from __future__ import annotations
 
+import builtins
 import csv
 import math
 import os
@@ -168,8 +169,17 @@ class Sim:
         """Ground-truth speed, m/s."""
         return float(np.linalg.norm(self._s.state.linear_velocity))
 
-    def print(self, *args: Any, sep: str = " ", end: str = "\n") -> None:
-        """Print to the console (the window's console panel, or stdout when headless)."""
+    def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
+              flush: bool = False) -> None:
+        """Print to the console (the window's console panel, or stdout when headless), flushed.
+
+        Takes print()'s arguments; `file=` an open file of the user's writes there instead (standard
+        output and standard error mean the console)."""
+        if file is not None and file is not sys.stdout and file is not sys.stderr:
+            builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+            return
+        sep = " " if sep is None else sep
+        end = "\n" if end is None else end
         self._s.emit(sep.join(str(a) for a in args) + end)
 
     def step(self) -> bool:
@@ -384,18 +394,23 @@ def _run_headless(simulation: Simulation, duration: float) -> int:
     path_length, last = 0.0, start.copy()
     simulation.start_user_code()
     steps = round(duration * simulation.physics_hz)
-    for _ in range(steps):
-        simulation.tick()
-        if simulation.stuck:
-            break
-        if simulation.steps % simulation.control_every == 0:
-            here = simulation.state.position
-            path_length += float(np.linalg.norm(here - last))
-            last = here.copy()
-        if simulation.realtime:
-            ahead = simulation.world.time - (_time.perf_counter() - wall0)
-            if ahead > 0.002:
-                _time.sleep(ahead)
+    interrupted = False
+    try:
+        for _ in range(steps):
+            simulation.tick()
+            if simulation.stuck:
+                break
+            if simulation.steps % simulation.control_every == 0:
+                here = simulation.state.position
+                path_length += float(np.linalg.norm(here - last))
+                last = here.copy()
+            if simulation.realtime:
+                ahead = simulation.world.time - (_time.perf_counter() - wall0)
+                if ahead > 0.002:
+                    _time.sleep(ahead)
+    except KeyboardInterrupt:  # Ctrl-C: end the run early but keep the log and the summary
+        interrupted = True
+        print("sear: interrupted; the log so far is kept.", file=sys.stderr)
     wall = _time.perf_counter() - wall0
     sim_time = simulation.world.time
     end = simulation.state.position
@@ -420,4 +435,4 @@ def _run_headless(simulation: Simulation, duration: float) -> int:
         if stuck:
             os._exit(1)  # the stuck user thread cannot be stopped; leave without waiting for it
         return 1
-    return 0
+    return 130 if interrupted else 0

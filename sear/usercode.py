@@ -13,6 +13,7 @@ stuck on. Errors name the user's file and line and show only the user's own fram
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 import traceback
@@ -92,12 +93,14 @@ class UserCodeRunner:
         self._job: Callable[[], Any] | None = None
         self._result: tuple[str, Any] = ("idle", None)
         self._stop = False
+        self._stop_told = False
         self._dead = False
         self._thread = threading.Thread(target=self._serve, name="sear-user-code", daemon=True)
         self._thread.start()
         self.program: UserProgram | None = None
         self._blocking_started = False
         self._blocking_done = False
+        self._sys_path_entry: str | None = None
 
     # --- the worker ----------------------------------------------------------------------------------
 
@@ -155,12 +158,22 @@ class UserCodeRunner:
 
     def _stuck_message(self, what: str) -> str:
         line = self._stuck_line()
-        where = f" It is stuck at line {line}: {_line_of(str(self.path), line)}" if line else ""
-        return (f"{what} did not return within {self.timeout:g} s of real time, so the run was ended.{where}. "
+        where = f" It is stuck at line {line}: `{_line_of(str(self.path), line)}`." if line else ""
+        return (f"{what} did not return within {self.timeout:g} s of real time, so the run was ended.{where} "
                 "Hooks must return quickly: move long loops into run(sim) with `while sim.step():`, "
                 "or raise the hook time-out in Code Setup.")
 
     # --- what the loop calls ---------------------------------------------------------------------------
+
+    def _forget_helpers(self) -> None:
+        """Drop modules imported from the user's folder by an earlier load, so that helper modules are
+        read afresh too (every Simulate loads the current files, not what an earlier run cached)."""
+        folder = self.path.resolve().parent
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if file and not name.startswith("sear") and Path(file).resolve().parent == folder:
+                del sys.modules[name]
+        importlib.invalidate_caches()  # helper files created since the last load are found
 
     def load(self) -> UserProgram:
         """Compile and execute the user's module (fresh every time) and find its hooks."""
@@ -181,13 +194,13 @@ class UserCodeRunner:
         module.__file__ = str(path)
         if self.print_fn is not None:
             module.__dict__["print"] = self.print_fn
-        sys.path.insert(0, str(path.parent))  # so the user's own helper modules import
-        try:
-            self._job = lambda: exec(code, module.__dict__)
-            self._hand_over("the file's top-level code (run when it is loaded)")
-        finally:
-            if sys.path and sys.path[0] == str(path.parent):
-                sys.path.pop(0)
+        self._forget_helpers()
+        if self._sys_path_entry is None:
+            # The user's own helper modules import, at load time and from inside hooks, until close().
+            self._sys_path_entry = str(path.parent)
+            sys.path.insert(0, self._sys_path_entry)
+        self._job = lambda: exec(code, module.__dict__)
+        self._hand_over("the file's top-level code (run when it is loaded)")
         self.program = UserProgram(path, module)
         return self.program
 
@@ -232,11 +245,14 @@ class UserCodeRunner:
         if threading.current_thread() is not self._thread or not self._blocking_started:
             raise RuntimeError("sim.step() and sim.wait() belong in run(sim); main_loop(sim) is already called "
                                "once per control tick, so it must return instead of stepping")
+        if self._stop_told:  # stepping on after being told the simulation ends: unwind
+            raise _StopRun()
         self._result = ("stepped", None)
         self._to_main.release()
         self._to_worker.acquire()
         if self._stop:
-            raise _StopRun()
+            self._stop_told = True
+            return False  # `while sim.step():` ends, and the code after the loop runs
         return True
 
     @property
@@ -245,12 +261,16 @@ class UserCodeRunner:
 
     def close(self) -> None:
         """End the worker thread (unwinding a blocked run(sim)); a stuck thread is left as a daemon."""
+        if self._sys_path_entry is not None:
+            if self._sys_path_entry in sys.path:
+                sys.path.remove(self._sys_path_entry)
+            self._sys_path_entry = None
         if self._dead:
             return
         self._stop = True
         self._job = None
         if self._blocking_started and not self._blocking_done:
-            self._to_worker.release()  # wakes worker_step, which raises _StopRun
+            self._to_worker.release()  # sim.step() returns False; stepping again raises _StopRun
             self._to_main.acquire(timeout=self.timeout)
         self._job = None
         self._to_worker.release()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -114,3 +115,27 @@ def test_cli_stuck_hook_ends_the_run_cleanly(tmp_path):
     assert result.returncode == 1
     assert "stuck at line 2" in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_ctrl_c_ends_a_headless_run_keeping_its_log(tmp_path):
+    project = rover_project(tmp_path / "p")
+    code = tmp_path / "p" / "drive.py"
+    code.write_text("def main_loop(sim):\n    sim.accelerate(20.0)\n    if sim.time > 0.5:\n"
+                    "        print('running', flush=True)\n")
+    project.code.user_code = code
+    project.save(tmp_path / "p" / "drive.prj")
+    log = tmp_path / "drive.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "sear", "run", str(tmp_path / "p" / "drive.prj"), "--headless",
+                             "--duration", "600", "--log", str(log)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "running\n"  # past 0.5 simulated s, inside the loop
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err and "simulated" in out
+    with open(log, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][:8] == ["time", *TRUTH_COLUMNS] and len(rows) > 30
+    assert {len(r) for r in rows} == {8} and float(rows[-1][0]) > 0.5

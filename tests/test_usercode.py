@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import textwrap
 import time
 
@@ -184,3 +185,64 @@ def test_every_simulate_loads_the_file_afresh(tmp_path):
         assert first.runner.program.module.value == 1 and second.runner.program.module.value == 2
     finally:
         second.close()
+
+
+def test_print_takes_prints_arguments_and_a_users_file(tmp_path):
+    project = _project(tmp_path, f"""\
+        import sys
+
+        def init(sim):
+            print("a", "b", sep="-", end="!\\n", flush=True)
+            print("to stderr is the console too", file=sys.stderr)
+            with open({str(tmp_path / "mine.txt")!r}, "w") as fh:
+                print("kept", 7, file=fh)
+
+        def main_loop(sim):
+            pass
+        """)
+    out = []
+    simulation = Simulation(project, output=out.append)
+    try:
+        assert simulation.user_error is None
+        assert out[:2] == ["a-b!\n", "to stderr is the console too\n"]
+        assert (tmp_path / "mine.txt").read_text() == "kept 7\n"
+    finally:
+        simulation.close()
+
+
+def test_helper_modules_import_from_hooks_and_are_read_afresh_each_load(tmp_path):
+    project = _project(tmp_path, """\
+        def init(sim):
+            import robot_helper
+            print("gain", robot_helper.GAIN)
+
+        def main_loop(sim):
+            pass
+        """)
+    helper = project.code.user_code.parent / "robot_helper.py"
+    for gain in (1, 22):  # different sizes: a .pyc written the same second must not be reused
+        helper.write_text(f"GAIN = {gain}\n")
+        out = []
+        simulation = Simulation(project, output=out.append)
+        simulation.close()
+        assert simulation.user_error is None and out == [f"gain {gain}\n"]
+    assert str(helper.parent) not in sys.path  # the user's folder is only on the path while it runs
+
+
+def test_when_the_simulation_ends_step_returns_false_and_code_after_the_loop_runs(tmp_path):
+    project = _project(tmp_path, """\
+        def run(sim):
+            ticks = 0
+            while sim.step():
+                ticks += 1
+            print("loop ended after", ticks, "ticks at", round(sim.time, 6), "s")
+            sim.step()                     # stepping on after the end unwinds the code
+            print("never printed")
+        """)
+    out = []
+    simulation = Simulation(project, output=out.append)
+    simulation.start_user_code()
+    simulation.run(0.5)                    # 30 control ticks at 60 Hz
+    simulation.close()
+    assert out == ["loop ended after 30 ticks at 0.5 s\n"]
+    assert not simulation.runner._thread.is_alive()

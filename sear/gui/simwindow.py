@@ -8,7 +8,6 @@ what a headless run with the same seed and inputs computes. Drawing never change
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from collections import deque
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from sear.gui.preview import shaded_colours
+from sear.gui.widgets import cross_marks
 from sear.runtime import Simulation, quaternion_to_euler
 
 DRIVE_KEYS = {
@@ -66,6 +66,12 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 UNITS = {"gps": {"latitude": "°", "longitude": "°", "altitude": "m"}, "compass": {"heading": ""},
          "accelerometer": "m/s²", "odometer": {"distance": "m", "ticks": ""}, "infrared": "m", "ultrasonic": "m",
          "lidar": "m"}
+PANEL_PERIOD = 0.16
+"""Seconds between refreshes of the HUD, plots and status bar."""
+TICK_BUDGET = {True: 0.022, False: 0.05}
+"""Wall seconds a frame may spend simulating, in real-time and in as-fast-as-possible mode: when the
+physics cannot keep up the simulation slips behind the clock (the status bar says so) rather than the
+frame rate collapsing, and as fast as possible still draws about 15 frames a second."""
 HIT, MISS = (1.0, 0.2, 0.15, 0.95), (0.3, 0.85, 0.35, 0.12)
 
 
@@ -140,6 +146,7 @@ class SimulationWindow(QMainWindow):
         self.camera_mode = "free"
         self._manual_active = False
         self._frames: deque[float] = deque(maxlen=60)
+        self._panels_drawn = 0.0
         self._wall_start = time.perf_counter()
         self._sim_start = simulation.world.time
         self._history: dict[str, deque] = {}
@@ -215,7 +222,7 @@ class SimulationWindow(QMainWindow):
                    for i in range(self.fields_list.count())) and self.fields_list.count():
             self.fields_list.item(0).setCheckState(Qt.CheckState.Checked)
         self.plot = pg.PlotWidget(background="w")
-        self.plot.addLegend(offset=(5, 5))
+        self.plot.addLegend(offset=(5, 5), brush=(255, 255, 255, 210), pen=(180, 180, 180), labelTextColor=(20, 20, 20))
         self.plot.setLabel("bottom", "simulated time", units="s")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.curves: dict[str, pg.PlotDataItem] = {}
@@ -229,10 +236,13 @@ class SimulationWindow(QMainWindow):
         self.lidar_plot.showGrid(x=True, y=True, alpha=0.3)
         self.lidar_plot.setLabel("bottom", "left ← → right", units="m")
         self.lidar_plot.setLabel("left", "ahead", units="m")
-        self.lidar_scatter = self.lidar_plot.plot(pen=None, symbol="o", symbolSize=3,
-                                                  symbolBrush=pg.mkBrush(200, 40, 40))
-        self.lidar_plot.plot([0], [0], pen=None, symbol="t1", symbolSize=10, symbolBrush=pg.mkBrush(30, 30, 30))
+        # Lines only: pyqtgraph's ScatterPlotItem crashes PySide6 6.12 when painted (a refcount error,
+        # 'none_dealloc'), so returns are drawn as short crosses and the robot as an outline.
         self.lidar_names = [s.name for s in sim.sensors.sensors if s.TYPE == "lidar"]
+        if self.lidar_names:
+            self._add_polar_grid(sim.sensors.sensor(self.lidar_names[0]).config)
+        self.lidar_scatter = self.lidar_plot.plot(pen=pg.mkPen(200, 40, 40, width=2), connect="pairs")
+        self.lidar_plot.plot([-0.15, 0.0, 0.15, -0.15], [-0.1, 0.25, -0.1, -0.1], pen=pg.mkPen(30, 30, 30, width=2))
         if self.lidar_names:
             self._dock(f"LIDAR ({self.lidar_names[0]})", self.lidar_plot, Qt.DockWidgetArea.RightDockWidgetArea)
 
@@ -252,6 +262,31 @@ class SimulationWindow(QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
+
+    def _add_polar_grid(self, config) -> None:
+        """Range rings (metres) and the edges of the scanned sector, so the LIDAR view reads as a polar plot
+        whose extent stays put while the returns come and go."""
+        from sear.sensors.lidar import scan_angles_deg
+
+        reach = float(config.max_range_m)
+        ring_step = next((step for step in (0.5, 1, 2, 5, 10, 20, 50, 100) if reach / step <= 5), 200.0)
+        theta = np.linspace(0.0, 2.0 * math.pi, 181)
+        pen = pg.mkPen(150, 150, 170, width=1, style=Qt.PenStyle.DashLine)
+        radius = ring_step
+        while radius <= reach + 1e-9:
+            self.lidar_plot.plot(radius * np.cos(theta), radius * np.sin(theta), pen=pen)
+            label = pg.TextItem(f"{radius:g} m", color=(110, 110, 130), anchor=(0, 1))
+            label.setPos(radius * math.cos(math.radians(60)), radius * math.sin(math.radians(60)))
+            self.lidar_plot.addItem(label)
+            radius += ring_step
+        angles = np.radians(scan_angles_deg(config) - config.spread_deg / 2.0)
+        if config.spread_deg < 360.0:
+            for a in (angles[0], angles[-1]):  # the sector's edges, in the view's right/ahead axes
+                self.lidar_plot.plot([0.0, -reach * math.sin(a)], [0.0, reach * math.cos(a)],
+                                     pen=pg.mkPen(120, 160, 120, width=1))
+        self.lidar_plot.setRange(xRange=(-reach, reach), yRange=(-0.1 * reach if config.spread_deg <= 180 else -reach,
+                                                                  reach), padding=0.02)
+        self.lidar_plot.disableAutoRange()
 
     def _add_north_arrow(self, size: float, top: float) -> None:
         x, y, z = size * 0.42, size * 0.30, top + 0.5
@@ -395,9 +430,11 @@ class SimulationWindow(QMainWindow):
             self.simulation.set_manual_input(0.0, 0.0, False)  # keys released: let go of the pedals
             self._manual_active = False
 
-    def _advance_ticks(self, count: int) -> None:
+    def _advance_ticks(self, count: int, budget: float | None = None) -> None:
+        """Run `count` ticks with the held keys, or fewer if `budget` wall seconds run out first."""
+        deadline = None if budget is None else time.perf_counter() + budget
         for _ in range(count):
-            if self.simulation.stuck:
+            if self.simulation.stuck or (deadline is not None and time.perf_counter() > deadline):
                 return
             self._drive_input()
             self.simulation.tick()
@@ -408,6 +445,7 @@ class SimulationWindow(QMainWindow):
     def advance(self, seconds: float) -> None:
         """Simulate `seconds` with the keys as they are now held (what the timer does, minus the clock)."""
         self._advance_ticks(round(seconds * self.simulation.physics_hz))
+        self._restart_clock()  # the real-time clock and factor count from here, not across this jump
         self.draw()
 
     def frame(self) -> None:
@@ -421,12 +459,15 @@ class SimulationWindow(QMainWindow):
                     steps = int(self.simulation.physics_hz / 4)
                     self._restart_clock()
             else:
-                steps = int(self.simulation.physics_hz / 10)
-            self._advance_ticks(max(0, steps))
+                steps = int(self.simulation.physics_hz)
+            if self.duration is not None:  # stop exactly at --duration, as a headless run does
+                left = round((self.duration - self.simulation.world.time) * self.simulation.physics_hz)
+                steps = min(steps, left)
+            self._advance_ticks(max(0, steps), TICK_BUDGET[self.realtime])
         self._move_camera_keys()
         self.draw()
         self._frames.append(time.perf_counter())
-        if self.duration is not None and self.simulation.world.time >= self.duration:
+        if self.duration is not None and self.simulation.world.time >= self.duration - 0.5 / self.simulation.physics_hz:
             self.close()
 
     def _move_camera_keys(self) -> None:
@@ -447,7 +488,7 @@ class SimulationWindow(QMainWindow):
     # --- drawing ---------------------------------------------------------------------------------------------
 
     def draw(self) -> None:
-        sim, world = self.simulation, self.simulation.world
+        world = self.simulation.world
         vehicle = world.vehicle
         position, orientation = vehicle.pose()
         self.body_item.setTransform(_transform(position, orientation))
@@ -466,16 +507,28 @@ class SimulationWindow(QMainWindow):
                 pos, orn = world.obstacle_pose(obstacle)
                 item.setTransform(_transform(pos, orn))
         if self.rays_item.visible():
-            starts, ends, hits = sim.sensors.last_rays
+            starts, ends, hits = self.visible_rays()
             if len(starts):
                 pts = np.empty((2 * len(starts), 3), dtype=np.float32)
                 pts[0::2], pts[1::2] = starts, ends
                 colours = np.where(np.repeat(hits, 2)[:, None], HIT, MISS).astype(np.float32)
                 self.rays_item.setData(pos=pts, color=colours)
         self._follow_camera(position, orientation)
-        self._update_hud()
-        self._update_plots()
-        self._update_status()
+        # Text and plots change slowly to the eye and are costly to repaint (every widget over an
+        # OpenGL view is recomposited in software): refresh them at about 6 Hz of wall time.
+        now = time.perf_counter()
+        if now - self._panels_drawn >= PANEL_PERIOD or self.paused or not self.timer.isActive():
+            self._panels_drawn = now
+            self._update_hud()
+            self._update_plots()
+            self._update_status()
+
+    def visible_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every ray sensor's rays of its latest sample: starts, ends (m, world frame) and hit flags."""
+        batches = list(self.simulation.sensors.rays_by_sensor.values())
+        if not batches:
+            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
+        return tuple(np.concatenate(parts) for parts in zip(*batches, strict=True))
 
     def _follow_camera(self, position: np.ndarray, orientation: np.ndarray) -> None:
         mode = self.camera_mode
@@ -503,7 +556,9 @@ class SimulationWindow(QMainWindow):
         lines = [f"t = {sim.world.time:8.2f} s   speed {np.linalg.norm(sim.state.linear_velocity):5.2f} m/s"]
         for sensor in sim.sensors.sensors:
             reading = sensor.reading
-            if reading is None:
+            if reading is None and sensor.TYPE in ("infrared", "ultrasonic") and sim.steps > 0:
+                text = f"nothing within {sensor.config.max_range_cm / 100.0:g} m"
+            elif reading is None:
                 text = "—"
             elif sensor.TYPE == "lidar":
                 text = f"{np.count_nonzero(~np.isnan(reading))} returns, nearest {np.nanmin(reading):.2f} m" \
@@ -560,7 +615,8 @@ class SimulationWindow(QMainWindow):
                 angles = np.radians(scan_angles_deg(sensor.config) - sensor.config.spread_deg / 2.0)
                 ok = ~np.isnan(ranges)
                 # Plot with the robot's forward axis pointing up the screen, left to the left.
-                self.lidar_scatter.setData(-ranges[ok] * np.sin(angles[ok]), ranges[ok] * np.cos(angles[ok]))
+                self.lidar_scatter.setData(*cross_marks(-ranges[ok] * np.sin(angles[ok]),
+                                                        ranges[ok] * np.cos(angles[ok]), 0.04))
 
     def _update_status(self) -> None:
         sim = self.simulation
@@ -580,7 +636,7 @@ class SimulationWindow(QMainWindow):
         wall = time.perf_counter() - self._wall_start
         rtf = (sim.world.time - self._sim_start) / wall if wall > 0.5 and not self.paused else float("nan")
         mode = "paused" if self.paused else ("real time" if self.realtime else "fast")
-        rtf_text = f"{rtf:4.2f}x" if math.isfinite(rtf) else "—"
+        rtf_text = f"{rtf:4.2f}x" if math.isfinite(rtf) else "(measuring)"
         self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {mode}, {rtf_text} real time   |   "
                             f"{fps:4.1f} frames/s   |   F1: keys")
 
@@ -610,8 +666,10 @@ class SimulationWindow(QMainWindow):
 
 
 def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
-    """Show the simulation window until it is closed (or `duration` simulated seconds pass); exit status."""
-    from sear.gui.app import configure_qt
+    """Show the simulation window until it is closed (or `duration` simulated seconds pass), then end the
+    process: status 0 for a window the user closed (a user code error was shown in the console while
+    the window kept running), 1 when user code got stuck (its thread cannot be stopped)."""
+    from sear.gui.app import configure_qt, leave
 
     configure_qt()
     app = QApplication.instance() or QApplication([])
@@ -622,9 +680,7 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     if simulation.stuck:
         simulation.stop_log()
         simulation.world.close()
-        os._exit(1)  # the stuck user thread cannot be stopped; leave without waiting for it
+        leave(1)
     simulation.close()
-    # The user closed the window (or the duration ran out): a clean end, even after a user code error,
-    # which the console showed while the window kept running.
-    return 0
-
+    leave(0)
+    return 0  # not reached

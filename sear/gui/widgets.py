@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
@@ -23,6 +24,14 @@ UNIT_SUFFIXES = (
     ("_mv_per_g", "mV/g"), ("_mps2", "m/s²"), ("_dps", "°/s"), ("_pct", "%"), ("_deg", "°"), ("_hz", "Hz"),
     ("_mm", "mm"), ("_cm", "cm"), ("_mv", "mV"), ("_g", "g"), ("_m", "m"),
 )
+
+
+def cross_marks(x: np.ndarray, y: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """Line-segment pairs (for connect='pairs') drawing a small '+' at each point."""
+    h = size / 2.0
+    xs = np.column_stack([x - h, x + h, x, x]).ravel()
+    ys = np.column_stack([y, y, y - h, y + h]).ravel()
+    return xs, ys
 
 
 def unit_of(name: str) -> str:
@@ -70,6 +79,7 @@ class NumberField(QDoubleSpinBox):
         self.reason = f"Must be {meaning}." if meaning else ""
         tip = " ".join(t for t in (tooltip, self.reason) if t)
         self.setToolTip(tip)
+        self.setStatusTip(self.reason)
         self.last_refusal = ""
         """The last reason shown for a refused entry ('' before any)."""
 

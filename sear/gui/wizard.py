@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from sear.errors import SearError
 from sear.fielddocs import field_docs
-from sear.gui.widgets import IntField, NumberField, label_of, unit_of
+from sear.gui.widgets import IntField, NumberField, cross_marks, label_of, unit_of
 from sear.project import WHEEL_IDS, Project
 from sear.sensors.config import SENSOR_TYPES, Pose, SensorConfig, consistency_problems, load_sensors, save_sensors
 from sear.sensors.range import cone_directions, ray_count
@@ -328,8 +328,9 @@ class SensorForm(QWidget):
         dirs = cone_directions(beam, length_cm / 100.0, res)
         ends = dirs * length_cm  # cm, the unit of the form's fields
         self.cone_plot.clear()
-        self.cone_plot.plot(ends[:, 1], ends[:, 2], pen=None, symbol="o", symbolSize=5,
-                            symbolBrush=pg.mkBrush(31, 119, 180))
+        # Crosses drawn as line pairs: pyqtgraph's ScatterPlotItem crashes PySide6 6.12 when painted.
+        self.cone_plot.plot(*cross_marks(ends[:, 1], ends[:, 2], max(beam / 40.0, 1e-4)),
+                            pen=pg.mkPen(31, 119, 180, width=2), connect="pairs")
         circle = np.linspace(0, 2 * np.pi, 90)
         radius_cm = cfg.beam_width_cm / 2
         self.cone_plot.plot(radius_cm * np.cos(circle), radius_cm * np.sin(circle), pen=pg.mkPen((150, 150, 150)))

@@ -328,9 +328,10 @@ def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainMode
 
     Mesh files are scaled by `terrain.scale` and shifted in x and y so their bounding-box centre is the
     world origin (z unchanged). Heightmap images (PNG, JPG, BMP, TIFF; 8 or 16 bit grey, colour images
-    are converted to grey) cover a square `heightmap_size` metres on a side, row 0 the north edge and
-    column 0 the west edge, with heights pixel / max × `heightmap_height` metres (black 0, white the
-    full height).
+    are converted to grey) have one vertex per pixel, centred on the origin, row 0 the north edge and
+    column 0 the west edge; pixels are square and the longer image side spans `heightmap_size` metres
+    (a square image covers that square). Heights are pixel / max × `heightmap_height` metres (black
+    0, white the full height).
     """
     if terrain.file is None:
         raise ProjectError("no terrain file is chosen; choose one on the Terrain Model tab.", field=tab or None)
@@ -400,9 +401,11 @@ def _load_heightmap(path: Path, terrain: Terrain, tab: str) -> TerrainModel:
     if rows < 2 or cols < 2:
         raise _fail(path, tab, "the heightmap image must be at least 2 x 2 pixels.")
     heights = grey / full * top_height
-    # Pixel centres are the grid's vertices; the image spans the square edge to edge, north at the top.
-    xs = np.linspace(-size / 2.0, size / 2.0, cols)
-    ys = np.linspace(size / 2.0, -size / 2.0, rows)
+    # Pixel centres are the grid's vertices, north at the top; pixels stay square, so the longer image
+    # side spans `size` metres (docs/project-format.md) and a non-square image covers a rectangle.
+    step = size / (max(rows, cols) - 1)
+    xs = (np.arange(cols) - (cols - 1) / 2.0) * step
+    ys = ((rows - 1) / 2.0 - np.arange(rows)) * step
     gx, gy = np.meshgrid(xs, ys, indexing="xy")
     vertices = np.column_stack([gx.ravel(), gy.ravel(), heights.ravel()])
     idx = np.arange(rows * cols).reshape(rows, cols)

@@ -167,6 +167,12 @@ class Vehicle:
         self._radii = np.array([g.radius for g in self._geoms])
         self._hard_points = np.array([g.centre + np.array([0.0, 0.0, self.rest_length]) for g in self._geoms])
         self._ray_lengths = self.rest_length + self._radii
+        # Plain-float copies for the per-step update.
+        self._inv_inertia_tuple = tuple(float(v) for v in self._inv_inertia_local)
+        self._cog_tuple = tuple(float(v) for v in self.cog)
+        self._hard_tuples = [tuple(float(v) for v in hp) for hp in self._hard_points]
+        self._ray_length_list = [float(v) for v in self._ray_lengths]
+        self._radius_list = [float(v) for v in self._radii]
         self.engine_force = 0.0
         self.brake_force = 0.0
         self.steering = 0.0
@@ -263,106 +269,133 @@ class Vehicle:
         side = geom.centre[1]
         return math.atan(self.wheelbase / (radius - side))
 
-    def _drive_forces(self) -> np.ndarray:
+    def _drive_forces(self) -> list[float]:
         """Engine force on each wheel (N), in WHEEL_IDS order."""
         e = self.engine_force
         if self.dynamics.drive_type == "skid":
             turn = self._turn * self.dynamics.engine_force
             left, right = e / 2.0 - turn / 2.0, e / 2.0 + turn / 2.0
-            return np.array([(left if g.left else right) / 2.0 for g in self._geoms])
-        return np.array([0.0 if g.front else e / 2.0 for g in self._geoms])
+            return [(left if g.left else right) / 2.0 for g in self._geoms]
+        return [0.0 if g.front else e / 2.0 for g in self._geoms]
 
     def update(self, dt: float) -> None:
         """Cast the suspension rays and apply this step's suspension, drive and friction forces.
 
-        Vectorised over the four wheels: this runs every physics step, so it must stay cheap."""
+        Plain float arithmetic over the four wheels: this runs every physics step, and numpy's
+        per-call overhead on 3-vectors made it cost ~25 bare pybullet steps (~1 ms); floats take ~0.1 ms."""
         client = self.client
-        com, orn = self._com_pose()
-        lin, ang = (np.asarray(v) for v in p.getBaseVelocity(self.body_id, physicsClientId=client))
-        rot = np.asarray(p.getMatrixFromQuaternion(orn.tolist())).reshape(3, 3)
-        up = rot[:, 2]
-        mass = self.dynamics.mass
-        inv_inertia = rot @ np.diag(self._inv_inertia_local) @ rot.T
-
-        hard = com - rot @ self.cog + self._hard_points @ rot.T          # (4, 3) world
-        ends = hard - up * self._ray_lengths[:, None]
-        hits = p.rayTestBatch(hard, ends, collisionFilterMask=0xFFFF & ~ROBOT_COLLISION_GROUP,
+        dyn = self.dynamics
+        mass = dyn.mass
+        (cx, cy, cz), orn = p.getBasePositionAndOrientation(self.body_id, physicsClientId=client)
+        (vx, vy, vz), (wx, wy, wz) = p.getBaseVelocity(self.body_id, physicsClientId=client)
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = p.getMatrixFromQuaternion(orn)
+        ux, uy, uz = r02, r12, r22  # chassis up, world frame
+        ix, iy, iz = self._inv_inertia_tuple
+        gx, gy, gz = self._cog_tuple
+        ox = cx - (r00 * gx + r01 * gy + r02 * gz)  # body model origin, world frame
+        oy = cy - (r10 * gx + r11 * gy + r12 * gz)
+        oz = cz - (r20 * gx + r21 * gy + r22 * gz)
+        starts, ends = [], []
+        for (hx, hy, hz), length in zip(self._hard_tuples, self._ray_length_list, strict=True):
+            sx = ox + r00 * hx + r01 * hy + r02 * hz
+            sy = oy + r10 * hx + r11 * hy + r12 * hz
+            sz = oz + r20 * hx + r21 * hy + r22 * hz
+            starts.append((sx, sy, sz))
+            ends.append((sx - ux * length, sy - uy * length, sz - uz * length))
+        hits = p.rayTestBatch(starts, ends, collisionFilterMask=0xFFFF & ~ROBOT_COLLISION_GROUP,
                               physicsClientId=client)
-        contact = np.array([h[0] >= 0 and h[2] < 1.0 for h in hits])
-        fraction = np.array([h[2] for h in hits])
-        point = np.array([h[3] for h in hits])
-        normal = np.array([h[4] for h in hits])
-        steering = np.array([self._wheel_steering(g) for g in self._geoms])
-
-        susp = np.clip(fraction * self._ray_lengths - self._radii,
-                       self.rest_length - self.max_travel, self.rest_length + self.max_travel)
-        susp = np.where(contact, susp, self.rest_length)
-        rel = point - com
-        vel = lin + _cross(ang, rel)
-        denom = normal @ up
-        steep = denom < 0.1
-        safe = np.where(steep, 1.0, denom)
-        rel_vel = np.where(steep, 0.0, (normal * vel).sum(axis=1) / safe)
-        inv_contact = np.where(steep, 10.0, 1.0 / safe)
-        spring = self.dynamics.suspension_stiffness * (self.rest_length - susp) * inv_contact
-        damping = np.where(rel_vel < 0, self.dynamics.suspension_compression, self.dynamics.suspension_damping)
-        force = np.where(contact, np.maximum(0.0, (spring - damping * rel_vel) * mass), 0.0)
-
-        # Rolling and sideways directions at each contact, in the ground plane.
-        axle_body = np.column_stack([-np.sin(steering), np.cos(steering), np.zeros(4)])
-        axle = axle_body @ rot.T
-        axle -= normal * (axle * normal).sum(axis=1)[:, None]
-        axle /= np.maximum(np.linalg.norm(axle, axis=1), 1e-9)[:, None]
-        fwd = _cross(axle, normal)
-        fwd /= np.maximum(np.linalg.norm(fwd, axis=1), 1e-9)[:, None]
-
-        # Sideways: Bullet's bilateral constraint impulse against the static ground.
-        rxn = _cross(rel, axle)
-        jac_side = 1.0 / mass + np.einsum("ij,jk,ik->i", rxn, inv_inertia, rxn)
-        side = -SIDE_CONTACT_DAMPING * (axle * vel).sum(axis=1) / jac_side
-        # Forward: engine on driven wheels; elsewhere rolling friction up to brake + rolling resistance.
+        contacts = [h[0] >= 0 and h[2] < 1.0 for h in hits]
+        share = mass / max(1, sum(contacts))
         drive = self._drive_forces()
-        # Cancel the forward velocity this step will have, gravity included, with the chassis' linear
-        # mass shared by the wheels on the ground (Bullet's ONLY_USE_LINEAR_MASS form). Using each
-        # contact's effective mass instead under-brakes: the contacts sit far below the centre of mass,
-        # so a slope makes the robot creep at several cm/s with the brakes on.
-        vel_next = vel + np.array([0.0, 0.0, -GRAVITY * dt])
-        share = mass / max(1, int(contact.sum()))
-        stop = -(fwd * vel_next).sum(axis=1) * share
-        limit = (self.brake_force / 4.0 + ROLLING_RESISTANCE * force) * dt
-        forward = np.where(drive != 0.0, drive * dt, np.clip(stop, -limit, limit))
-        # Friction cone: beyond friction_slip * load the wheel skids and both impulses shrink.
-        max_imp = force * dt * self.dynamics.friction_slip
-        total = np.hypot(forward * FORWARD_SLIP_FACTOR, side)
-        skid = np.where(total > max_imp, max_imp / np.maximum(total, 1e-12), 1.0)
-        forward = np.where(contact, forward * skid, 0.0)
-        side = np.where(contact, side * skid, 0.0)
-
-        f_susp = normal * force[:, None]
-        f_fwd = fwd * (forward / dt)[:, None]
-        f_side = axle * (side / dt)[:, None]
-        rel_side = rel - up * ((rel @ up) * (1.0 - ROLL_INFLUENCE))[:, None]
-        f_susp = np.where(contact[:, None], f_susp, 0.0)
-        total_force = (f_susp + f_fwd + f_side).sum(axis=0)
-        total_torque = (_cross(rel, f_susp + f_fwd) + _cross(rel_side, f_side)).sum(axis=0)
-        total_torque = np.nan_to_num(total_torque)
-        p.applyExternalForce(self.body_id, -1, np.nan_to_num(total_force).tolist(), com.tolist(), p.WORLD_FRAME,
-                             physicsClientId=client)
-        p.applyExternalTorque(self.body_id, -1, total_torque.tolist(), p.WORLD_FRAME, physicsClientId=client)
-
-        # Wheel spin from the ground speed under each wheel (Bullet), locked when braking into a skid.
-        ground_speed = (fwd * vel).sum(axis=1)
-        locked = (self.brake_force > 0) & (skid < 1.0) & (drive == 0.0)
+        rest, travel = self.rest_length, self.max_travel
+        brake_each = self.brake_force / 4.0
+        fx = fy = fz = tx = ty = tz = 0.0
         for i, state in enumerate(self._states):
-            state.steering = float(steering[i])
-            state.in_contact = bool(contact[i])
-            state.suspension_length = float(susp[i])
-            state.suspension_force = float(force[i])
-            state.skid = float(skid[i]) if contact[i] else 1.0
-            state.contact_point = point[i] if contact[i] else None
-            state.contact_normal = normal[i] if contact[i] else None
-            if contact[i]:
-                state.delta_rotation = 0.0 if locked[i] else float(ground_speed[i]) * dt / self._radii[i]
-            else:
+            steering = self._wheel_steering(self._geoms[i])
+            state.steering = steering
+            if not contacts[i]:
+                state.in_contact, state.suspension_length, state.suspension_force = False, rest, 0.0
+                state.skid, state.contact_point, state.contact_normal = 1.0, None, None
                 state.delta_rotation *= 0.99
+                state.rotation += state.delta_rotation
+                continue
+            _, _, fraction, point, normal = hits[i]
+            radius = self._radius_list[i]
+            susp = min(max(fraction * self._ray_length_list[i] - radius, rest - travel), rest + travel)
+            nx, ny, nz = normal
+            rx, ry, rz = point[0] - cx, point[1] - cy, point[2] - cz
+            # Contact point velocity: v + w x r.
+            px = vx + wy * rz - wz * ry
+            py = vy + wz * rx - wx * rz
+            pz = vz + wx * ry - wy * rx
+            denom = nx * ux + ny * uy + nz * uz
+            if denom < 0.1:
+                rel_vel, inv_contact = 0.0, 10.0
+            else:
+                rel_vel, inv_contact = (nx * px + ny * py + nz * pz) / denom, 1.0 / denom
+            spring = dyn.suspension_stiffness * (rest - susp) * inv_contact
+            damping = dyn.suspension_compression if rel_vel < 0 else dyn.suspension_damping
+            force = max(0.0, (spring - damping * rel_vel) * mass)
+
+            # Rolling (f) and sideways (a) directions at the contact, in the ground plane.
+            sin_s, cos_s = math.sin(steering), math.cos(steering)
+            ax, ay, az = -r00 * sin_s + r01 * cos_s, -r10 * sin_s + r11 * cos_s, -r20 * sin_s + r21 * cos_s
+            dot = ax * nx + ay * ny + az * nz
+            ax, ay, az = ax - nx * dot, ay - ny * dot, az - nz * dot
+            norm = max(math.sqrt(ax * ax + ay * ay + az * az), 1e-9)
+            ax, ay, az = ax / norm, ay / norm, az / norm
+            fx_, fy_, fz_ = ay * nz - az * ny, az * nx - ax * nz, ax * ny - ay * nx
+            norm = max(math.sqrt(fx_ * fx_ + fy_ * fy_ + fz_ * fz_), 1e-9)
+            fx_, fy_, fz_ = fx_ / norm, fy_ / norm, fz_ / norm
+
+            # Sideways: Bullet's bilateral constraint impulse against the static ground.
+            qx, qy, qz = ry * az - rz * ay, rz * ax - rx * az, rx * ay - ry * ax  # r x axle
+            lx = r00 * qx + r10 * qy + r20 * qz  # ... in the body frame, where the inertia is diagonal
+            ly = r01 * qx + r11 * qy + r21 * qz
+            lz = r02 * qx + r12 * qy + r22 * qz
+            jac_side = 1.0 / mass + lx * lx * ix + ly * ly * iy + lz * lz * iz
+            side = -SIDE_CONTACT_DAMPING * (ax * px + ay * py + az * pz) / jac_side
+            # Forward: engine on driven wheels; elsewhere rolling friction up to brake + rolling
+            # resistance. It cancels the forward velocity this step will have, gravity included, with
+            # the chassis' linear mass shared by the wheels on the ground (Bullet's ONLY_USE_LINEAR_MASS
+            # form). Each contact's effective mass would under-brake: the contacts sit far below the
+            # centre of mass, so on a slope the robot would creep at several cm/s with the brakes on.
+            ground_speed = fx_ * px + fy_ * py + fz_ * pz
+            if drive[i] != 0.0:
+                forward = drive[i] * dt
+            else:
+                stop = -(ground_speed - fz_ * GRAVITY * dt) * share
+                limit = (brake_each + ROLLING_RESISTANCE * force) * dt
+                forward = min(max(stop, -limit), limit)
+            # Friction cone: beyond friction_slip * load the wheel skids and both impulses shrink.
+            max_imp = force * dt * dyn.friction_slip
+            total = math.hypot(forward * FORWARD_SLIP_FACTOR, side)
+            skid = max_imp / max(total, 1e-12) if total > max_imp else 1.0
+            forward *= skid / dt
+            side *= skid / dt
+
+            # Suspension + forward force act at the contact; side force ROLL_INFLUENCE of the way up.
+            ex = nx * force + fx_ * forward
+            ey = ny * force + fy_ * forward
+            ez = nz * force + fz_ * forward
+            sx, sy, sz = ax * side, ay * side, az * side
+            up_dot = (rx * ux + ry * uy + rz * uz) * (1.0 - ROLL_INFLUENCE)
+            kx, ky, kz = rx - ux * up_dot, ry - uy * up_dot, rz - uz * up_dot
+            fx += ex + sx
+            fy += ey + sy
+            fz += ez + sz
+            tx += ry * ez - rz * ey + ky * sz - kz * sy
+            ty += rz * ex - rx * ez + kz * sx - kx * sz
+            tz += rx * ey - ry * ex + kx * sy - ky * sx
+
+            # Wheel spin from the ground speed under the wheel (Bullet), locked when braking into a skid.
+            locked = self.brake_force > 0 and skid < 1.0 and drive[i] == 0.0
+            state.in_contact, state.suspension_length, state.suspension_force = True, susp, force
+            state.skid, state.contact_point, state.contact_normal = skid, np.asarray(point), np.asarray(normal)
+            state.delta_rotation = 0.0 if locked else ground_speed * dt / radius
             state.rotation += state.delta_rotation
+        force_total, torque_total = (fx, fy, fz), (tx, ty, tz)
+        if not all(map(math.isfinite, force_total + torque_total)):
+            return  # a degenerate contact (zero-length normal): skip this step's forces rather than explode
+        p.applyExternalForce(self.body_id, -1, force_total, (cx, cy, cz), p.WORLD_FRAME, physicsClientId=client)
+        p.applyExternalTorque(self.body_id, -1, torque_total, p.WORLD_FRAME, physicsClientId=client)

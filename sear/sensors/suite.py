@@ -39,6 +39,9 @@ class SensorSuite:
         self.last_rays: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros((0, 3)), np.zeros((0, 3)),
                                                                        np.zeros(0, dtype=bool))
         """Starts, ends and hit flags of the rays cast on the last tick that cast any."""
+        self.rays_by_sensor: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        """Each ray sensor's rays of its latest sample (starts, ends at the hit or full length, hit flags;
+        world frame, metres): what the window draws, steady although sensors sample on different ticks."""
 
     @property
     def names(self) -> list[str]:
@@ -78,6 +81,9 @@ class SensorSuite:
             all_starts, all_ends = np.concatenate(starts), np.concatenate(ends)
             hits = self.caster.cast(all_starts, all_ends)
             self.last_rays = (all_starts, np.where(hits.hit[:, None], hits.position, all_ends), hits.hit)
+            for sensor, span in zip(due, spans, strict=True):
+                if span is not None:
+                    self.rays_by_sensor[sensor.name] = (all_starts[span], self.last_rays[1][span], hits.hit[span])
         for sensor, span in zip(due, spans, strict=True):
             sensor.sample(state, hits[span] if span is not None and hits is not None else None)
             sensor.last_sample_time = state.time

@@ -83,8 +83,13 @@ def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp
     assert fresh.windowTitle().startswith("Rover trial") and fresh.path_label.toolTip() == str(tmp_path / "mine.prj")
 
 
-def test_impossible_values_cannot_be_entered_and_say_why(window):
+def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
     mass = window._numbers[("dynamics", "mass")]
+    window.tabs.setCurrentIndex(3)
+    mass.setFocus()
+    mass.selectAll()
+    qtbot.keyClicks(mass.lineEdit(), "-")
+    assert "Must be a number greater than 0." in window.statusBar().currentMessage()
     mass.setValue(-5.0)
     assert mass.value() > 0 and window.project.dynamics.mass > 0
     assert "greater than 0" in mass.toolTip()
@@ -184,8 +189,8 @@ def test_simulate_runs_the_demo_in_its_own_process_and_stop_ends_it(window, answ
     answers.open_path = str(demo_copy / "demo.prj")
     window.open_project()
     assert window.simulate()
-    # init prints this whether the run opens its window (main_loop then waits for Space) or not
-    qtbot.waitUntil(lambda: "demo: route of 4 corners" in window.console.toPlainText(), timeout=60_000)
+    # The demo's init() prints its route as soon as the simulation process has loaded the project.
+    qtbot.waitUntil(lambda: "demo: route of 4 corners" in window.console.toPlainText(), timeout=90_000)
     assert window.process.state() != QProcess.ProcessState.NotRunning
     assert window.isEnabled() and not window.simulate_button.isEnabled()
     window.stop_button.click()

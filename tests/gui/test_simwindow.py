@@ -110,8 +110,13 @@ def test_sensor_rays_toggle(window):
     assert not w.rays_item.visible()
     w.actions["rays"].setChecked(True)
     w.advance(0.2)
-    starts, _ends, _hits = w.simulation.sensors.last_rays
+    starts, _ends, _hits = w.visible_rays()
     assert w.rays_item.visible() and len(w.rays_item.pos) == 2 * len(starts) > 0
+    # Every ray sensor's latest rays are drawn, whichever of them sampled on the last tick.
+    suite = w.simulation.sensors
+    ray_sensors = {s.name for s in suite.sensors if s.TYPE in ("infrared", "ultrasonic", "lidar")}
+    assert set(suite.rays_by_sensor) == ray_sensors
+    assert len(starts) == sum(len(r[0]) for r in suite.rays_by_sensor.values()) >= len(suite.last_rays[0])
     w.actions["rays"].setChecked(False)
     assert not w.rays_item.visible()
 
@@ -162,7 +167,11 @@ def test_a_user_code_error_shows_and_the_window_keeps_running(qtbot, demo_copy):
 
 def test_closing_the_window_exits_with_status_0(demo_copy):
     env = dict(os.environ)
-    result = subprocess.run([sys.executable, "-m", "sear", "run", str(demo_copy / "demo.prj"), "--duration", "1.5"],
-                            capture_output=True, text=True, env=env, timeout=120)
+    log = demo_copy / "window.csv"
+    result = subprocess.run([sys.executable, "-m", "sear", "run", str(demo_copy / "demo.prj"), "--duration", "1.5",
+                             "--log", str(log)], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "demo: route of 4 corners" in result.stdout
+    with open(log, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert len(rows) == 1 + 90 and float(rows[-1][0]) == pytest.approx(1.5)  # stopped exactly at --duration

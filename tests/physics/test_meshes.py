@@ -367,16 +367,16 @@ def _ray_heights_at(model, xy):
         p.disconnect(client)
 
 
-def test_non_square_heightmap_covers_the_square_north_up(tmp_path):
+def test_non_square_heightmap_keeps_square_pixels_north_up(tmp_path):
     pixels = np.zeros((3, 5), np.uint8)     # 3 rows (north to south) x 5 columns (west to east)
     pixels[0, 4] = 255                        # north-east corner white
     pixels[2, 0] = 51                         # south-west corner 20 % grey
     Image.fromarray(pixels, mode="L").save(tmp_path / "hm.bmp")
     model = load_terrain(Terrain(file=tmp_path / "hm.bmp", heightmap_size=40.0, heightmap_height=5.0))
-    assert np.allclose(model.mesh.bounds[:, :2], [[-20, -20], [20, 20]])
+    # The longer side (5 pixels, 4 steps) spans 40 m: 10 m pixels, so the 3 rows span 20 m.
+    assert np.allclose(model.mesh.bounds[:, :2], [[-20, -10], [20, 10]])
     assert np.array_equal(model.heightfield, pixels / 255.0 * 5.0)
-    # Columns every 10 m from x = -20, rows every 20 m from y = +20 (north) down to -20.
-    heights = _ray_heights_at(model, [(19.99, 19.99), (-19.99, -19.99), (0.0, 0.0)])
+    heights = _ray_heights_at(model, [(19.99, 9.99), (-19.99, -9.99), (0.0, 0.0)])
     assert np.allclose(heights, [255 / 255 * 5.0, 51 / 255 * 5.0, 0.0], atol=0.01)
     assert np.all(model.mesh.face_normals[:, 2] > 0)
 
@@ -507,3 +507,10 @@ def test_a_flat_model_still_gets_a_collision_shape():
         assert convex_collision_shape(client, sheet) >= 0
     finally:
         p.disconnect(client)
+
+
+def test_ascii_stl_with_a_latin1_name_loads(tmp_path):
+    # CAD programs in Europe write e.g. "solid Gehäuse" in Latin-1, which is not UTF-8.
+    text = trimesh.exchange.stl.export_stl_ascii(BOX).replace("solid", "solid Geh\xe4use", 1)
+    (tmp_path / "body.stl").write_bytes(text.encode("latin-1"))
+    assert np.allclose(load_mesh(tmp_path / "body.stl").extents, (2.0, 1.0, 0.5))
