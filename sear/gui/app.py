@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -11,18 +10,6 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from sear.errors import SearError
 from sear.project import Project
-
-
-def leave(status: int) -> None:
-    """End a GUI process with `status` once everything of ours is closed and flushed.
-
-    PySide6 6.12 with pyqtgraph can abort in Python's final garbage collection ('Fatal Python error:
-    bool_dealloc' / 'none_dealloc', a reference-count bug in a C extension), which would turn a clean
-    close into exit status 134. Our files are closed by then, so the interpreter's teardown is skipped.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)
 
 
 def configure_qt() -> None:
@@ -54,5 +41,4 @@ def run_settings_app(project_path: Path | None = None) -> int:
         QMessageBox.critical(window, "Cannot open the project", str(error))
     status = app.exec()
     window.stop(wait=True)  # a simulation still running in its own process ends with the window
-    leave(status)
-    return status  # not reached
+    return status

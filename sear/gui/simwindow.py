@@ -8,6 +8,7 @@ what a headless run with the same seed and inputs computes. Drawing never change
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections import deque
@@ -666,10 +667,12 @@ class SimulationWindow(QMainWindow):
 
 
 def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
-    """Show the simulation window until it is closed (or `duration` simulated seconds pass), then end the
-    process: status 0 for a window the user closed (a user code error was shown in the console while
-    the window kept running), 1 when user code got stuck (its thread cannot be stopped)."""
-    from sear.gui.app import configure_qt, leave
+    """Show the simulation window until it is closed (or `duration` simulated seconds pass).
+
+    Returns 0 for a window the user closed (a user code error was shown in the console while the window
+    kept running). When user code got stuck its thread cannot be stopped, so the process ends at once
+    with status 1 after the log is closed."""
+    from sear.gui.app import configure_qt
 
     configure_qt()
     app = QApplication.instance() or QApplication([])
@@ -680,7 +683,8 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     if simulation.stuck:
         simulation.stop_log()
         simulation.world.close()
-        leave(1)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
     simulation.close()
-    leave(0)
-    return 0  # not reached
+    return 0
