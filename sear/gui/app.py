@@ -40,5 +40,5 @@ def run_settings_app(project_path: Path | None = None) -> int:
     if error is not None:
         QMessageBox.critical(window, "Cannot open the project", str(error))
     status = app.exec()
-    window.stop()  # a simulation still running in its own process ends with the window
+    window.stop(wait=True)  # a simulation still running in its own process ends with the window
     return status

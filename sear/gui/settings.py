@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMainWindow,
     QMessageBox,
     QPlainTextEdit,
@@ -155,8 +156,22 @@ class SettingsWindow(QMainWindow):
         self.save_button.clicked.connect(self.save)
         self.load_button.clicked.connect(lambda: self.open_project())
 
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("a name for this project")
+        self.name_edit.setToolTip("The project's name, shown in the title bar and stored in the .prj file.")
+        self.name_edit.setMaximumWidth(360)
+        self.name_edit.editingFinished.connect(self._name_edited)
+        self.path_label = QLabel()
+        self.path_label.setStyleSheet("color: #555;")
+        name_row = QHBoxLayout()
+        name_row.addWidget(QLabel("Project name:"))
+        name_row.addWidget(self.name_edit, 1)
+        name_row.addSpacing(12)
+        name_row.addWidget(self.path_label, 2)
+
         central = QWidget()
         layout = QVBoxLayout(central)
+        layout.addLayout(name_row)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(buttons)
         self.setCentralWidget(central)
@@ -478,9 +493,21 @@ class SettingsWindow(QMainWindow):
         self._mark_dirty()
         self._update_previews()
 
+    def _name_edited(self) -> None:
+        name = self.name_edit.text().strip()
+        if not name:  # a project always has a name: an emptied field goes back to the current one
+            self.name_edit.setText(self.project.name)
+        elif name != self.project.name:
+            self.project.name = name
+            self._mark_dirty()
+
     def refresh(self) -> None:
         """Write every field of the model into its widget (without marking the project changed)."""
         pr = self.project
+        self.name_edit.setText(pr.name)
+        self.path_label.setText(f"Saved as {pr.path.name} in folder {pr.path.parent.name}" if pr.path
+                                else "Not saved yet")
+        self.path_label.setToolTip(str(pr.path) if pr.path else "")
         for (section, name), field in self._numbers.items():
             value = getattr(self._section(section), name)
             if value is not None:

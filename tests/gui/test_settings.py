@@ -60,6 +60,8 @@ def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp
     _type_path(w.sensors_file, demo_copy / "sensors.xml")
     w.debug_shapes.setChecked(True)
     w._numbers[("code", "hook_timeout")].setValue(2.5)
+    w.name_edit.setText("Rover trial")
+    w.name_edit.editingFinished.emit()
     assert w.dirty and w.isWindowModified()
 
     answers.save_path = str(tmp_path / "mine.prj")
@@ -77,7 +79,8 @@ def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp
     assert p.dynamics.suspension_rest_length == pytest.approx(0.12)
     assert p.code.debug_shapes and p.code.hook_timeout == 2.5
     assert fresh._numbers[("dynamics", "mass")].value() == 25.0
-    assert fresh.windowTitle().startswith("mine")
+    assert p.name == "Rover trial" and fresh.name_edit.text() == "Rover trial"
+    assert fresh.windowTitle().startswith("Rover trial") and fresh.path_label.toolTip() == str(tmp_path / "mine.prj")
 
 
 def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
