@@ -148,46 +148,49 @@ _XS = "{http://www.w3.org/2001/XMLSchema}"
 
 
 @cache
+def _schema_document(schema_name: str) -> Any:
+    """The parsed XSD `sear/schemas/<schema_name>` (as a document, for reading its structure)."""
+    with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
+        return etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
+
+
+@cache
+def _complex_types_of(schema_name: str, parent: str) -> tuple[Any, ...]:
+    """The complex types of the elements named `parent` in the schema (inline or named)."""
+    if not schema_name:
+        return ()
+    doc = _schema_document(schema_name)
+    named_types = {t.get("name"): t for t in doc.iter(f"{_XS}complexType") if t.get("name")}
+    found = []
+    for el in doc.iter(f"{_XS}element"):
+        if el.get("name") == parent:
+            complex_type = named_types.get(el.get("type", "")) if el.get("type") else el.find(f"{_XS}complexType")
+            if complex_type is not None:
+                found.append(complex_type)
+    return tuple(found)
+
+
+def _child_elements(schema_name: str, parent: str) -> list[Any]:
+    """The element declarations directly inside `parent`'s content model (all, sequence or choice)."""
+    return [child for complex_type in _complex_types_of(schema_name, parent)
+            for group in complex_type for child in group.iterfind(f"{_XS}element")]
+
+
+@cache
 def _children(schema_name: str, parent: str, required_only: bool) -> frozenset[str]:
     """Names of the elements the schema allows (or requires) directly inside elements named `parent`."""
-    if not schema_name:
-        return frozenset()
-    with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
-        doc = etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
-    names: set[str] = set()
-    named_types = {t.get("name"): t for t in doc.iter(f"{_XS}complexType") if t.get("name")}
-    for el in doc.iter(f"{_XS}element"):
-        if el.get("name") != parent:
-            continue
-        complex_type = named_types.get(el.get("type", "")) if el.get("type") else el.find(f"{_XS}complexType")
-        if complex_type is None:
-            continue
-        for group in complex_type:
-            for child in group.iterfind(f"{_XS}element"):
-                if not required_only or child.get("minOccurs", "1") != "0":
-                    names.add(child.get("name"))
-    return frozenset(names)
+    return frozenset(child.get("name") for child in _child_elements(schema_name, parent)
+                     if not required_only or child.get("minOccurs", "1") != "0")
 
 
 @cache
 def _child_types(schema_name: str, parent: str) -> dict[str, str]:
-    """Simple type names of the child elements of elements named `parent` ({} when unknown)."""
-    if not schema_name:
-        return {}
-    with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
-        doc = etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
-    named_types = {t.get("name"): t for t in doc.iter(f"{_XS}complexType") if t.get("name")}
+    """Simple type names of the child elements (and '@attributes') of elements named `parent`."""
     types_of: dict[str, str] = {}
-    for el in doc.iter(f"{_XS}element"):
-        if el.get("name") != parent:
-            continue
-        complex_type = named_types.get(el.get("type", "")) if el.get("type") else el.find(f"{_XS}complexType")
-        if complex_type is None:
-            continue
-        for group in complex_type:
-            for child in group.iterfind(f"{_XS}element"):
-                if child.get("type"):
-                    types_of.setdefault(child.get("name"), child.get("type"))
+    for child in _child_elements(schema_name, parent):
+        if child.get("type"):
+            types_of.setdefault(child.get("name"), child.get("type"))
+    for complex_type in _complex_types_of(schema_name, parent):
         for attribute in complex_type.iterfind(f"{_XS}attribute"):
             types_of.setdefault("@" + attribute.get("name"), attribute.get("type", ""))
     return types_of
@@ -491,19 +494,10 @@ _TYPE_BOUNDS: dict[str, tuple[float, float, bool]] = {
 def field_bounds(schema_name: str, parent: str) -> dict[str, tuple[float, float, bool, str]]:
     """For the numeric fields the schema allows inside `parent`: (min, max, min excluded, meaning), so
     editors can refuse exactly what loading would refuse and say why."""
-    with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
-        doc = etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
-    named_types = {t.get("name"): t for t in doc.iter(f"{_XS}complexType") if t.get("name")}
     out: dict[str, tuple[float, float, bool, str]] = {}
-    for el in doc.iter(f"{_XS}element"):
-        if el.get("name") != parent:
-            continue
-        complex_type = named_types.get(el.get("type", "")) if el.get("type") else el.find(f"{_XS}complexType")
-        if complex_type is None:
-            continue
-        for child in complex_type.iter(f"{_XS}element"):
-            kind = child.get("type", "")
-            if kind in _TYPE_BOUNDS:
-                lo, hi, open_lo = _TYPE_BOUNDS[kind]
-                out[child.get("name")] = (lo, hi, open_lo, _TYPE_MEANING.get(kind, ""))
+    for child in _child_elements(schema_name, parent):
+        kind = child.get("type", "")
+        if kind in _TYPE_BOUNDS:
+            lo, hi, open_lo = _TYPE_BOUNDS[kind]
+            out[child.get("name")] = (lo, hi, open_lo, _TYPE_MEANING.get(kind, ""))
     return out
