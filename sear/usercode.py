@@ -14,6 +14,7 @@ stuck on. Errors name the user's file and line and show only the user's own fram
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 import traceback
@@ -168,10 +169,13 @@ class UserCodeRunner:
     def _forget_helpers(self) -> None:
         """Drop modules imported from the user's folder by an earlier load, so that helper modules are
         read afresh too (every Simulate loads the current files, not what an earlier run cached)."""
-        folder = self.path.resolve().parent
+        # Helpers are imported through the sys.path entry added below (the folder as given), so their
+        # __file__ starts with that folder; comparing strings avoids a realpath of every loaded module
+        # (thousands once Qt and scipy are in), which made each load take seconds.
+        folders = {str(self.path.parent), os.path.realpath(self.path.parent)}
         for name, module in list(sys.modules.items()):
             file = getattr(module, "__file__", None)
-            if file and not name.startswith("sear") and Path(file).resolve().parent == folder:
+            if file and not name.startswith("sear") and os.path.dirname(file) in folders:
                 del sys.modules[name]
         importlib.invalidate_caches()  # helper files created since the last load are found
 
