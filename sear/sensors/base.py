@@ -47,20 +47,32 @@ def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 @dataclass
 class RayHits:
-    """Results of a batch of rays: for each, whether it hit, where, and the distance from its start (m).
-    Missed rays have hit False and distance inf. Surface normals are fetched on request (`normals`),
-    because unpacking them costs as much as casting the rays."""
+    """Results of a batch of rays: for each, whether it hit and the distance from its start (m); missed
+    rays have hit False and distance inf. Hit positions and surface normals are worked out on request
+    (`position`, `normals`): only some users need them, and unpacking normals costs as much as casting."""
 
     hit: np.ndarray
     distance: np.ndarray
-    position: np.ndarray
+    starts: np.ndarray
+    """(N, 3) ray starts, world frame, m."""
+    ends: np.ndarray
+    """(N, 3) ray ends, world frame, m."""
+    fraction: np.ndarray
+    """Hit fraction of each ray's length (1.0 for a miss)."""
     raw: Sequence[Any] = ()
     """pybullet's result tuples of the whole batch, for normals."""
     offset: int = 0
     """Index of this slice's first ray in `raw`."""
 
     def __getitem__(self, sl: slice) -> RayHits:
-        return RayHits(self.hit[sl], self.distance[sl], self.position[sl], self.raw, self.offset + sl.start)
+        return RayHits(self.hit[sl], self.distance[sl], self.starts[sl], self.ends[sl], self.fraction[sl], self.raw,
+                       self.offset + sl.start)
+
+    @property
+    def position(self) -> np.ndarray:
+        """(N, 3) hit points, world frame, m; NaN for misses."""
+        points = self.starts + (self.ends - self.starts) * self.fraction[:, None]
+        return np.where(self.hit[:, None], points, np.nan)
 
     def normals(self, indices: np.ndarray) -> np.ndarray:
         """World-frame unit normals (k, 3) of the surfaces hit by rays `indices` of this slice."""

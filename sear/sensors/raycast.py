@@ -45,6 +45,5 @@ class RayCaster:
         hit = fraction < 1.0
         self.rays_cast += n
         vectors = ends - starts
-        position = np.where(hit[:, None], starts + vectors * fraction[:, None], np.nan)
-        distance = np.where(hit, fraction * np.linalg.norm(vectors, axis=1), np.inf)
-        return RayHits(hit=hit, distance=distance, position=position, raw=results)
+        distance = np.where(hit, fraction * np.sqrt(np.einsum("ij,ij->i", vectors, vectors)), np.inf)
+        return RayHits(hit=hit, distance=distance, starts=starts, ends=ends, fraction=fraction, raw=results)

@@ -36,12 +36,26 @@ class SensorSuite:
             self.sensors.append(cls(config, rng, context))
         self._by_name = {s.name: s for s in self.sensors}
         self.caster = RayCaster(client, ignore_bodies)
-        self.last_rays: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros((0, 3)), np.zeros((0, 3)),
-                                                                       np.zeros(0, dtype=bool))
-        """Starts, ends and hit flags of the rays cast on the last tick that cast any."""
-        self.rays_by_sensor: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        """Each ray sensor's rays of its latest sample (starts, ends at the hit or full length, hit flags;
-        world frame, metres): what the window draws, steady although sensors sample on different ticks."""
+        self._last_hits: RayHits | None = None
+        self._hits_by_sensor: dict[str, RayHits] = {}
+
+    @staticmethod
+    def _drawn(hits: RayHits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return hits.starts, np.where(hits.hit[:, None], hits.position, hits.ends), hits.hit
+
+    @property
+    def last_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Starts, ends (at the hit, or full length) and hit flags of the rays cast on the last tick that
+        cast any; world frame, metres. Worked out on request, for drawing."""
+        if self._last_hits is None:
+            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
+        return self._drawn(self._last_hits)
+
+    @property
+    def rays_by_sensor(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Each ray sensor's rays of its latest sample, as last_rays gives them: what the window draws,
+        steady although sensors sample on different ticks."""
+        return {name: self._drawn(hits) for name, hits in self._hits_by_sensor.items()}
 
     @property
     def names(self) -> list[str]:
@@ -78,12 +92,11 @@ class SensorSuite:
             count += len(s)
         hits: RayHits | None = None
         if count:
-            all_starts, all_ends = np.concatenate(starts), np.concatenate(ends)
-            hits = self.caster.cast(all_starts, all_ends)
-            self.last_rays = (all_starts, np.where(hits.hit[:, None], hits.position, all_ends), hits.hit)
+            hits = self.caster.cast(np.concatenate(starts), np.concatenate(ends))
+            self._last_hits = hits
             for sensor, span in zip(due, spans, strict=True):
                 if span is not None:
-                    self.rays_by_sensor[sensor.name] = (all_starts[span], self.last_rays[1][span], hits.hit[span])
+                    self._hits_by_sensor[sensor.name] = hits[span]
         for sensor, span in zip(due, spans, strict=True):
             sensor.sample(state, hits[span] if span is not None and hits is not None else None)
             sensor.last_sample_time = state.time
