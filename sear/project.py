@@ -34,6 +34,13 @@ HEIGHTMAP_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".bmp", ".tif", 
 """Grey-scale image types accepted as terrain heightmaps."""
 
 
+def model_suffix(path: Path) -> str:
+    """The file type of a model path as MESH_SUFFIXES and HEIGHTMAP_SUFFIXES name it: lower case, and
+    '.mesh.xml' as one suffix for Ogre meshes."""
+    name = path.name.lower()
+    return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
+
+
 @dataclass
 class Terrain:
     """Terrain Model tab: the ground the robot drives on and where on Earth its centre is.

@@ -10,12 +10,7 @@ import ast
 from pathlib import Path
 
 from sear.errors import SearError
-from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project
-
-
-def _suffix(path: Path) -> str:
-    name = path.name.lower()
-    return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
+from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, model_suffix
 
 
 def check_file(path: Path | None, label: str, allowed: tuple[str, ...], required: bool = True) -> list[str]:
@@ -31,7 +26,7 @@ def check_file(path: Path | None, label: str, allowed: tuple[str, ...], required
             pass
     except OSError as exc:
         return [f"{label}: {path} cannot be read ({exc.strerror})."]
-    if allowed and _suffix(path) not in allowed:
+    if allowed and model_suffix(path) not in allowed:
         return [f"{label}: {path.name} is not a supported type; use one of {', '.join(allowed)}."]
     return []
 

@@ -56,6 +56,7 @@ from sear.project import (
     SimulationSettings,
     Terrain,
     Wheel,
+    model_suffix,
 )
 from sear.xmlio import field_bounds
 
@@ -557,7 +558,7 @@ class SettingsWindow(QMainWindow):
         self.relative_box.setEnabled(relative)
         self.absolute_box.setEnabled(not relative)
         heightmap = self.project.terrain.file is not None and \
-            self.project.terrain.file.suffix.lower() in HEIGHTMAP_SUFFIXES
+            model_suffix(self.project.terrain.file) in HEIGHTMAP_SUFFIXES
         self._numbers[("terrain", "heightmap_size")].setEnabled(heightmap)
         self._numbers[("terrain", "heightmap_height")].setEnabled(heightmap)
         self._numbers[("terrain", "scale")].setEnabled(not heightmap)

@@ -39,7 +39,7 @@ import trimesh
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, Terrain
+from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, Terrain, model_suffix
 
 MAX_MESH_VERTICES = 131_072
 """pybullet's limit of vertices in one concave mesh shape (past it: a misleading 'invalid mesh' error)."""
@@ -56,11 +56,6 @@ _cache_lock = threading.Lock()
 # Ogre (like jMonkeyEngine, which the original SEAR used) is y-up with -z forward/north; SEAR is ENU.
 # (x, y, z) Ogre -> (x, -z, y): a rotation (not a mirror), so windings and handedness are kept.
 _OGRE_TO_ENU = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
-
-
-def _suffix(path: Path) -> str:
-    name = path.name.lower()
-    return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
 
 
 def _fail(path: Path | None, tab: str, sentence: str) -> ProjectError:
@@ -99,7 +94,7 @@ def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh
         raise _fail(path, tab, "the model file does not exist; choose it again on that tab.")
     if path.is_dir():
         raise _fail(path, tab, "this is a folder, not a model file; choose a model file on that tab.")
-    suffix = _suffix(path)
+    suffix = model_suffix(path)
     if suffix not in MESH_SUFFIXES:
         hint = (" Binary Ogre .mesh files must be converted to XML first: OgreXMLConverter NAME.mesh"
                 if suffix == ".mesh" else "")
@@ -134,7 +129,7 @@ def _read_trimesh(path: Path, tab: str) -> trimesh.Trimesh:
     try:
         loaded = trimesh.load(str(path), force="mesh", process=False)
     except Exception as exc:  # trimesh and its loaders raise many types for damaged files
-        raise _fail(path, tab, f"the file could not be read as {_suffix(path)} ({_short(exc)}); it may be "
+        raise _fail(path, tab, f"the file could not be read as {model_suffix(path)} ({_short(exc)}); it may be "
                                "damaged or in another format: export it again.") from None
     if isinstance(loaded, trimesh.Scene):  # force='mesh' leaves an empty Scene when there is no geometry
         meshes = [g for g in loaded.dump() if isinstance(g, trimesh.Trimesh)] if loaded.geometry else []
@@ -336,7 +331,7 @@ def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainMode
     if terrain.file is None:
         raise ProjectError("no terrain file is chosen; choose one on the Terrain Model tab.", field=tab or None)
     path = Path(terrain.file)
-    if _suffix(path) in HEIGHTMAP_SUFFIXES:
+    if model_suffix(path) in HEIGHTMAP_SUFFIXES:
         return _load_heightmap(path, terrain, tab)
     mesh = load_mesh(path, scale=terrain.scale, tab=tab)
     centre = (mesh.bounds[0] + mesh.bounds[1]) / 2.0

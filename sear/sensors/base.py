@@ -196,7 +196,3 @@ def axis_mask(axes: str) -> np.ndarray:
     """1 for the axes a part measures ('xyz' subset), 0 for the others."""
     return np.array([1.0 if a in axes else 0.0 for a in "xyz"])
 
-
-def mount_offset_world(sensor: Sensor, state: VehicleState) -> np.ndarray:
-    """The sensor's mount offset from the body origin, in the world frame (m)."""
-    return quat_to_matrix(state.orientation) @ sensor.mount_position
