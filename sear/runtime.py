@@ -229,7 +229,7 @@ class Simulation:
                                        origin=(t.latitude, t.longitude, t.altitude))
             self._lidars = [(s.name, s) for s in self.sensors.sensors if s.TYPE == "lidar"]
             self.sim = Sim(self)
-            self.state = self.world.vehicle.state(self.world.time)
+            self._state: VehicleState | None = None
             self.physics_hz = project.simulation.physics_hz
             self.control_every = max(1, round(project.simulation.physics_hz / project.simulation.control_hz))
             self.steps = 0
@@ -289,7 +289,7 @@ class Simulation:
     def reset(self) -> None:
         """Put the robot back at its start pose (Enter in the window)."""
         self.world.reset_vehicle()
-        self.state = self.world.vehicle.state(self.world.time)
+        self._state = None
 
     def set_manual_input(self, throttle: float, steer: float, brake: bool) -> None:
         """Keyboard driving: throttle and steer in -1..1 of the project's engine force and steering
@@ -310,12 +310,28 @@ class Simulation:
 
     # --- the loop ----------------------------------------------------------------------------------------
 
+    @property
+    def state(self) -> VehicleState:
+        """Ground truth of the robot now. Worked out on the ticks that ask for it (sensor samples, user
+        code, the log, the window), not on every physics step."""
+        state = self._state
+        if state is None:
+            state = self._state = self.world.vehicle.state(self.world.time)
+        return state
+
     def tick(self) -> None:
         """One physics step, then sensors, then (on control ticks) user code and the log."""
-        self.world.step()
+        world = self.world
+        world.step()
         self.steps += 1
-        self.state = self.world.vehicle.state(self.world.time)
-        self.sensors.update(self.state)
+        self._state = None
+        sensors = self.sensors
+        if world.time + 1e-9 >= sensors.next_due():
+            sampled = sensors.update(self.state)
+            if self._lidars and self.log is not None:
+                for sensor in sampled:
+                    if sensor.TYPE == "lidar" and sensor.reading is not None:
+                        self.log.add_scan(sensor.name, world.time, sensor.reading)
         if self.steps % self.control_every == 0:
             if self.user_code_running and not self.stuck:
                 runner = self.runner
@@ -324,11 +340,7 @@ class Simulation:
                 else:
                     self._guard(lambda: runner.call("main_loop", self.sim))
             if self.log is not None:
-                self.log.write(self.state, self.sensors.log_values())
-        if self.log is not None:
-            for name, sensor in self._lidars:
-                if sensor.last_sample_time == self.world.time and sensor.reading is not None:
-                    self.log.add_scan(name, self.world.time, sensor.reading)
+                self.log.write(self.state, sensors.log_values())
 
     def run(self, duration: float, *, realtime: bool | None = None) -> None:
         """Tick until `duration` more simulated seconds have passed (or a hook got stuck)."""

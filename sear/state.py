@@ -31,3 +31,21 @@ class VehicleState:
     """Radius of each wheel, m."""
     steering: float = 0.0
     """Current front-wheel steering angle, rad, positive left."""
+    rotation: np.ndarray | None = None
+    """(3, 3) rotation matrix of `orientation` (body axes as columns), when the maker had it at hand;
+    `body_rotation()` works it out (once) otherwise."""
+
+
+def body_rotation(state: VehicleState) -> np.ndarray:
+    """The (3, 3) rotation matrix body -> world of `state` (body axes as columns), worked out once per state:
+    every sensor sampled on a tick needs it."""
+    rotation = state.rotation
+    if rotation is None:
+        x, y, z, w = (float(c) for c in state.orientation)
+        rotation = np.array([
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ])
+        object.__setattr__(state, "rotation", rotation)  # a cache of a derived value, not a change of state
+    return rotation

@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, ClassVar
 
 import numpy as np
 
 from sear.sensors.config import SensorConfig
-from sear.state import VehicleState
+from sear.state import VehicleState, body_rotation
 
 STANDARD_GRAVITY = 9.80665
 """1 g in m/s², for datasheet figures given in g."""
@@ -45,28 +46,27 @@ def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
     return rz @ ry @ rx
 
 
-@dataclass
 class RayHits:
-    """Results of a batch of rays: for each, whether it hit and the distance from its start (m); missed
+    """One sensor's rays of a batch: for each, whether it hit and the distance from its start (m); missed
     rays have hit False and distance inf. Hit positions and surface normals are worked out on request
     (`position`, `normals`): only some users need them, and unpacking normals costs as much as casting."""
 
-    hit: np.ndarray
-    distance: np.ndarray
-    starts: np.ndarray
-    """(N, 3) ray starts, world frame, m."""
-    ends: np.ndarray
-    """(N, 3) ray ends, world frame, m."""
-    fraction: np.ndarray
-    """Hit fraction of each ray's length (1.0 for a miss)."""
-    raw: Sequence[Any] = ()
-    """pybullet's result tuples of the whole batch, for normals."""
-    offset: int = 0
-    """Index of this slice's first ray in `raw`."""
+    __slots__ = ("distance", "ends", "fraction", "hit", "offset", "raw", "starts")
 
-    def __getitem__(self, sl: slice) -> RayHits:
-        return RayHits(self.hit[sl], self.distance[sl], self.starts[sl], self.ends[sl], self.fraction[sl], self.raw,
-                       self.offset + sl.start)
+    def __init__(self, fraction: np.ndarray, length: float | np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                 raw: Sequence[Any] = (), offset: int = 0) -> None:
+        self.fraction = fraction
+        """Hit fraction of each ray's length (1.0 for a miss)."""
+        self.hit = fraction < 1.0
+        self.distance = np.where(self.hit, fraction * length, np.inf)
+        self.starts = starts
+        """(N, 3) ray starts, world frame, m."""
+        self.ends = ends
+        """(N, 3) ray ends, world frame, m."""
+        self.raw = raw
+        """pybullet's result tuples of the whole batch, for normals."""
+        self.offset = offset
+        """Index of this sensor's first ray in `raw`."""
 
     @property
     def position(self) -> np.ndarray:
@@ -75,10 +75,12 @@ class RayHits:
         return np.where(self.hit[:, None], points, np.nan)
 
     def normals(self, indices: np.ndarray) -> np.ndarray:
-        """World-frame unit normals (k, 3) of the surfaces hit by rays `indices` of this slice."""
+        """World-frame unit normals (k, 3) of the surfaces hit by rays `indices` of this sensor's rays."""
         if len(indices) == 0:
             return np.zeros((0, 3))
-        return np.array([self.raw[self.offset + int(i)][4] for i in indices], dtype=np.float64)
+        raw, offset = self.raw, self.offset
+        flat = chain.from_iterable(raw[i + offset][4] for i in indices.tolist())
+        return np.fromiter(flat, dtype=np.float64, count=3 * len(indices)).reshape(-1, 3)
 
 
 @dataclass
@@ -96,6 +98,10 @@ class Sensor:
     TYPE: ClassVar[str] = ""
     FIELDS: ClassVar[tuple[str, ...]] = ()
     registry: ClassVar[dict[str, type[Sensor]]] = {}
+    ray_count: int = 0
+    """Rays one sample casts (0: the sensor casts none)."""
+    ray_length: float = 0.0
+    """Length of every one of its rays, m."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -130,12 +136,36 @@ class Sensor:
 
     def sensor_frame(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray]:
         """World position (m) and rotation matrix (sensor axes as columns) of the sensor."""
-        body = quat_to_matrix(state.orientation)
+        body = body_rotation(state)
         return state.position + body @ self.mount_position, body @ self.mount_rotation
 
     def rays(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray] | None:
-        """World-frame ray starts and ends (N, 3) this sensor needs for a sample now, or None."""
-        return None
+        """World-frame ray starts and ends (ray_count, 3) this sensor needs for a sample now, or None."""
+        if not self.ray_count:
+            return None
+        starts, ends = np.empty((self.ray_count, 3)), np.empty((self.ray_count, 3))
+        self.write_rays(state, starts, ends)
+        return starts, ends
+
+    def write_rays(self, state: VehicleState, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Write the rays of a sample now into `starts` and `ends` ((ray_count, 3) views of the tick's
+        batch, world frame, m): the batch is built in place, with no copies."""
+        raise NotImplementedError
+
+    def _fan(self, directions: np.ndarray, length: float) -> None:
+        """Declare the rays of a sensor whose rays all start at its mount: unit `directions` (N, 3) in
+        the sensor frame, each `length` m long. They are kept in the body frame, as reach vectors, so
+        a sample costs one matrix product (see _fan_rays)."""
+        self._reach_body = directions @ self.mount_rotation.T * length
+        self.ray_count = len(directions)
+        self.ray_length = length
+
+    def _fan_rays(self, state: VehicleState, starts: np.ndarray, ends: np.ndarray) -> None:
+        body = body_rotation(state)
+        origin = state.position + body @ self.mount_position
+        np.matmul(self._reach_body, body.T, out=ends)
+        ends += origin
+        starts[:] = origin
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         """Produce `self.reading` from the state (and the hits of this sensor's rays)."""

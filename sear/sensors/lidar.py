@@ -51,12 +51,10 @@ class LidarSensor(Sensor):
         self.directions = np.column_stack([
             (np.cos(el) * np.cos(az)).ravel(), (np.cos(el) * np.sin(az)).ravel(), np.sin(el).ravel()])
         self.sick: np.ndarray | None = None
+        self._fan(self.directions, config.max_range_m)
 
-    def rays(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray]:
-        origin, rot = self.sensor_frame(state)
-        dirs = self.directions @ rot.T
-        starts = np.broadcast_to(origin, dirs.shape)
-        return starts, starts + dirs * self.config.max_range_m
+    def write_rays(self, state: VehicleState, starts: np.ndarray, ends: np.ndarray) -> None:
+        self._fan_rays(state, starts, ends)
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         assert hits is not None

@@ -18,7 +18,7 @@ import numpy as np
 
 from sear.sensors.base import RayHits, Sensor, quantise
 from sear.sensors.config import InfraredConfig, UltrasonicConfig
-from sear.state import VehicleState
+from sear.state import VehicleState, body_rotation
 
 
 def cone_radii(beam_width: float, resolution: float) -> list[float]:
@@ -59,12 +59,10 @@ class _ConeSensor(Sensor):
         self.length_m = range_cm / 100.0
         self.min_m = min_cm / 100.0
         self.directions = cone_directions(beam_cm / 100.0, self.length_m, resolution_cm / 100.0)
+        self._fan(self.directions, self.length_m)
 
-    def rays(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray]:
-        origin, rot = self.sensor_frame(state)
-        self._dirs_world = self.directions @ rot.T
-        starts = np.broadcast_to(origin, self._dirs_world.shape)
-        return starts, starts + self._dirs_world * self.length_m
+    def write_rays(self, state: VehicleState, starts: np.ndarray, ends: np.ndarray) -> None:
+        self._fan_rays(state, starts, ends)
 
     def _nearest(self, hits: RayHits, accept: np.ndarray | None = None) -> float | None:
         ok = hits.hit & (hits.distance >= self.min_m)
@@ -114,7 +112,9 @@ class UltrasonicSensor(_ConeSensor):
         assert hits is not None
         # Sound hitting a surface more obliquely than the limit reflects away and never returns.
         candidates = np.flatnonzero(hits.hit & (hits.distance >= self.min_m))
-        cos_incidence = np.abs(np.einsum("ij,ij->i", hits.normals(candidates), self._dirs_world[candidates]))
+        # Normals into the body frame (n_body = R^T n) meet the rays' body-frame directions.
+        normals_body = hits.normals(candidates) @ body_rotation(state)
+        cos_incidence = np.abs(np.einsum("ij,ij->i", normals_body, self._reach_body[candidates])) / self.length_m
         echoed = candidates[cos_incidence >= self.max_cos - 1e-12]
         nearest = float(hits.distance[echoed].min()) if len(echoed) else None
         if nearest is not None:

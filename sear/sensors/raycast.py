@@ -8,12 +8,13 @@ collision group bit ROBOT_COLLISION_GROUP and the rays' mask leaves that bit out
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pybullet as p
 
 from sear.physics.vehicle import ROBOT_COLLISION_GROUP
-from sear.sensors.base import RayHits
 
 MAX_BATCH = 16_383
 _FRACTION = operator.itemgetter(2)
@@ -30,20 +31,20 @@ class RayCaster:
             p.setCollisionFilterGroupMask(body, -1, ROBOT_COLLISION_GROUP, self.mask, physicsClientId=client)
         self.rays_cast = 0
 
-    def cast(self, starts: np.ndarray, ends: np.ndarray) -> RayHits:
-        """Cast rays from starts to ends ((N, 3) world frame, m); distances are from each start."""
+    def cast(self, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, Sequence[Any]]:
+        """Cast rays from starts to ends ((N, 3) world frame, m). Returns each ray's hit fraction of its
+        length (1.0 for a miss) and pybullet's result tuples (for the normals of the sensors that need
+        them; see RayHits.normals)."""
         n = len(starts)
         starts = np.ascontiguousarray(starts, dtype=np.float64)
         ends = np.ascontiguousarray(ends, dtype=np.float64)
-        results: list = []
-        for lo in range(0, n, MAX_BATCH):
-            results.extend(p.rayTestBatch(starts[lo:lo + MAX_BATCH], ends[lo:lo + MAX_BATCH], numThreads=0,
-                                          collisionFilterMask=self.mask, physicsClientId=self.client))
-        # A miss reports fraction 1.0. Only the fractions are unpacked here: positions follow from them
-        # and normals are fetched by the sensors that need them (RayHits.normals).
-        fraction = np.fromiter(map(_FRACTION, results), dtype=np.float64, count=n)
-        hit = fraction < 1.0
+        if n <= MAX_BATCH:
+            results = p.rayTestBatch(starts, ends, numThreads=0, collisionFilterMask=self.mask,
+                                     physicsClientId=self.client)
+        else:
+            results = []
+            for lo in range(0, n, MAX_BATCH):
+                results.extend(p.rayTestBatch(starts[lo:lo + MAX_BATCH], ends[lo:lo + MAX_BATCH], numThreads=0,
+                                              collisionFilterMask=self.mask, physicsClientId=self.client))
         self.rays_cast += n
-        vectors = ends - starts
-        distance = np.where(hit, fraction * np.sqrt(np.einsum("ij,ij->i", vectors, vectors)), np.inf)
-        return RayHits(hit=hit, distance=distance, starts=starts, ends=ends, fraction=fraction, raw=results)
+        return np.fromiter(map(_FRACTION, results), dtype=np.float64, count=n), results

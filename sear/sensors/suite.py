@@ -2,12 +2,13 @@
 
     suite = SensorSuite(configs, rng=rng, client=world.client, ignore_bodies=world.robot_body_ids(),
                         origin=(lat0, lon0, alt0))
-    suite.update(state)        # every physics step
+    suite.update(state)        # on every physics step at or after suite.next_due()
     suite.read("front_ir")     # latest reading (None until the first sample)
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -35,9 +36,14 @@ class SensorSuite:
                 raise SearError(f"no sensor model for type {config.TYPE!r}")
             self.sensors.append(cls(config, rng, context))
         self._by_name = {s.name: s for s in self.sensors}
+        self._index = {id(s): i for i, s in enumerate(self.sensors)}
+        self._cells: list[list[str] | None] = [None] * len(self.sensors)
         self.caster = RayCaster(client, ignore_bodies)
-        self._last_hits: RayHits | None = None
+        self._last_batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        """Fractions, starts and ends of the last batch cast."""
         self._hits_by_sensor: dict[str, RayHits] = {}
+        self.sampled: list[Sensor] = []
+        """The sensors sampled by the last update that sampled any."""
 
     @staticmethod
     def _drawn(hits: RayHits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -47,9 +53,9 @@ class SensorSuite:
     def last_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Starts, ends (at the hit, or full length) and hit flags of the rays cast on the last tick that
         cast any; world frame, metres. Worked out on request, for drawing."""
-        if self._last_hits is None:
+        if self._last_batch is None:
             return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
-        return self._drawn(self._last_hits)
+        return self._drawn(RayHits(*self._last_batch[:1], 1.0, *self._last_batch[1:]))
 
     @property
     def rays_by_sensor(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -73,43 +79,60 @@ class SensorSuite:
         """Latest reading of sensor `name`, or None before its first sample / with nothing in range."""
         return self.sensor(name).reading
 
-    def update(self, state: VehicleState) -> None:
-        """Sample every sensor whose period is due at state.time; all their rays in one batch."""
-        due = [s for s in self.sensors if s.due(state.time)]
+    def next_due(self) -> float:
+        """Simulated time (s) of the next sample of any sensor (inf without sensors): the loop asks for the
+        vehicle's state only on ticks that need it."""
+        return min((s.next_sample for s in self.sensors), default=math.inf)
+
+    def update(self, state: VehicleState) -> list[Sensor]:
+        """Sample every sensor whose period is due at state.time, all their rays in one batch; returns the
+        sensors sampled (also kept in `sampled` until the next update that samples any)."""
+        time = state.time + 1e-9
+        due = [s for s in self.sensors if s.next_sample <= time]
         if not due:
-            return
-        spans, starts, ends = [], [], []
-        count = 0
+            return due
+        casting = [s for s in due if s.ray_count]
+        hits_of: dict[int, RayHits] = {}
+        if casting:
+            total = sum(s.ray_count for s in casting)
+            starts, ends = np.empty((total, 3)), np.empty((total, 3))
+            lo = 0
+            spans = []
+            for sensor in casting:
+                hi = lo + sensor.ray_count
+                sensor.write_rays(state, starts[lo:hi], ends[lo:hi])
+                spans.append((sensor, lo, hi))
+                lo = hi
+            fraction, raw = self.caster.cast(starts, ends)
+            self._last_batch = (fraction, starts, ends)
+            by_name = self._hits_by_sensor
+            for sensor, lo, hi in spans:
+                hits_of[id(sensor)] = by_name[sensor.name] = RayHits(
+                    fraction[lo:hi], sensor.ray_length, starts[lo:hi], ends[lo:hi], raw, lo)
+        cells, index = self._cells, self._index
         for sensor in due:
-            rays = sensor.rays(state)
-            if rays is None:
-                spans.append(None)
-                continue
-            s, e = rays
-            spans.append(slice(count, count + len(s)))
-            starts.append(s)
-            ends.append(e)
-            count += len(s)
-        hits: RayHits | None = None
-        if count:
-            hits = self.caster.cast(np.concatenate(starts), np.concatenate(ends))
-            self._last_hits = hits
-            for sensor, span in zip(due, spans, strict=True):
-                if span is not None:
-                    self._hits_by_sensor[sensor.name] = hits[span]
-        for sensor, span in zip(due, spans, strict=True):
-            sensor.sample(state, hits[span] if span is not None and hits is not None else None)
+            sensor.sample(state, hits_of.get(id(sensor)) if casting else None)
             sensor.last_sample_time = state.time
             sensor.advance(state.time)
+            cells[index[id(sensor)]] = None
+        for hits in hits_of.values():
+            hits.raw = ()  # pybullet's tuples are needed only while sampling
+        self.sampled = due
+        return due
 
     def log_columns(self) -> list[str]:
         return [f"{s.name}.{field}" for s in self.sensors for field in s.FIELDS]
 
     def log_values(self) -> list[str]:
-        cells: list[str] = []
-        for s in self.sensors:
-            cells.extend(s.log_values())
-        return cells
+        """CSV cells of every sensor's latest reading; each sensor's are formatted once per sample."""
+        out: list[str] = []
+        cells = self._cells
+        for i, sensor in enumerate(self.sensors):
+            mine = cells[i]
+            if mine is None:
+                mine = cells[i] = sensor.log_values()
+            out.extend(mine)
+        return out
 
     def lidar_scans(self) -> dict[str, np.ndarray]:
         """Latest scan of each LIDAR that has sampled (metres, NaN = no return)."""
