@@ -211,18 +211,17 @@ class ImuNoise:
         self.bias = rng.normal(0.0, bias, 3) if enabled and bias > 0 else np.zeros(3)
         self.scale = 1.0 + (rng.normal(0.0, scale_pct / 100.0, 3) if enabled and scale_pct > 0 else np.zeros(3))
 
-    def apply(self, true: np.ndarray, dt: float) -> np.ndarray:
+    def apply(self, true: tuple[float, float, float], dt: float) -> tuple[float, float, float]:
+        """The three axes' true values with noise added (when enabled); dt is the time since the last
+        sample, s, for the bias random walk."""
         if not self.enabled:
             return true
         if self.walk > 0 and dt > 0:
             self.bias = self.bias + self.rng.normal(0.0, self.walk * math.sqrt(dt), 3)
-        out = true * self.scale + self.bias
+        bx, by, bz = self.bias.tolist()
+        sx, sy, sz = self.scale.tolist()
+        x, y, z = true[0] * sx + bx, true[1] * sy + by, true[2] * sz + bz
         if self.white > 0:
-            out = out + self.rng.normal(0.0, self.white, 3)
-        return out
-
-
-def axis_mask(axes: str) -> np.ndarray:
-    """1 for the axes a part measures ('xyz' subset), 0 for the others."""
-    return np.array([1.0 if a in axes else 0.0 for a in "xyz"])
-
+            wx, wy, wz = self.rng.normal(0.0, self.white, 3).tolist()
+            x, y, z = x + wx, y + wy, z + wz
+        return x, y, z

@@ -16,12 +16,61 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sear.sensors.base import STANDARD_GRAVITY, ImuNoise, RayHits, Sensor, axis_mask, quantise, quat_to_matrix
+from sear.sensors.base import STANDARD_GRAVITY, ImuNoise, RayHits, Sensor
 from sear.sensors.config import AccelerometerConfig, GyroscopeConfig
-from sear.state import VehicleState
+from sear.state import VehicleState, body_rotation
 
-GRAVITY = np.array([0.0, 0.0, -9.81])
-"""The simulated world's gravity (sear.physics.world uses 9.81 m/s²)."""
+GRAVITY_Z = -9.81
+"""The simulated world's gravity along z, m/s² (sear.physics.world uses 9.81 m/s²)."""
+
+Matrix = tuple[float, float, float, float, float, float, float, float, float]
+"""A 3 x 3 matrix as nine floats, row by row. The IMU models sample at up to a few hundred hertz on
+3-vectors, where numpy's per-call overhead costs far more than the arithmetic: they use floats."""
+
+
+def _floats(m: np.ndarray) -> Matrix:
+    return tuple(m.ravel().tolist())  # type: ignore[return-value]
+
+
+def _mul(a: Matrix, b: Matrix) -> Matrix:
+    """a @ b."""
+    a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
+    b0, b1, b2, b3, b4, b5, b6, b7, b8 = b
+    return (a0 * b0 + a1 * b3 + a2 * b6, a0 * b1 + a1 * b4 + a2 * b7, a0 * b2 + a1 * b5 + a2 * b8,
+            a3 * b0 + a4 * b3 + a5 * b6, a3 * b1 + a4 * b4 + a5 * b7, a3 * b2 + a4 * b5 + a5 * b8,
+            a6 * b0 + a7 * b3 + a8 * b6, a6 * b1 + a7 * b4 + a8 * b7, a6 * b2 + a7 * b5 + a8 * b8)
+
+
+def _mul_t(a: Matrix, b: Matrix) -> Matrix:
+    """a.T @ b."""
+    a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
+    b0, b1, b2, b3, b4, b5, b6, b7, b8 = b
+    return (a0 * b0 + a3 * b3 + a6 * b6, a0 * b1 + a3 * b4 + a6 * b7, a0 * b2 + a3 * b5 + a6 * b8,
+            a1 * b0 + a4 * b3 + a7 * b6, a1 * b1 + a4 * b4 + a7 * b7, a1 * b2 + a4 * b5 + a7 * b8,
+            a2 * b0 + a5 * b3 + a8 * b6, a2 * b1 + a5 * b4 + a8 * b7, a2 * b2 + a5 * b5 + a8 * b8)
+
+
+def _apply(m: Matrix, x: float, y: float, z: float) -> tuple[float, float, float]:
+    """m @ (x, y, z)."""
+    return m[0] * x + m[1] * y + m[2] * z, m[3] * x + m[4] * y + m[5] * z, m[6] * x + m[7] * y + m[8] * z
+
+
+def _apply_t(m: Matrix, x: float, y: float, z: float) -> tuple[float, float, float]:
+    """m.T @ (x, y, z)."""
+    return m[0] * x + m[3] * y + m[6] * z, m[1] * x + m[4] * y + m[7] * z, m[2] * x + m[5] * y + m[8] * z
+
+
+def _finish(values: tuple[float, float, float], limit: float, step: float,
+            mask: tuple[bool, bool, bool]) -> tuple[float, float, float]:
+    """Clip at +-limit, quantise to the nearest multiple of step (none when 0), zero the axes the part
+    does not measure."""
+    out = []
+    for value, measured in zip(values, mask, strict=True):
+        value = min(limit, max(-limit, value))
+        if step > 0:
+            value = round(value / step) * step
+        out.append(value if measured else 0.0)
+    return out[0], out[1], out[2]
 
 
 class Vector3(NamedTuple):
@@ -41,35 +90,40 @@ class AccelerometerSensor(Sensor):
         super().__init__(config, rng, context)
         self.noise = ImuNoise(rng, config.noise, white=config.noise_stddev_mps2, bias=config.bias_stddev_mps2,
                               walk=config.bias_walk_mps2, scale_pct=config.accuracy_pct)
-        self.mask = axis_mask(config.axes)
-        self.prev_velocity: np.ndarray | None = None
+        self.mask = tuple(a in config.axes for a in "xyz")
+        self.prev_velocity: tuple[float, float, float] | None = None
         self.limit = config.max_range_g * STANDARD_GRAVITY
         step_g = config.adc_step_mv / config.resolution_mv_per_g if config.adc_step_mv > 0 else 0.0
         self.step = step_g * STANDARD_GRAVITY
+        self._mount = _floats(self.mount_rotation)
+        self._mount_position = tuple(self.mount_position.tolist())
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
-        _, rot = self.sensor_frame(state)
-        offset = quat_to_matrix(state.orientation) @ self.mount_position
-        velocity = state.linear_velocity + np.cross(state.angular_velocity, offset)
+        body = _floats(body_rotation(state))
+        ox, oy, oz = _apply(body, *self._mount_position)  # mounting point from the body origin, world frame
+        wx, wy, wz = state.angular_velocity.tolist()
+        vx, vy, vz = state.linear_velocity.tolist()
+        velocity = (vx + wy * oz - wz * oy, vy + wz * ox - wx * oz, vz + wx * oy - wy * ox)
         dt = 0.0 if self.last_sample_time is None else state.time - self.last_sample_time
-        acceleration = np.zeros(3) if self.prev_velocity is None or dt <= 0 else (velocity - self.prev_velocity) / dt
+        prev = self.prev_velocity
+        if prev is None or dt <= 0:
+            ax = ay = az = 0.0
+        else:
+            ax, ay, az = (velocity[0] - prev[0]) / dt, (velocity[1] - prev[1]) / dt, (velocity[2] - prev[2]) / dt
         self.prev_velocity = velocity
-        specific = rot.T @ (acceleration - GRAVITY)
+        specific = _apply_t(self._mount, *_apply_t(body, ax, ay, az - GRAVITY_Z))
         measured = self.noise.apply(specific, dt)
-        measured = np.clip(measured, -self.limit, self.limit)
-        measured = quantise(measured, self.step) * self.mask
-        self.reading = Vector3(*(float(v) for v in measured))
+        self.reading = Vector3(*_finish(measured, self.limit, self.step, self.mask))
 
 
-def _rotation_vector(r: np.ndarray) -> np.ndarray:
+def _rotation_vector(r: Matrix) -> tuple[float, float, float]:
     """Axis times angle (rad) of a rotation matrix."""
-    cos = max(-1.0, min(1.0, (np.trace(r) - 1.0) / 2.0))
+    cos = max(-1.0, min(1.0, (r[0] + r[4] + r[8] - 1.0) / 2.0))
     angle = math.acos(cos)
-    axis = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    ax, ay, az = r[7] - r[5], r[2] - r[6], r[3] - r[1]
     sin = math.sin(angle)
-    if sin < 1e-9:
-        return axis / 2.0  # small angle: the skew part is the rotation vector
-    return axis * (angle / (2.0 * sin))
+    scale = 0.5 if sin < 1e-9 else angle / (2.0 * sin)  # small angle: the skew part is the rotation vector
+    return ax * scale, ay * scale, az * scale
 
 
 class GyroscopeSensor(Sensor):
@@ -81,20 +135,22 @@ class GyroscopeSensor(Sensor):
         super().__init__(config, rng, context)
         self.noise = ImuNoise(rng, config.noise, white=config.noise_stddev_dps, bias=config.bias_stddev_dps,
                               walk=config.bias_walk_dps, scale_pct=config.accuracy_pct)
-        self.mask = axis_mask(config.axes)
-        self.prev_rotation: np.ndarray | None = None
+        self.mask = tuple(a in config.axes for a in "xyz")
+        self.prev_rotation: Matrix | None = None
+        self._mount = _floats(self.mount_rotation)
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
-        _, rot = self.sensor_frame(state)
+        rot = _mul(_floats(body_rotation(state)), self._mount)  # sensor axes in the world frame
         dt = 0.0 if self.last_sample_time is None else state.time - self.last_sample_time
         if self.prev_rotation is None or dt <= 0:
-            rate = rot.T @ state.angular_velocity
+            rate = _apply_t(rot, *state.angular_velocity.tolist())
         else:
-            rate = _rotation_vector(self.prev_rotation.T @ rot) / dt
+            rx, ry, rz = _rotation_vector(_mul_t(self.prev_rotation, rot))
+            rate = rx / dt, ry / dt, rz / dt
         self.prev_rotation = rot
-        dps = np.degrees(rate)
-        dps = self.noise.apply(dps, dt)
-        limit = self.config.max_range_dps
-        dps = quantise(np.clip(dps, -limit, limit), self.config.resolution_dps) * self.mask
-        out = np.radians(dps) if self.config.output_unit == "rad/s" else dps
-        self.reading = Vector3(*(float(v) for v in out))
+        dps = self.noise.apply((math.degrees(rate[0]), math.degrees(rate[1]), math.degrees(rate[2])), dt)
+        cfg = self.config
+        x, y, z = _finish(dps, cfg.max_range_dps, cfg.resolution_dps, self.mask)
+        if cfg.output_unit == "rad/s":
+            x, y, z = math.radians(x), math.radians(y), math.radians(z)
+        self.reading = Vector3(x, y, z)

@@ -38,10 +38,10 @@ class OdometerSensor(Sensor):
         if not wheels:
             self.reading = None
             return
-        angle = float(np.mean([state.wheel_angles[w] for w in wheels]))
+        angle = math.fsum(state.wheel_angles[w] for w in wheels) / len(wheels)
         if self.start is None:
             self.start = angle
         turned = angle - self.start
         ticks = math.trunc(turned / (2.0 * math.pi) * self.config.ticks_per_rev)
-        radius = self.config.wheel_radius_m or float(np.mean([state.wheel_radii[w] for w in wheels]))
+        radius = self.config.wheel_radius_m or math.fsum(state.wheel_radii[w] for w in wheels) / len(wheels)
         self.reading = Odometry(ticks / self.config.ticks_per_rev * 2.0 * math.pi * radius, ticks)
