@@ -44,7 +44,7 @@ class Pose(NamedTuple):
 
 def quaternion_to_euler(q: np.ndarray) -> tuple[float, float, float]:
     """Roll, pitch, yaw (rad; intrinsic z-y'-x'') of a quaternion (x, y, z, w)."""
-    x, y, z, w = (float(c) for c in q)
+    x, y, z, w = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
     roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
     pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
     yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
@@ -52,10 +52,6 @@ def quaternion_to_euler(q: np.ndarray) -> tuple[float, float, float]:
 
 
 TRUTH_COLUMNS = ["truth.x", "truth.y", "truth.z", "truth.roll", "truth.pitch", "truth.yaw", "truth.speed"]
-
-
-def _cell(value: float) -> str:
-    return format(value, ".9g")
 
 
 class CsvLog:
@@ -70,16 +66,16 @@ class CsvLog:
         except OSError as exc:
             raise ProjectError(f"the log file cannot be written ({exc.strerror}); choose another path.",
                                file=self.path) from None
-        self._writer = csv.writer(self._file)
-        self._writer.writerow(["time", *TRUTH_COLUMNS, *sensor_columns])
+        csv.writer(self._file).writerow(["time", *TRUTH_COLUMNS, *sensor_columns])
         self.rows = 0
 
     def write(self, state: VehicleState, sensor_cells: list[str]) -> None:
+        """One row: time, ground truth, then the sensors' cells (numbers or empty, so no quoting)."""
         roll, pitch, yaw = quaternion_to_euler(state.orientation)
-        x, y, z = state.position
-        speed = float(np.linalg.norm(state.linear_velocity))
-        self._writer.writerow([_cell(state.time), _cell(x), _cell(y), _cell(z), _cell(roll), _cell(pitch),
-                               _cell(yaw), _cell(speed), *sensor_cells])
+        x, y, z = state.position.tolist()
+        speed = math.hypot(*state.linear_velocity.tolist())
+        row = f"{state.time:.9g},{x:.9g},{y:.9g},{z:.9g},{roll:.9g},{pitch:.9g},{yaw:.9g},{speed:.9g}"
+        self._file.write(f"{row},{','.join(sensor_cells)}\r\n" if sensor_cells else f"{row}\r\n")
         self.rows += 1
 
     def add_scan(self, name: str, time: float, ranges: np.ndarray) -> None:
@@ -326,7 +322,7 @@ class Simulation:
         self.steps += 1
         self._state = None
         sensors = self.sensors
-        if world.time + 1e-9 >= sensors.next_due():
+        if world.time + 1e-9 >= sensors.next_due:
             sampled = sensors.update(self.state)
             if self._lidars and self.log is not None:
                 for sensor in sampled:

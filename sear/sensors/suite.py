@@ -2,7 +2,7 @@
 
     suite = SensorSuite(configs, rng=rng, client=world.client, ignore_bodies=world.robot_body_ids(),
                         origin=(lat0, lon0, alt0))
-    suite.update(state)        # on every physics step at or after suite.next_due()
+    suite.update(state)        # on the physics steps at or after suite.next_due (s)
     suite.read("front_ir")     # latest reading (None until the first sample)
 """
 
@@ -44,6 +44,9 @@ class SensorSuite:
         self._hits_by_sensor: dict[str, RayHits] = {}
         self.sampled: list[Sensor] = []
         """The sensors sampled by the last update that sampled any."""
+        self.next_due = min((s.next_sample for s in self.sensors), default=math.inf)
+        """Simulated time (s) of the next sample of any sensor (inf without sensors): the loop asks for
+        the vehicle's state only on ticks that need it."""
 
     @staticmethod
     def _drawn(hits: RayHits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -79,10 +82,6 @@ class SensorSuite:
         """Latest reading of sensor `name`, or None before its first sample / with nothing in range."""
         return self.sensor(name).reading
 
-    def next_due(self) -> float:
-        """Simulated time (s) of the next sample of any sensor (inf without sensors): the loop asks for the
-        vehicle's state only on ticks that need it."""
-        return min((s.next_sample for s in self.sensors), default=math.inf)
 
     def update(self, state: VehicleState) -> list[Sensor]:
         """Sample every sensor whose period is due at state.time, all their rays in one batch; returns the
@@ -117,6 +116,7 @@ class SensorSuite:
             cells[index[id(sensor)]] = None
         for hits in hits_of.values():
             hits.raw = ()  # pybullet's tuples are needed only while sampling
+        self.next_due = min(s.next_sample for s in self.sensors)
         self.sampled = due
         return due
 
