@@ -222,7 +222,8 @@ class Simulation:
             t = project.terrain
             self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
                                        ignore_bodies=self.world.robot_body_ids(),
-                                       origin=(t.latitude, t.longitude, t.altitude))
+                                       origin=(t.latitude, t.longitude, t.altitude),
+                                       body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog)
             self._lidars = [(s.name, s) for s in self.sensors.sensors if s.TYPE == "lidar"]
             self.sim = Sim(self)
             self._state: VehicleState | None = None

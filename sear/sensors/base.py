@@ -15,12 +15,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 from typing import Any, ClassVar
 
 import numpy as np
 
 from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
+
+_NORMAL = itemgetter(4)
+"""The hit normal in a pybullet rayTestBatch result tuple."""
 
 STANDARD_GRAVITY = 9.80665
 """1 g in m/s², for datasheet figures given in g."""
@@ -47,39 +51,68 @@ def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 
 class RayHits:
-    """One sensor's rays of a batch: for each, whether it hit and the distance from its start (m); missed
-    rays have hit False and distance inf. Hit positions and surface normals are worked out on request
-    (`position`, `normals`): only some users need them, and unpacking normals costs as much as casting."""
+    """One sensor's rays of a sample: the fraction of its length at which each ray hit (1.0 for a miss),
+    and on request whether it hit, the distance from its start (m; inf for a miss), the rays and hit
+    positions in the world frame and the surface normals. Sensors that need only the nearest hit work
+    from the fractions: right after a ray cast every numpy call costs microseconds, the cast having
+    emptied the caches."""
 
-    __slots__ = ("distance", "ends", "fraction", "hit", "offset", "raw", "starts")
+    __slots__ = ("fraction", "length", "offset", "origin", "raw", "reach", "state")
 
-    def __init__(self, fraction: np.ndarray, length: float | np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                 raw: Sequence[Any] = (), offset: int = 0) -> None:
+    def __init__(self, fraction: np.ndarray, length: float, origin: np.ndarray, reach: np.ndarray,
+                 state: VehicleState, raw: Sequence[Any] = (), offset: int = 0) -> None:
         self.fraction = fraction
         """Hit fraction of each ray's length (1.0 for a miss)."""
-        self.hit = fraction < 1.0
-        self.distance = np.where(self.hit, fraction * length, np.inf)
-        self.starts = starts
-        """(N, 3) ray starts, world frame, m."""
-        self.ends = ends
-        """(N, 3) ray ends, world frame, m."""
+        self.length = length
+        """Length of every ray, m."""
+        self.origin = origin
+        """(3,) where the rays start, body frame, m."""
+        self.reach = reach
+        """(N, 3) each ray from its start to its end, body frame, m."""
+        self.state = state
+        """The robot's state when the rays were cast (for the world-frame rays)."""
         self.raw = raw
-        """pybullet's result tuples of the whole batch, for normals."""
+        """pybullet's result tuples of the whole batch, for normals (emptied after sampling)."""
         self.offset = offset
         """Index of this sensor's first ray in `raw`."""
 
     @property
+    def starts(self) -> np.ndarray:
+        """(N, 3) ray starts, world frame, m."""
+        body = body_rotation(self.state)
+        return np.broadcast_to(self.state.position + body @ self.origin, self.reach.shape)
+
+    @property
+    def ends(self) -> np.ndarray:
+        """(N, 3) ray ends, world frame, m."""
+        body = body_rotation(self.state)
+        return self.state.position + body @ self.origin + self.reach @ body.T
+
+    @property
+    def hit(self) -> np.ndarray:
+        """Whether each ray hit something."""
+        return self.fraction < 1.0
+
+    @property
+    def distance(self) -> np.ndarray:
+        """Distance from each ray's start to its hit, m; inf for a miss."""
+        return np.where(self.fraction < 1.0, self.fraction * self.length, np.inf)
+
+    @property
     def position(self) -> np.ndarray:
         """(N, 3) hit points, world frame, m; NaN for misses."""
-        points = self.starts + (self.ends - self.starts) * self.fraction[:, None]
+        starts = self.starts
+        points = starts + (self.ends - starts) * self.fraction[:, None]
         return np.where(self.hit[:, None], points, np.nan)
 
     def normals(self, indices: np.ndarray) -> np.ndarray:
         """World-frame unit normals (k, 3) of the surfaces hit by rays `indices` of this sensor's rays."""
         if len(indices) == 0:
             return np.zeros((0, 3))
-        raw, offset = self.raw, self.offset
-        flat = chain.from_iterable(raw[i + offset][4] for i in indices.tolist())
+        picked = itemgetter(*(indices + self.offset).tolist())(self.raw)
+        if len(indices) == 1:
+            picked = (picked,)
+        flat = chain.from_iterable(map(_NORMAL, picked))
         return np.fromiter(flat, dtype=np.float64, count=3 * len(indices)).reshape(-1, 3)
 
 
@@ -102,6 +135,10 @@ class Sensor:
     """Rays one sample casts (0: the sensor casts none)."""
     ray_length: float = 0.0
     """Length of every one of its rays, m."""
+    ray_origin: np.ndarray
+    """(3,) where its rays start, body frame, m (sensors that cast rays)."""
+    ray_reach: np.ndarray
+    """(ray_count, 3) each ray from its start to its end, body frame, m."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -140,32 +177,21 @@ class Sensor:
         return state.position + body @ self.mount_position, body @ self.mount_rotation
 
     def rays(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray] | None:
-        """World-frame ray starts and ends (ray_count, 3) this sensor needs for a sample now, or None."""
+        """World-frame ray starts and ends (ray_count, 3) of a sample in `state`, or None."""
         if not self.ray_count:
             return None
-        starts, ends = np.empty((self.ray_count, 3)), np.empty((self.ray_count, 3))
-        self.write_rays(state, starts, ends)
-        return starts, ends
-
-    def write_rays(self, state: VehicleState, starts: np.ndarray, ends: np.ndarray) -> None:
-        """Write the rays of a sample now into `starts` and `ends` ((ray_count, 3) views of the tick's
-        batch, world frame, m): the batch is built in place, with no copies."""
-        raise NotImplementedError
+        body = body_rotation(state)
+        origin = state.position + body @ self.ray_origin
+        return np.broadcast_to(origin, self.ray_reach.shape).copy(), origin + self.ray_reach @ body.T
 
     def _fan(self, directions: np.ndarray, length: float) -> None:
         """Declare the rays of a sensor whose rays all start at its mount: unit `directions` (N, 3) in
-        the sensor frame, each `length` m long. They are kept in the body frame, as reach vectors, so
-        a sample costs one matrix product (see _fan_rays)."""
-        self._reach_body = directions @ self.mount_rotation.T * length
+        the sensor frame, each `length` m long. They are kept in the body frame, fixed to the robot,
+        where pybullet can cast them as they are (see SensorSuite)."""
+        self.ray_origin = self.mount_position.copy()
+        self.ray_reach = directions @ self.mount_rotation.T * length
         self.ray_count = len(directions)
         self.ray_length = length
-
-    def _fan_rays(self, state: VehicleState, starts: np.ndarray, ends: np.ndarray) -> None:
-        body = body_rotation(state)
-        origin = state.position + body @ self.mount_position
-        np.matmul(self._reach_body, body.T, out=ends)
-        ends += origin
-        starts[:] = origin
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         """Produce `self.reading` from the state (and the hits of this sensor's rays)."""

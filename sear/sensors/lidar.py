@@ -53,17 +53,16 @@ class LidarSensor(Sensor):
         self.sick: np.ndarray | None = None
         self._fan(self.directions, config.max_range_m)
 
-    def write_rays(self, state: VehicleState, starts: np.ndarray, ends: np.ndarray) -> None:
-        self._fan_rays(state, starts, ends)
-
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         assert hits is not None
         cfg = self.config
-        dist = np.where(hits.hit & (hits.distance >= cfg.min_range_m), hits.distance, np.nan)
+        fraction = hits.fraction
+        dist = fraction * cfg.max_range_m
+        dist[(fraction >= 1.0) | (fraction < cfg.min_range_m / cfg.max_range_m)] = np.nan
         if cfg.noise and cfg.noise_stddev_mm > 0:
             dist = dist + self.rng.normal(0.0, cfg.noise_stddev_mm / 1000.0, dist.shape)
         dist = quantise(dist, cfg.resolution_mm / 1000.0)
-        dist = np.where(np.isnan(dist), np.nan, np.clip(dist, cfg.min_range_m, cfg.max_range_m))
+        dist = np.clip(dist, cfg.min_range_m, cfg.max_range_m)  # NaN (no return) stays NaN
         self.reading = dist.reshape(self.shape)
         if cfg.sick_format:
             self.sick = sick_lms2xx(self.reading, cfg.max_range_m)

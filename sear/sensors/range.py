@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from sear.sensors.base import RayHits, Sensor, quantise
+from sear.sensors.base import RayHits, Sensor
 from sear.sensors.config import InfraredConfig, UltrasonicConfig
 from sear.state import VehicleState, body_rotation
 
@@ -61,16 +61,14 @@ class _ConeSensor(Sensor):
         self.directions = cone_directions(beam_cm / 100.0, self.length_m, resolution_cm / 100.0)
         self._fan(self.directions, self.length_m)
 
-    def write_rays(self, state: VehicleState, starts: np.ndarray, ends: np.ndarray) -> None:
-        self._fan_rays(state, starts, ends)
+    def _in_range(self, hits: RayHits) -> np.ndarray:
+        """Which rays hit something at the minimum range or beyond."""
+        fraction = hits.fraction
+        return (fraction < 1.0) & (fraction >= self.min_m / self.length_m)
 
-    def _nearest(self, hits: RayHits, accept: np.ndarray | None = None) -> float | None:
-        ok = hits.hit & (hits.distance >= self.min_m)
-        if accept is not None:
-            ok &= accept
-        if not ok.any():
-            return None
-        return float(hits.distance[ok].min())
+    def _nearest(self, hits: RayHits) -> float | None:
+        fractions = hits.fraction[self._in_range(hits)]
+        return float(fractions.min()) * self.length_m if fractions.size else None
 
 
 class InfraredSensor(_ConeSensor):
@@ -111,15 +109,19 @@ class UltrasonicSensor(_ConeSensor):
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         assert hits is not None
         # Sound hitting a surface more obliquely than the limit reflects away and never returns.
-        candidates = np.flatnonzero(hits.hit & (hits.distance >= self.min_m))
-        # Normals into the body frame (n_body = R^T n) meet the rays' body-frame directions.
+        candidates = np.flatnonzero(self._in_range(hits))
+        # Normals into the body frame (n_body = R^T n) meet the rays' body-frame reach vectors (length L):
+        # the echo returns when |cos(incidence)| * L reaches max_cos * L.
         normals_body = hits.normals(candidates) @ body_rotation(state)
-        cos_incidence = np.abs(np.einsum("ij,ij->i", normals_body, self._reach_body[candidates])) / self.length_m
-        echoed = candidates[cos_incidence >= self.max_cos - 1e-12]
-        nearest = float(hits.distance[echoed].min()) if len(echoed) else None
+        projection = np.einsum("ij,ij->i", normals_body, self.ray_reach[candidates])
+        echoed = candidates[np.abs(projection) >= (self.max_cos - 1e-12) * self.length_m]
+        nearest = float(hits.fraction[echoed].min()) * self.length_m if len(echoed) else None
         if nearest is not None:
-            if self.config.noise and self.config.noise_stddev_cm > 0:
-                nearest += float(self.rng.normal(0.0, self.config.noise_stddev_cm / 100.0))
-            nearest = float(quantise(nearest, self.config.resolution_cm / 100.0))
+            cfg = self.config
+            if cfg.noise and cfg.noise_stddev_cm > 0:
+                nearest += float(self.rng.normal(0.0, cfg.noise_stddev_cm / 100.0))
+            step = cfg.resolution_cm / 100.0
+            if step > 0:
+                nearest = round(nearest / step) * step
             nearest = min(self.length_m, max(self.min_m, nearest))
         self.reading = nearest

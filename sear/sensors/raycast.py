@@ -34,21 +34,25 @@ class RayCaster:
             p.setCollisionFilterGroupMask(body, -1, ROBOT_COLLISION_GROUP, self.mask, physicsClientId=client)
         self.rays_cast = 0
 
-    def cast(self, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, Sequence[Any]]:
-        """Cast rays from starts to ends ((N, 3) world frame, m). Returns each ray's hit fraction of its
-        length (1.0 for a miss) and pybullet's result tuples (for the normals of the sensors that need
-        them; see RayHits.normals)."""
+    def cast(self, starts: np.ndarray | list, ends: np.ndarray | list, parent: int | None = None
+             ) -> tuple[np.ndarray, Sequence[Any]]:
+        """Cast rays from starts to ends ((N, 3), m): in the world frame, or with `parent` in the frame of
+        that body (pybullet moves them with it). Returns each ray's hit fraction of its length (1.0 for a
+        miss) and pybullet's result tuples (hit points and normals in the world frame; see
+        RayHits.normals)."""
         n = len(starts)
-        starts = np.ascontiguousarray(starts, dtype=np.float64)
-        ends = np.ascontiguousarray(ends, dtype=np.float64)
+        if isinstance(starts, np.ndarray):
+            starts = np.ascontiguousarray(starts, dtype=np.float64)
+            ends = np.ascontiguousarray(ends, dtype=np.float64)
+        frame = {} if parent is None else {"parentObjectUniqueId": parent, "parentLinkIndex": -1}
         if n <= MAX_BATCH:
             results = p.rayTestBatch(starts, ends, numThreads=RAY_THREADS, collisionFilterMask=self.mask,
-                                     physicsClientId=self.client)
+                                     physicsClientId=self.client, **frame)
         else:
             results = []
             for lo in range(0, n, MAX_BATCH):
                 results.extend(p.rayTestBatch(starts[lo:lo + MAX_BATCH], ends[lo:lo + MAX_BATCH],
                                               numThreads=RAY_THREADS, collisionFilterMask=self.mask,
-                                              physicsClientId=self.client))
+                                              physicsClientId=self.client, **frame))
         self.rays_cast += n
         return np.fromiter(map(_FRACTION, results), dtype=np.float64, count=n), results

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,12 @@ class SensorSuite:
     """The sensors of a run, built from their definitions through the registry."""
 
     def __init__(self, configs: list[SensorConfig], *, rng: np.random.Generator, client: int,
-                 ignore_bodies: list[int], origin: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+                 ignore_bodies: list[int], origin: tuple[float, float, float] = (0.0, 0.0, 0.0),
+                 body: int | None = None, body_centre: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+        """`body`: the pybullet body the sensors are mounted on, whose frame pybullet reports at
+        `body_centre` (its centre of mass, m, in the body model frame). With it, rays are cast in the
+        body's frame: fixed lists made once, which pybullet moves with the body itself. Without it
+        (sensors tested on a state alone), each sample's rays are worked out in the world frame."""
         context = SensorContext(origin=origin)
         self.sensors: list[Sensor] = []
         for config in configs:
@@ -39,8 +45,16 @@ class SensorSuite:
         self._index = {id(s): i for i, s in enumerate(self.sensors)}
         self._cells: list[list[str] | None] = [None] * len(self.sensors)
         self.caster = RayCaster(client, ignore_bodies)
-        self._last_batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        """Fractions, starts and ends of the last batch cast."""
+        self.body = body
+        self._local: dict[int, tuple[list, list]] = {}
+        centre = np.asarray(body_centre, dtype=float)
+        for sensor in self.sensors:
+            if sensor.ray_count:
+                start = sensor.ray_origin - centre
+                self._local[id(sensor)] = ([tuple(start.tolist())] * sensor.ray_count,
+                                           (start + sensor.ray_reach).tolist())
+        self._last_batch: list[RayHits] = []
+        """Each sensor's rays of the last batch cast."""
         self._hits_by_sensor: dict[str, RayHits] = {}
         self.sampled: list[Sensor] = []
         """The sensors sampled by the last update that sampled any."""
@@ -56,9 +70,10 @@ class SensorSuite:
     def last_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Starts, ends (at the hit, or full length) and hit flags of the rays cast on the last tick that
         cast any; world frame, metres. Worked out on request, for drawing."""
-        if self._last_batch is None:
+        if not self._last_batch:
             return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
-        return self._drawn(RayHits(*self._last_batch[:1], 1.0, *self._last_batch[1:]))
+        drawn = [self._drawn(hits) for hits in self._last_batch]
+        return tuple(np.concatenate(parts) for parts in zip(*drawn, strict=True))  # type: ignore[return-value]
 
     @property
     def rays_by_sensor(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -93,21 +108,30 @@ class SensorSuite:
         casting = [s for s in due if s.ray_count]
         hits_of: dict[int, RayHits] = {}
         if casting:
-            total = sum(s.ray_count for s in casting)
-            starts, ends = np.empty((total, 3)), np.empty((total, 3))
-            lo = 0
-            spans = []
+            if self.body is not None:
+                if len(casting) == 1:
+                    starts, ends = self._local[id(casting[0])]
+                else:
+                    starts, ends = [], []
+                    for sensor in casting:
+                        local_starts, local_ends = self._local[id(sensor)]
+                        starts += local_starts
+                        ends += local_ends
+                fraction, raw = self.caster.cast(starts, ends, parent=self.body)
+            else:
+                world = [sensor.rays(state) for sensor in casting]
+                fraction, raw = self.caster.cast(np.concatenate([w[0] for w in world]),
+                                                 np.concatenate([w[1] for w in world]))
+            by_name = self._hits_by_sensor
+            batch, lo = [], 0
             for sensor in casting:
                 hi = lo + sensor.ray_count
-                sensor.write_rays(state, starts[lo:hi], ends[lo:hi])
-                spans.append((sensor, lo, hi))
+                hits = RayHits(fraction[lo:hi], sensor.ray_length, sensor.ray_origin, sensor.ray_reach, state, raw,
+                               lo)
+                hits_of[id(sensor)] = by_name[sensor.name] = hits
+                batch.append(hits)
                 lo = hi
-            fraction, raw = self.caster.cast(starts, ends)
-            self._last_batch = (fraction, starts, ends)
-            by_name = self._hits_by_sensor
-            for sensor, lo, hi in spans:
-                hits_of[id(sensor)] = by_name[sensor.name] = RayHits(
-                    fraction[lo:hi], sensor.ray_length, starts[lo:hi], ends[lo:hi], raw, lo)
+            self._last_batch = batch
         cells, index = self._cells, self._index
         for sensor in due:
             sensor.sample(state, hits_of.get(id(sensor)) if casting else None)

@@ -114,3 +114,45 @@ def test_odometer_shows_wheel_slip_as_error(tmp_path):
         assert travelled > 0.2 and counted < 0.5 * travelled
     finally:
         sim.close()
+
+
+def test_rays_cast_in_the_body_frame_equal_the_same_rays_in_the_world_frame(tmp_path):
+    """The simulation casts sensor rays in the chassis' frame (pybullet moves them with it, and pybullet's
+    chassis frame sits at the centre of mass); a suite with no body casts the same rays in the world frame.
+    On a turning rover with its centre of gravity off the origin both must read the same."""
+    from sear.sensors.config import InfraredConfig, UltrasonicConfig
+    from sear.sensors.suite import SensorSuite
+
+    configs = [
+        LidarConfig(name="lidar", angle_step_deg=1.0, resolution_mm=0.0, pose=Pose(x=0.1, y=0.05, z=0.16, yaw=10.0)),
+        InfraredConfig(name="ir", pose=Pose(x=0.3, z=0.05, yaw=20.0), resolution_cm=0.5, max_range_cm=300.0),
+        UltrasonicConfig(name="sonar", pose=Pose(x=0.3, z=0.08, pitch=-3.0)),
+    ]
+    sim = _simulation(tmp_path, configs, cog_offset=(0.05, -0.03, -0.04))
+    try:
+        for x1, y1, x2, y2 in ((-3.0, -3.0, 3.0, -3.0), (3.0, -3.0, 3.0, 3.0), (3.0, 3.0, -3.0, 3.0),
+                               (-3.0, 3.0, -3.0, -3.0)):
+            sim.sim.add_wall(x1, y1, x2, y2, height=1.0, thickness=0.2)
+        sim.sim.add_box(2.2, 0.9, size=0.6, mass=0.0)
+        sim.sim.accelerate(20.0)
+        sim.sim.steer(0.3)
+        sim.run(1.0)
+        state = sim.state
+        assert abs(quaternion_to_euler(state.orientation)[2]) > 0.15  # the rover has turned
+        world_frame = SensorSuite(configs, rng=np.random.default_rng(0), client=sim.world.client,
+                                  ignore_bodies=sim.world.robot_body_ids())
+        world_frame.update(state)
+        body_frame = SensorSuite(configs, rng=np.random.default_rng(0), client=sim.world.client,
+                                 ignore_bodies=sim.world.robot_body_ids(), body=sim.world.vehicle.body_id,
+                                 body_centre=sim.world.vehicle.cog)
+        body_frame.update(state)
+        assert np.isfinite(world_frame.read("lidar")).sum() > 100
+        np.testing.assert_allclose(body_frame.read("lidar"), world_frame.read("lidar"), atol=1e-9)
+        for name in ("ir", "sonar"):
+            assert body_frame.read(name) == pytest.approx(world_frame.read(name), abs=1e-9)
+        assert world_frame.read("sonar") is not None and world_frame.read("ir") is not None
+        drawn_body, drawn_world = body_frame.last_rays, world_frame.last_rays
+        for a, b in zip(drawn_body, drawn_world, strict=True):
+            np.testing.assert_allclose(a, b, atol=1e-9)
+    finally:
+        sim.close()
