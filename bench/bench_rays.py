@@ -5,7 +5,8 @@
 Two sensor sets on the demo world: the demo's sensors (cones, LIDAR) and a 1,080-beam LIDAR at 40 Hz.
 For each, the rays of one sample of every ray-casting sensor are cast (1) through SensorSuite.update
 (pattern, batching via raycast.py, the readings) and (2) as one bare rayTestBatch call with the same
-starts and ends, in the same run, one sample of each in turn, in alternating order (medians over the samples). The ratio
+starts and ends in the world frame, as numpy arrays and as lists (the faster is the baseline), in the same
+run, one sample of each in turn, in rotating order (medians over the samples). The ratio
 (rays per second through SEAR / bare) is the result; target >= 0.8.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -40,10 +42,11 @@ def _measure(world: World, configs, repeats: int) -> tuple[int, float, float]:
                         ignore_bodies=world.robot_body_ids(), body=world.vehicle.body_id,
                         body_centre=world.vehicle.cog)
     ray_sensors = suite.sensors
-    # The bare call gets the same rays in the world frame, in the form pybullet reads fastest (lists of
-    # floats; from numpy arrays it costs more), converted before timing.
-    starts = np.concatenate([s.rays(state)[0] for s in ray_sensors]).tolist()
-    ends = np.concatenate([s.rays(state)[1] for s in ray_sensors]).tolist()
+    # The bare call gets the same rays in the world frame, as numpy arrays and as lists of floats (made
+    # before timing); the faster of the two is the baseline.
+    starts = np.concatenate([s.rays(state)[0] for s in ray_sensors])
+    ends = np.concatenate([s.rays(state)[1] for s in ray_sensors])
+    forms = {"numpy": (starts, ends), "lists": (starts.tolist(), ends.tolist())}
     mask = 0xFFFF & ~ROBOT_COLLISION_GROUP
 
     def sear_sample() -> None:
@@ -51,25 +54,28 @@ def _measure(world: World, configs, repeats: int) -> tuple[int, float, float]:
             s.next_sample = 0.0  # every sensor due: one full sample of every ray
         suite.update(state)
 
-    def bare_sample() -> None:
-        p.rayTestBatch(starts, ends, numThreads=0, collisionFilterMask=mask, physicsClientId=world.client)
+    def bare(form: str) -> Callable[[], None]:
+        rays_from, rays_to = forms[form]
 
-    for fn in (sear_sample, bare_sample):  # warm up
+        def sample() -> None:
+            p.rayTestBatch(rays_from, rays_to, numThreads=0, collisionFilterMask=mask, physicsClientId=world.client)
+
+        return sample
+
+    runs = [("sear", sear_sample), ("numpy", bare("numpy")), ("lists", bare("lists"))]
+    for _, fn in runs:  # warm up
         fn()
-    # Interleaved one by one, so whatever else the machine does slows both alike; medians of each.
+    # Interleaved one by one in rotating order, so whatever else the machine does slows all alike.
     clock = time.perf_counter
-    sear_times, bare_times = [], []
+    times: dict[str, list[float]] = {name: [] for name, _ in runs}
     for i in range(repeats):
-        first, second = (sear_sample, bare_sample) if i % 2 else (bare_sample, sear_sample)
-        start = clock()
-        first()
-        middle = clock()
-        second()
-        end = clock()
-        (sear_times if first is sear_sample else bare_times).append(middle - start)
-        (bare_times if first is sear_sample else sear_times).append(end - middle)
-    sear, bare = statistics.median(sear_times), statistics.median(bare_times)
-    return len(starts), sear, bare
+        for name, fn in runs[i % 3:] + runs[:i % 3]:
+            start = clock()
+            fn()
+            times[name].append(clock() - start)
+    sear = statistics.median(times["sear"])
+    bare_time = min(statistics.median(times["numpy"]), statistics.median(times["lists"]))
+    return len(starts), sear, bare_time
 
 
 def main() -> int:

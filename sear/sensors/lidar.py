@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from sear.sensors.base import RayHits, Sensor, quantise
+from sear.sensors.base import RayHits, Sensor
 from sear.sensors.config import LidarConfig
 from sear.state import VehicleState
 
@@ -51,6 +51,7 @@ class LidarSensor(Sensor):
         self.directions = np.column_stack([
             (np.cos(el) * np.cos(az)).ravel(), (np.cos(el) * np.sin(az)).ravel(), np.sin(el).ravel()])
         self.sick: np.ndarray | None = None
+        self._min_fraction = config.min_range_m / config.max_range_m
         self._fan(self.directions, config.max_range_m)
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
@@ -58,11 +59,14 @@ class LidarSensor(Sensor):
         cfg = self.config
         fraction = hits.fraction
         dist = fraction * cfg.max_range_m
-        dist[(fraction >= 1.0) | (fraction < cfg.min_range_m / cfg.max_range_m)] = np.nan
+        dist[(fraction >= 1.0) | (fraction < self._min_fraction)] = np.nan
         if cfg.noise and cfg.noise_stddev_mm > 0:
-            dist = dist + self.rng.normal(0.0, cfg.noise_stddev_mm / 1000.0, dist.shape)
-        dist = quantise(dist, cfg.resolution_mm / 1000.0)
-        dist = np.clip(dist, cfg.min_range_m, cfg.max_range_m)  # NaN (no return) stays NaN
+            dist += self.rng.normal(0.0, cfg.noise_stddev_mm / 1000.0, dist.shape)
+        step = cfg.resolution_mm / 1000.0
+        if step > 0:
+            dist = np.round(dist / step)
+            dist *= step
+        np.clip(dist, cfg.min_range_m, cfg.max_range_m, out=dist)  # NaN (no return) stays NaN
         self.reading = dist.reshape(self.shape)
         if cfg.sick_format:
             self.sick = sick_lms2xx(self.reading, cfg.max_range_m)

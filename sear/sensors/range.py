@@ -58,13 +58,14 @@ class _ConeSensor(Sensor):
     def _setup(self, beam_cm: float, range_cm: float, resolution_cm: float, min_cm: float) -> None:
         self.length_m = range_cm / 100.0
         self.min_m = min_cm / 100.0
+        self._min_fraction = self.min_m / self.length_m
         self.directions = cone_directions(beam_cm / 100.0, self.length_m, resolution_cm / 100.0)
         self._fan(self.directions, self.length_m)
 
     def _in_range(self, hits: RayHits) -> np.ndarray:
         """Which rays hit something at the minimum range or beyond."""
         fraction = hits.fraction
-        return (fraction < 1.0) & (fraction >= self.min_m / self.length_m)
+        return (fraction < 1.0) & (fraction >= self._min_fraction)
 
     def _nearest(self, hits: RayHits) -> float | None:
         fractions = hits.fraction[self._in_range(hits)]
@@ -105,17 +106,21 @@ class UltrasonicSensor(_ConeSensor):
         super().__init__(config, rng, context)
         self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, config.min_range_cm)
         self.max_cos = math.cos(math.radians(config.max_incidence_deg))
+        self._echo_projection = (self.max_cos - 1e-12) * self.length_m
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         assert hits is not None
         # Sound hitting a surface more obliquely than the limit reflects away and never returns.
         candidates = np.flatnonzero(self._in_range(hits))
-        # Normals into the body frame (n_body = R^T n) meet the rays' body-frame reach vectors (length L):
-        # the echo returns when |cos(incidence)| * L reaches max_cos * L.
-        normals_body = hits.normals(candidates) @ body_rotation(state)
-        projection = np.einsum("ij,ij->i", normals_body, self.ray_reach[candidates])
-        echoed = candidates[np.abs(projection) >= (self.max_cos - 1e-12) * self.length_m]
-        nearest = float(hits.fraction[echoed].min()) * self.length_m if len(echoed) else None
+        nearest = None
+        if candidates.size:
+            # Normals into the body frame (n_body = R^T n) meet the rays' body-frame reach vectors (length
+            # L): the echo returns when |cos(incidence)| * L reaches max_cos * L.
+            normals_body = hits.normals(candidates) @ body_rotation(state)
+            projection = np.einsum("ij,ij->i", normals_body, self.ray_reach[candidates])
+            echoed = candidates[np.abs(projection) >= self._echo_projection]
+            if echoed.size:
+                nearest = float(hits.fraction[echoed].min()) * self.length_m
         if nearest is not None:
             cfg = self.config
             if cfg.noise and cfg.noise_stddev_cm > 0:

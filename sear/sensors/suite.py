@@ -46,13 +46,14 @@ class SensorSuite:
         self._cells: list[list[str] | None] = [None] * len(self.sensors)
         self.caster = RayCaster(client, ignore_bodies)
         self.body = body
-        self._local: dict[int, tuple[list, list]] = {}
+        self._local: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        """Ray starts and ends in the body's pybullet frame, by the sensors (ids) that cast them together."""
         centre = np.asarray(body_centre, dtype=float)
         for sensor in self.sensors:
             if sensor.ray_count:
                 start = sensor.ray_origin - centre
-                self._local[id(sensor)] = ([tuple(start.tolist())] * sensor.ray_count,
-                                           (start + sensor.ray_reach).tolist())
+                self._local[(id(sensor),)] = (np.ascontiguousarray(np.broadcast_to(start, sensor.ray_reach.shape)),
+                                           np.ascontiguousarray(start + sensor.ray_reach))
         self._last_batch: list[RayHits] = []
         """Each sensor's rays of the last batch cast."""
         self._hits_by_sensor: dict[str, RayHits] = {}
@@ -109,14 +110,13 @@ class SensorSuite:
         hits_of: dict[int, RayHits] = {}
         if casting:
             if self.body is not None:
-                if len(casting) == 1:
-                    starts, ends = self._local[id(casting[0])]
-                else:
-                    starts, ends = [], []
-                    for sensor in casting:
-                        local_starts, local_ends = self._local[id(sensor)]
-                        starts += local_starts
-                        ends += local_ends
+                key = tuple(map(id, casting))
+                rays = self._local.get(key)
+                if rays is None:  # sensors due together: their rays joined once, kept for the next time
+                    local = [self._local[(id(sensor),)] for sensor in casting]
+                    rays = self._local[key] = (np.concatenate([r[0] for r in local]),
+                                               np.concatenate([r[1] for r in local]))
+                starts, ends = rays
                 fraction, raw = self.caster.cast(starts, ends, parent=self.body)
             else:
                 world = [sensor.rays(state) for sensor in casting]
