@@ -79,18 +79,23 @@ def _recorder(fn: Callable[..., Any], calls: list) -> Callable[..., Any]:
     return recorder
 
 
-def _recording(calls: list[tuple[Callable[..., Any], tuple, dict]]) -> dict[str, Callable[..., Any]]:
-    """Swap the WORLD_CALLS of the pybullet module for recorders appending (function, args, kwargs) to
-    `calls`; returns the originals, for _restore."""
-    originals = {name: getattr(p, name) for name in WORLD_CALLS}
-    for name, fn in originals.items():
-        setattr(p, name, _recorder(fn, calls))
-    return originals
+def _recording(calls: list[tuple[Callable[..., Any], tuple, dict]]) -> list[tuple[Any, str, Any]]:
+    """Swap the WORLD_CALLS, in the pybullet module and wherever SEAR's modules keep them under names of
+    their own, for recorders appending (function, args, kwargs) to `calls`; returns what was swapped,
+    for _restore."""
+    originals = {getattr(p, name): _recorder(getattr(p, name), calls) for name in WORLD_CALLS}
+    swapped = []
+    for module in [p, *(m for name, m in sys.modules.items() if name.startswith("sear."))]:
+        for attr, value in list(vars(module).items()):
+            if callable(value) and value in originals:
+                swapped.append((module, attr, value))
+                setattr(module, attr, originals[value])
+    return swapped
 
 
-def _restore(originals: dict[str, Callable[..., Any]]) -> None:
-    for name, fn in originals.items():
-        setattr(p, name, fn)
+def _restore(swapped: list[tuple[Any, str, Any]]) -> None:
+    for module, attr, value in swapped:
+        setattr(module, attr, value)
 
 
 def _replay(client: int, calls: list[tuple[Callable[..., Any], tuple, dict]], saved: int) -> float:
