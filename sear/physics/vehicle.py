@@ -56,6 +56,19 @@ ROBOT_COLLISION_GROUP = 0x40
 """Collision filter group bit of the robot's bodies; the sensors' rays leave it out of their mask.
 Not 1 or 2: Bullet gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
 
+# For the per-step update: the same values as the expressions they stand for, computed once.
+_WHEEL_RAY_MASK = 0xFFFF & ~ROBOT_COLLISION_GROUP
+_NEG_SIDE_CONTACT_DAMPING = -SIDE_CONTACT_DAMPING
+_ROLL_LEVER = 1.0 - ROLL_INFLUENCE
+_base_pose = p.getBasePositionAndOrientation
+_base_velocity = p.getBaseVelocity
+_matrix_from_quaternion = p.getMatrixFromQuaternion
+_ray_test_batch = p.rayTestBatch
+_apply_force = p.applyExternalForce
+_apply_torque = p.applyExternalTorque
+_WORLD_FRAME = p.WORLD_FRAME
+_isfinite = math.isfinite
+
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cross product of 3-vectors (..., 3); a fraction of np.cross's cost for small arrays."""
@@ -84,19 +97,32 @@ class WheelGeometry:
     left: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class WheelState:
     """Per-wheel results of the last update (world frame)."""
 
     in_contact: bool = False
     suspension_length: float = 0.0
-    contact_point: np.ndarray | None = None
-    contact_normal: np.ndarray | None = None
+    hit_point: tuple[float, float, float] | None = None
+    """Contact point as pybullet's ray test gave it, m; None off the ground. A tuple because the update
+    stores it every step and arrays are wanted only now and then (`contact_point`)."""
+    hit_normal: tuple[float, float, float] | None = None
+    """Ground normal at the contact as pybullet gave it (unit); None off the ground."""
     suspension_force: float = 0.0
     rotation: float = 0.0
     delta_rotation: float = 0.0
     steering: float = 0.0
     skid: float = 1.0
+
+    @property
+    def contact_point(self) -> np.ndarray | None:
+        """Contact point, world frame, m (a new array each time); None off the ground."""
+        return None if self.hit_point is None else np.asarray(self.hit_point)
+
+    @property
+    def contact_normal(self) -> np.ndarray | None:
+        """Ground normal at the contact, world frame, unit (a new array each time); None off the ground."""
+        return None if self.hit_normal is None else np.asarray(self.hit_normal)
 
 
 class Vehicle:
@@ -170,21 +196,25 @@ class Vehicle:
         # Plain-float copies for the per-step update.
         self._inv_inertia_tuple = tuple(float(v) for v in self._inv_inertia_local)
         self._cog_tuple = tuple(float(v) for v in self.cog)
-        self._hard_tuples = [tuple(float(v) for v in hp) for hp in self._hard_points]
-        self._ray_length_list = [float(v) for v in self._ray_lengths]
-        self._radius_list = [float(v) for v in self._radii]
+        self._rays = [(*(float(v) for v in hp), float(length))
+                      for hp, length in zip(self._hard_points, self._ray_lengths, strict=True)]
         self._wheel_radii = {wid: w.radius for wid, w in self.wheels.items()}
         self.engine_force = 0.0
         self.brake_force = 0.0
         self.steering = 0.0
         self._turn = 0.0
         self.distance = 0.0
+        self._wheel_inputs: list[tuple[float, float, float, float, float, float]] = []
+        self._inputs_changed()
 
     # --- inputs ----------------------------------------------------------------------------------
 
     def accelerate(self, force: float) -> None:
         """Total engine force, N, shared by the driven wheels; negative drives backwards."""
-        self.engine_force = float(force)
+        force = float(force)
+        if force != self.engine_force:
+            self.engine_force = force
+            self._inputs_changed()
 
     def brake(self, force: float) -> None:
         """Total brake force, N (>= 0), shared by all four wheels."""
@@ -199,11 +229,12 @@ class Vehicle:
         limit = self.dynamics.max_steering
         angle = max(-limit, min(limit, float(angle)))
         if self.dynamics.drive_type == "skid":
-            self.steering = 0.0
-            self._turn = angle / limit if limit > 0 else 0.0
+            steering, turn = 0.0, angle / limit if limit > 0 else 0.0
         else:
-            self.steering = angle
-            self._turn = 0.0
+            steering, turn = angle, 0.0
+        if steering != self.steering or turn != self._turn:  # user code steers every control tick
+            self.steering, self._turn = steering, turn
+            self._inputs_changed()
 
     # --- pose --------------------------------------------------------------------------------------
 
@@ -223,6 +254,7 @@ class Vehicle:
         p.resetBasePositionAndOrientation(self.body_id, com.tolist(), orn.tolist(), physicsClientId=self.client)
         p.resetBaseVelocity(self.body_id, [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
         self.engine_force = self.brake_force = self.steering = self._turn = 0.0
+        self._inputs_changed()
         for state in self._state.values():
             state.in_contact, state.delta_rotation = False, 0.0
 
@@ -286,17 +318,32 @@ class Vehicle:
             return [(left if g.left else right) / 2.0 for g in self._geoms]
         return [0.0 if g.front else e / 2.0 for g in self._geoms]
 
+    def _inputs_changed(self) -> None:
+        """Work out what the update needs per wheel from the inputs, only when they change: the
+        Ackermann angles (a tan and an atan each) and their sine and cosine, and the drive forces.
+
+        Per wheel, in WHEEL_IDS order: radius (m), ray length (m), steering (rad), its sine and cosine,
+        and engine force (N). Every setter of engine_force, steering or _turn must call this."""
+        drive = self._drive_forces()
+        inputs = []
+        for geom, (*_, length), force in zip(self._geoms, self._rays, drive, strict=True):
+            steering = self._wheel_steering(geom)
+            inputs.append((geom.radius, length, steering, math.sin(steering), math.cos(steering), force))
+        self._wheel_inputs = inputs
+
     def update(self, dt: float) -> None:
         """Cast the suspension rays and apply this step's suspension, drive and friction forces.
 
         Plain float arithmetic over the four wheels: this runs every physics step, and numpy's
         per-call overhead on 3-vectors made it cost ~25 bare pybullet steps (~1 ms); floats take ~0.1 ms."""
-        client = self.client
+        client, body = self.client, self.body_id
         dyn = self.dynamics
         mass = dyn.mass
-        (cx, cy, cz), orn = p.getBasePositionAndOrientation(self.body_id, physicsClientId=client)
-        (vx, vy, vz), (wx, wy, wz) = p.getBaseVelocity(self.body_id, physicsClientId=client)
-        r00, r01, r02, r10, r11, r12, r20, r21, r22 = p.getMatrixFromQuaternion(orn)
+        stiffness, friction_slip = dyn.suspension_stiffness, dyn.friction_slip
+        compression, damping_down = dyn.suspension_compression, dyn.suspension_damping
+        (cx, cy, cz), orn = _base_pose(body, physicsClientId=client)
+        (vx, vy, vz), (wx, wy, wz) = _base_velocity(body, physicsClientId=client)
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = _matrix_from_quaternion(orn)
         ux, uy, uz = r02, r12, r22  # chassis up, world frame
         ix, iy, iz = self._inv_inertia_tuple
         gx, gy, gz = self._cog_tuple
@@ -304,32 +351,32 @@ class Vehicle:
         oy = cy - (r10 * gx + r11 * gy + r12 * gz)
         oz = cz - (r20 * gx + r21 * gy + r22 * gz)
         starts, ends = [], []
-        for (hx, hy, hz), length in zip(self._hard_tuples, self._ray_length_list, strict=True):
+        for hx, hy, hz, length in self._rays:
             sx = ox + r00 * hx + r01 * hy + r02 * hz
             sy = oy + r10 * hx + r11 * hy + r12 * hz
             sz = oz + r20 * hx + r21 * hy + r22 * hz
             starts.append((sx, sy, sz))
             ends.append((sx - ux * length, sy - uy * length, sz - uz * length))
-        hits = p.rayTestBatch(starts, ends, collisionFilterMask=0xFFFF & ~ROBOT_COLLISION_GROUP,
-                              physicsClientId=client)
+        hits = _ray_test_batch(starts, ends, collisionFilterMask=_WHEEL_RAY_MASK, physicsClientId=client)
         contacts = [h[0] >= 0 and h[2] < 1.0 for h in hits]
         share = mass / max(1, sum(contacts))
-        drive = self._drive_forces()
+        inv_mass = 1.0 / mass
         rest, travel = self.rest_length, self.max_travel
+        shortest, longest = rest - travel, rest + travel
         brake_each = self.brake_force / 4.0
+        braking = self.brake_force > 0
         fx = fy = fz = tx = ty = tz = 0.0
-        for i, state in enumerate(self._states):
-            steering = self._wheel_steering(self._geoms[i])
+        for state, hit, contact, (radius, length, steering, sin_s, cos_s, drive) in zip(
+                self._states, hits, contacts, self._wheel_inputs, strict=True):
             state.steering = steering
-            if not contacts[i]:
+            if not contact:
                 state.in_contact, state.suspension_length, state.suspension_force = False, rest, 0.0
-                state.skid, state.contact_point, state.contact_normal = 1.0, None, None
+                state.skid, state.hit_point, state.hit_normal = 1.0, None, None
                 state.delta_rotation *= 0.99
                 state.rotation += state.delta_rotation
                 continue
-            _, _, fraction, point, normal = hits[i]
-            radius = self._radius_list[i]
-            susp = min(max(fraction * self._ray_length_list[i] - radius, rest - travel), rest + travel)
+            _, _, fraction, point, normal = hit
+            susp = min(max(fraction * length - radius, shortest), longest)
             nx, ny, nz = normal
             rx, ry, rz = point[0] - cx, point[1] - cy, point[2] - cz
             # Contact point velocity: v + w x r.
@@ -341,12 +388,11 @@ class Vehicle:
                 rel_vel, inv_contact = 0.0, 10.0
             else:
                 rel_vel, inv_contact = (nx * px + ny * py + nz * pz) / denom, 1.0 / denom
-            spring = dyn.suspension_stiffness * (rest - susp) * inv_contact
-            damping = dyn.suspension_compression if rel_vel < 0 else dyn.suspension_damping
+            spring = stiffness * (rest - susp) * inv_contact
+            damping = compression if rel_vel < 0 else damping_down
             force = max(0.0, (spring - damping * rel_vel) * mass)
 
             # Rolling (f) and sideways (a) directions at the contact, in the ground plane.
-            sin_s, cos_s = math.sin(steering), math.cos(steering)
             ax, ay, az = -r00 * sin_s + r01 * cos_s, -r10 * sin_s + r11 * cos_s, -r20 * sin_s + r21 * cos_s
             dot = ax * nx + ay * ny + az * nz
             ax, ay, az = ax - nx * dot, ay - ny * dot, az - nz * dot
@@ -361,22 +407,22 @@ class Vehicle:
             lx = r00 * qx + r10 * qy + r20 * qz  # ... in the body frame, where the inertia is diagonal
             ly = r01 * qx + r11 * qy + r21 * qz
             lz = r02 * qx + r12 * qy + r22 * qz
-            jac_side = 1.0 / mass + lx * lx * ix + ly * ly * iy + lz * lz * iz
-            side = -SIDE_CONTACT_DAMPING * (ax * px + ay * py + az * pz) / jac_side
+            jac_side = inv_mass + lx * lx * ix + ly * ly * iy + lz * lz * iz
+            side = _NEG_SIDE_CONTACT_DAMPING * (ax * px + ay * py + az * pz) / jac_side
             # Forward: engine on driven wheels; elsewhere rolling friction up to brake + rolling
             # resistance. It cancels the forward velocity this step will have, gravity included, with
             # the chassis' linear mass shared by the wheels on the ground (Bullet's ONLY_USE_LINEAR_MASS
             # form). Each contact's effective mass would under-brake: the contacts sit far below the
             # centre of mass, so on a slope the robot would creep at several cm/s with the brakes on.
             ground_speed = fx_ * px + fy_ * py + fz_ * pz
-            if drive[i] != 0.0:
-                forward = drive[i] * dt
+            if drive != 0.0:
+                forward = drive * dt
             else:
                 stop = -(ground_speed - fz_ * GRAVITY * dt) * share
                 limit = (brake_each + ROLLING_RESISTANCE * force) * dt
                 forward = min(max(stop, -limit), limit)
             # Friction cone: beyond friction_slip * load the wheel skids and both impulses shrink.
-            max_imp = force * dt * dyn.friction_slip
+            max_imp = force * dt * friction_slip
             total = math.hypot(forward * FORWARD_SLIP_FACTOR, side)
             skid = max_imp / max(total, 1e-12) if total > max_imp else 1.0
             forward *= skid / dt
@@ -387,7 +433,7 @@ class Vehicle:
             ey = ny * force + fy_ * forward
             ez = nz * force + fz_ * forward
             sx, sy, sz = ax * side, ay * side, az * side
-            up_dot = (rx * ux + ry * uy + rz * uz) * (1.0 - ROLL_INFLUENCE)
+            up_dot = (rx * ux + ry * uy + rz * uz) * _ROLL_LEVER
             kx, ky, kz = rx - ux * up_dot, ry - uy * up_dot, rz - uz * up_dot
             fx += ex + sx
             fy += ey + sy
@@ -397,13 +443,13 @@ class Vehicle:
             tz += rx * ey - ry * ex + kx * sy - ky * sx
 
             # Wheel spin from the ground speed under the wheel (Bullet), locked when braking into a skid.
-            locked = self.brake_force > 0 and skid < 1.0 and drive[i] == 0.0
+            locked = braking and skid < 1.0 and drive == 0.0
             state.in_contact, state.suspension_length, state.suspension_force = True, susp, force
-            state.skid, state.contact_point, state.contact_normal = skid, np.asarray(point), np.asarray(normal)
+            state.skid, state.hit_point, state.hit_normal = skid, point, normal
             state.delta_rotation = 0.0 if locked else ground_speed * dt / radius
             state.rotation += state.delta_rotation
-        force_total, torque_total = (fx, fy, fz), (tx, ty, tz)
-        if not all(map(math.isfinite, force_total + torque_total)):
+        isfinite = _isfinite
+        if not (isfinite(fx) and isfinite(fy) and isfinite(fz) and isfinite(tx) and isfinite(ty) and isfinite(tz)):
             return  # a degenerate contact (zero-length normal): skip this step's forces rather than explode
-        p.applyExternalForce(self.body_id, -1, force_total, (cx, cy, cz), p.WORLD_FRAME, physicsClientId=client)
-        p.applyExternalTorque(self.body_id, -1, torque_total, p.WORLD_FRAME, physicsClientId=client)
+        _apply_force(body, -1, (fx, fy, fz), (cx, cy, cz), _WORLD_FRAME, physicsClientId=client)
+        _apply_torque(body, -1, (tx, ty, tz), _WORLD_FRAME, physicsClientId=client)
