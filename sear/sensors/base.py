@@ -30,16 +30,6 @@ STANDARD_GRAVITY = 9.80665
 """1 g in m/s², for datasheet figures given in g."""
 
 
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix of a unit quaternion (x, y, z, w)."""
-    x, y, z, w = (float(c) for c in q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
-
-
 def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
     """Rotation matrix of roll, pitch, yaw in degrees, applied as intrinsic z-y'-x'' (yaw first)."""
     r, p, y = (math.radians(v) for v in (roll, pitch, yaw))
@@ -215,13 +205,6 @@ def _fmt(value: Any) -> str:
         return str(int(value))
     value = float(value)
     return "" if math.isnan(value) else format(value, ".10g")
-
-
-def quantise(value: np.ndarray | float, step: float) -> np.ndarray | float:
-    """Round to the nearest multiple of `step` (no change when step is 0)."""
-    if step <= 0:
-        return value
-    return np.round(np.asarray(value) / step) * step
 
 
 class ImuNoise:
