@@ -68,8 +68,15 @@ class _ConeSensor(Sensor):
         return (fraction < 1.0) & (fraction >= self._min_fraction)
 
     def _nearest(self, hits: RayHits) -> float | None:
-        fractions = hits.fraction[self._in_range(hits)]
-        return float(fractions.min()) * self.length_m if fractions.size else None
+        nearest = float(hits.fraction.min())
+        if nearest >= 1.0:
+            return None  # nothing hit
+        if nearest < self._min_fraction:  # something inside the minimum range: the nearest beyond it
+            fractions = hits.fraction[self._in_range(hits)]
+            if not fractions.size:
+                return None
+            nearest = float(fractions.min())
+        return nearest * self.length_m
 
 
 class InfraredSensor(_ConeSensor):
