@@ -151,9 +151,6 @@ class Sensor:
         """Samples per second (from the definition's update rate or bandwidth)."""
         return float(getattr(self.config, "update_rate_hz", None) or self.config.bandwidth_hz)
 
-    def due(self, time: float) -> bool:
-        return time + 1e-9 >= self.next_sample
-
     def advance(self, time: float) -> None:
         """Schedule the next sample one period after the last scheduled one (so the average rate is
         exact even when the period is not a multiple of the physics step)."""

@@ -32,7 +32,7 @@ class SensorSuite:
                  body: int | None = None, body_centre: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
         """`body`: the pybullet body the sensors are mounted on, whose frame pybullet reports at
         `body_centre` (its centre of mass, m, in the body model frame). With it, rays are cast in the
-        body's frame: fixed lists made once, which pybullet moves with the body itself. Without it
+        body's frame: fixed arrays made once, which pybullet moves with the body itself. Without it
         (sensors tested on a state alone), each sample's rays are worked out in the world frame."""
         context = SensorContext(origin=origin)
         self.sensors: list[Sensor] = []
@@ -52,8 +52,8 @@ class SensorSuite:
         for sensor in self.sensors:
             if sensor.ray_count:
                 start = sensor.ray_origin - centre
-                self._local[(id(sensor),)] = (np.ascontiguousarray(np.broadcast_to(start, sensor.ray_reach.shape)),
-                                           np.ascontiguousarray(start + sensor.ray_reach))
+                starts = np.ascontiguousarray(np.broadcast_to(start, sensor.ray_reach.shape))
+                self._local[(id(sensor),)] = (starts, np.ascontiguousarray(start + sensor.ray_reach))
         self._last_batch: list[RayHits] = []
         """Each sensor's rays of the last batch cast."""
         self._hits_by_sensor: dict[str, RayHits] = {}
@@ -97,7 +97,6 @@ class SensorSuite:
     def read(self, name: str) -> Any:
         """Latest reading of sensor `name`, or None before its first sample / with nothing in range."""
         return self.sensor(name).reading
-
 
     def update(self, state: VehicleState) -> list[Sensor]:
         """Sample every sensor whose period is due at state.time, all their rays in one batch; returns the
