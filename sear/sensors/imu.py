@@ -44,10 +44,7 @@ def _mul(a: Matrix, b: Matrix) -> Matrix:
 def _mul_t(a: Matrix, b: Matrix) -> Matrix:
     """a.T @ b."""
     a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
-    b0, b1, b2, b3, b4, b5, b6, b7, b8 = b
-    return (a0 * b0 + a3 * b3 + a6 * b6, a0 * b1 + a3 * b4 + a6 * b7, a0 * b2 + a3 * b5 + a6 * b8,
-            a1 * b0 + a4 * b3 + a7 * b6, a1 * b1 + a4 * b4 + a7 * b7, a1 * b2 + a4 * b5 + a7 * b8,
-            a2 * b0 + a5 * b3 + a8 * b6, a2 * b1 + a5 * b4 + a8 * b7, a2 * b2 + a5 * b5 + a8 * b8)
+    return _mul((a0, a3, a6, a1, a4, a7, a2, a5, a8), b)
 
 
 def _apply(m: Matrix, x: float, y: float, z: float) -> tuple[float, float, float]:
