@@ -14,18 +14,14 @@ run: setup
 
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
-DEMO_MODELS := assets/demo/terrain.obj
-
-setup: system-deps $(STAMP) $(DEMO_MODELS)
-
-# The demo's meshes are made by a script of ours, not stored in the repository.
-$(DEMO_MODELS): sear/demo.py $(STAMP)
-	$(BIN)/python -m sear.demo assets/demo
+setup: system-deps $(STAMP)
 
 system-deps:
 	@bash packaging/install-system-deps.sh
@@ -37,4 +33,4 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache

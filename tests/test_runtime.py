@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import math
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,13 +15,6 @@ from sear.project import Project
 from sear.runtime import TRUTH_COLUMNS, Simulation
 
 from .physics.helpers import rover_project
-
-
-@pytest.fixture(scope="module")
-def demo_copy(demo_dir, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("demo")
-    shutil.copytree(demo_dir, folder, dirs_exist_ok=True)
-    return folder
 
 
 def _sear(*args, cwd=None, timeout=120):

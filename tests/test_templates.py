@@ -6,30 +6,27 @@ import csv
 import itertools
 import math
 import re
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from sear import resources
 from sear.project import Project
 from sear.validate import check_project
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = resources.packaged("templates")
 
 
 @pytest.fixture
-def demo(demo_dir, tmp_path):
-    folder = tmp_path / "demo"
-    shutil.copytree(demo_dir, folder)
-    return folder
+def demo(demo_copy):
+    return demo_copy
 
 
 def test_user_code_template_holds_its_target_speed(demo):
     from sear.runtime import Simulation
 
-    shutil.copy(TEMPLATES / "user_code.py", demo / "demo_code.py")
+    (demo / "demo_code.py").write_bytes(TEMPLATES.joinpath("user_code.py").read_bytes())
     project = Project.load(demo / "demo.prj")
     assert check_project(project) == []
     simulation = Simulation(project, seed=0)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from sear.project import Project
@@ -11,10 +9,8 @@ from sear.validate import check_project
 
 
 @pytest.fixture
-def demo(demo_dir, tmp_path):
-    folder = tmp_path / "demo"
-    shutil.copytree(demo_dir, folder)
-    return Project.load(folder / "demo.prj")
+def demo(demo_copy):
+    return Project.load(demo_copy / "demo.prj")
 
 
 def test_the_demo_has_no_problems(demo):

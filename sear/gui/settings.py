@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import fields
@@ -58,10 +57,10 @@ from sear.project import (
     Wheel,
     model_suffix,
 )
+from sear.resources import packaged
 from sear.xmlio import field_bounds
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-TEMPLATES = REPO_ROOT / "templates"
+TEMPLATES = packaged("templates")
 MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
 TERRAIN_FILTER = ("Terrain models and heightmaps (" + " ".join(f"*{s}" for s in MESH_SUFFIXES + HEIGHTMAP_SUFFIXES)
                   + ");;Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES)
@@ -706,7 +705,7 @@ class SettingsWindow(QMainWindow):
         target = Path(chosen)
         if target.suffix != ".py":
             target = target.with_suffix(".py")
-        shutil.copyfile(TEMPLATES / template, target)
+        target.write_bytes(TEMPLATES.joinpath(template).read_bytes())
         if template == "user_code.py":
             self.code_file.set(target)
             self._set("code", "user_code", target)

@@ -41,11 +41,12 @@ from sear.errors import SearError
 from sear.fielddocs import field_docs
 from sear.gui.widgets import IntField, NumberField, cross_marks, label_of, unit_of
 from sear.project import WHEEL_IDS, Project
+from sear.resources import packaged
 from sear.sensors.config import SENSOR_TYPES, Pose, SensorConfig, consistency_problems, load_sensors, save_sensors
 from sear.sensors.range import cone_directions, ray_count
 from sear.xmlio import field_bounds
 
-PRESETS_FILE = Path(__file__).resolve().parent.parent.parent / "assets" / "sensor_presets.json"
+PRESETS_FILE = packaged("sensor_presets.json")
 TITLES = {"infrared": "Infrared", "ultrasonic": "Ultrasonic", "gps": "GPS", "lidar": "LIDAR",
           "accelerometer": "Accelerometer", "gyroscope": "Gyroscope", "compass": "Compass", "odometer": "Odometer"}
 COMMON = {"name", "model_number", "pose", "noise"}
@@ -58,7 +59,7 @@ ANALOG_ONLY = {"min_range_cm", "max_range_cm", "resolution_cm", "noise_stddev_cm
 
 
 def load_presets() -> list[dict]:
-    """Datasheet presets (assets/sensor_presets.json); empty when the file is missing."""
+    """Datasheet presets (sear/data/sensor_presets.json); empty when the file is missing."""
     try:
         return json.loads(PRESETS_FILE.read_text(encoding="utf-8"))["presets"]
     except (OSError, ValueError, KeyError):
