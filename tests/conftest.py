@@ -6,7 +6,7 @@ uses its xcb platform on it.
 
 Tests never write into the repository or the user's settings: the demo is copied into tmp_path
 (`demo_copy`), Qt's settings go to a temporary XDG_CONFIG_HOME (also for the processes tests start), and
-hypothesis keeps no example database.
+hypothesis keeps its caches in the system's temporary folder.
 """
 
 from __future__ import annotations
@@ -20,9 +20,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from sear import resources
 
+# Hypothesis keeps its caches (and would keep its example database) in ./.hypothesis: in the system's
+# temporary folder instead, and no database, so a test run leaves the repository as it was.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "sear-tests-hypothesis")
 hypothesis_settings.register_profile("sear-tests", database=None)
 hypothesis_settings.load_profile("sear-tests")
 
@@ -39,11 +43,13 @@ def _start_xvfb() -> None:
     for number in range(90, 140):
         if Path(f"/tmp/.X{number}-lock").exists():
             continue
-        script = (f"Xvfb :{number} -screen 0 1600x1000x24 -nolisten tcp +extension GLX >/dev/null 2>&1 & x=$!; "
-                  f"while kill -0 {os.getpid()} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 0.5; done; "
-                  "kill $x 2>/dev/null")
-        subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        watcher = (f"Xvfb :{number} -screen 0 1600x1000x24 -nolisten tcp +extension GLX >/dev/null 2>&1 & x=$!; "
+                   f"while kill -0 {os.getpid()} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 0.5; done; "
+                   "kill $x 2>/dev/null")
+        # The shell started here returns at once, leaving the watcher in the background (no child of this
+        # process is left running, so none is reported as leaked).
+        subprocess.run(["sh", "-c", f"( {watcher} ) >/dev/null 2>&1 &"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, check=True)
         for _ in range(100):
             if Path(f"/tmp/.X11-unix/X{number}").exists():
                 os.environ["DISPLAY"] = f":{number}"

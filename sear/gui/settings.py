@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -718,7 +717,9 @@ class SettingsWindow(QMainWindow):
             return
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
         if editor:
-            subprocess.Popen([*shlex.split(editor), str(path)], start_new_session=True)
+            # Detached (Qt reaps it): the editor outlives this window and leaves no zombie behind.
+            program, *arguments = shlex.split(editor)
+            QProcess.startDetached(program, [*arguments, str(path)])
         else:
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 
