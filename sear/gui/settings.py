@@ -574,7 +574,7 @@ class SettingsWindow(QMainWindow):
         self.setWindowModified(self.dirty)
 
     def _update_previews(self) -> None:
-        from sear.physics.meshes import load_mesh, load_terrain
+        from sear.meshio import load_mesh, load_terrain
 
         index = self.tabs.currentIndex()
         pr = self.project
