@@ -91,6 +91,8 @@ def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh
     if cached is not None:
         _cache.move_to_end(key)
         return cached.copy()
+    if suffix == ".stl":
+        _check_binary_stl(path, stat.st_size, tab)
     mesh = _read_ogre(path, tab) if suffix == ".mesh.xml" else _read_trimesh(path, tab)
     mesh = _repair(mesh, path, tab)
     if scale != 1.0:
@@ -99,6 +101,21 @@ def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return mesh.copy()
+
+
+def _check_binary_stl(path: Path, size: int, tab: str) -> None:
+    """A binary STL's header gives its triangle count, so a cut-off file is known by its size (trimesh
+    would read it as an empty mesh). ASCII STL files begin with 'solid' and are left to trimesh."""
+    with open(path, "rb") as file:
+        head = file.read(84)
+    count = int.from_bytes(head[80:84], "little") if len(head) == 84 else 0
+    if (len(head) == 84 and size >= 84 + 50 * count) or head.lstrip()[:5].lower() == b"solid":
+        return
+    if len(head) < 84:
+        raise _fail(path, tab, f"the binary STL is cut off: {size} bytes is shorter than its 84-byte header; "
+                               "export the model again.")
+    raise _fail(path, tab, f"the binary STL is cut off: its header promises {count:,} triangles "
+                           f"({84 + 50 * count:,} bytes) but the file has {size:,} bytes; export the model again.")
 
 
 def _read_trimesh(path: Path, tab: str) -> trimesh.Trimesh:
@@ -122,6 +139,11 @@ def _repair(mesh: trimesh.Trimesh, path: Path, tab: str) -> trimesh.Trimesh:
 
     if len(mesh.faces) == 0 or len(mesh.vertices) == 0:
         raise _fail(path, tab, "the model has no triangles (it is empty); export it again with its geometry.")
+    faces = np.asarray(mesh.faces)
+    if faces.min() < 0 or faces.max() >= len(mesh.vertices):
+        bad = int(faces.max()) if faces.max() >= len(mesh.vertices) else int(faces.min())
+        raise _fail(path, tab, f"a triangle refers to vertex {bad} (counting from 0) but the model has only "
+                               f"{len(mesh.vertices)} vertices; the file is damaged: export it again.")
     if not np.all(np.isfinite(mesh.vertices)):
         raise _fail(path, tab, "the model has vertices that are not finite numbers (NaN or infinity); "
                                "export it again.")
