@@ -170,7 +170,9 @@ def test_one_run_parses_the_sensors_file_once_and_reads_each_model_once(demo, mo
     import sear.runtime
     import sear.sensors.config
     from sear import cli
+    from sear.usercode import UserCodeRunner
 
+    monkeypatch.setattr(UserCodeRunner, "_compile", lambda self: pytest.fail("the user code was compiled twice"))
     parsed = _spy_everywhere(monkeypatch, sear.sensors.config.load_sensors)
     meshes = _spy_everywhere(monkeypatch, sear.meshio.load_mesh)
     terrains = _spy_everywhere(monkeypatch, sear.meshio.load_terrain)
@@ -195,3 +197,16 @@ def test_a_simulation_of_a_bare_project_still_loads_what_it_needs(demo, monkeypa
     finally:
         simulation.close()
     assert parsed == [demo.path.parent / "sensors.xml"]
+
+
+def test_a_problem_from_an_error_prints_as_the_error_and_knows_its_tab(tmp_path):
+    from sear.errors import Problem, ProjectError
+
+    error = ProjectError("must be greater than 0.", file=tmp_path / "a.prj", line=7, field="dynamics.mass")
+    problem = Problem.from_error(error)
+    assert str(problem) == f"{tmp_path / 'a.prj'}, line 7, field 'dynamics.mass': must be greater than 0."
+    assert (problem.field, problem.tab, problem.line) == ("dynamics.mass", "Vehicle Dynamics", 7)
+    sensors = Problem.from_error(ProjectError("bad.", file=tmp_path / "s.xml", line=3, field="gps.rate_hz"),
+                                 field="code.sensors", tab="Code Setup")
+    assert str(sensors) == f"{tmp_path / 's.xml'}, line 3, field 'gps.rate_hz': bad."
+    assert (sensors.field, sensors.tab, sensors.detail) == ("code.sensors", "Code Setup", "gps.rate_hz")
