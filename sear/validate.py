@@ -13,17 +13,12 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING
+from typing import Any
 
 from sear.errors import Problem, ProjectError, SearError
 from sear.meshio import Models, load_mesh, load_terrain, wheel_label
 from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, model_suffix
 from sear.sensors.config import SensorConfig, load_sensors
-
-if TYPE_CHECKING:
-    import trimesh
-
-    from sear.meshio import TerrainModel
 
 
 def check_file(path: Path | None, *, tab: str, label: str, field: str, allowed: tuple[str, ...],
@@ -141,7 +136,7 @@ def load_project(source: str | Path | Project) -> Loaded:
             return Loaded(None, [Problem.from_error(exc)])
     loaded = Loaded(project)
     problems = loaded.problems
-    models = _load_models(project, problems)
+    loaded.models = _load_models(project, problems)
     code = project.code
     code_problems = check_file(code.user_code, tab="Code Setup", label="user code file", field="code.user_code",
                                allowed=(".py",))
@@ -157,36 +152,37 @@ def load_project(source: str | Path | Project) -> Loaded:
             loaded.sensors = load_sensors(code.sensors)
         except SearError as exc:
             problems.append(Problem.from_error(exc, field="code.sensors", tab="Code Setup"))
-    if all(m is not None for m in models):
-        terrain, body, *wheels = models
-        loaded.models = Models(terrain, body, dict(zip(WHEEL_IDS, wheels, strict=True)))  # type: ignore[arg-type]
     return loaded
 
 
-def _load_models(project: Project, problems: list[Problem]) -> list[TerrainModel | trimesh.Trimesh | None]:
-    """Read the terrain, body and wheel models in the run's order; None for each that has a problem."""
-    wanted: list[tuple[Path | None, str, str, str, tuple[str, ...]]] = [
-        (project.terrain.file, "Terrain Model", "terrain file", "terrain.file", MESH_SUFFIXES + HEIGHTMAP_SUFFIXES),
-        (project.body.file, "Robot Body Model", "body file", "body.file", MESH_SUFFIXES),
-    ]
-    wanted += [(project.wheels[wid].file, "Wheel Models", f"{wheel_label(wid)} wheel file", f"wheels.{wid}.file",
-                MESH_SUFFIXES) for wid in WHEEL_IDS]
-    models: list[TerrainModel | trimesh.Trimesh | None] = []
-    for path, tab, label, name, allowed in wanted:
-        file_problems = check_file(path, tab=tab, label=label, field=name, allowed=allowed)
-        problems += file_problems
-        model = None
-        if not file_problems:
-            try:
-                if name == "terrain.file":
-                    model = load_terrain(project.terrain, tab=tab)
-                else:
-                    model = load_mesh(path, scale=project.body.scale, tab=tab)  # type: ignore[arg-type]
-            except ProjectError as exc:
-                problems.append(Problem(f"{path}: {exc.message}", file=path, line=exc.line, field=name, tab=tab,
-                                        label=label))
-        models.append(model)
-    return models
+def _load_models(project: Project, problems: list[Problem]) -> Models | None:
+    """Read the terrain, body and wheel models in the run's order, adding a Problem for each that is not
+    there or not readable; the models when every one was read, else None."""
+    terrain = _read(project, project.terrain.file, "Terrain Model", "terrain file", "terrain.file", problems,
+                    terrain=True)
+    body = _read(project, project.body.file, "Robot Body Model", "body file", "body.file", problems)
+    wheels = {wid: _read(project, project.wheels[wid].file, "Wheel Models", f"{wheel_label(wid)} wheel file",
+                         f"wheels.{wid}.file", problems) for wid in WHEEL_IDS}
+    if terrain is None or body is None or any(w is None for w in wheels.values()):
+        return None
+    return Models(terrain, body, wheels)  # type: ignore[arg-type]  # no None left in wheels
+
+
+def _read(project: Project, path: Path | None, tab: str, label: str, name: str, problems: list[Problem], *,
+          terrain: bool = False) -> Any:
+    """One model (a TerrainModel when `terrain`, else a mesh) read as a run reads it, or None after adding
+    its problem."""
+    allowed = MESH_SUFFIXES + HEIGHTMAP_SUFFIXES if terrain else MESH_SUFFIXES
+    file_problems = check_file(path, tab=tab, label=label, field=name, allowed=allowed)
+    problems += file_problems
+    if file_problems or path is None:
+        return None
+    try:
+        return load_terrain(project.terrain, tab=tab) if terrain else load_mesh(path, scale=project.body.scale,
+                                                                                tab=tab)
+    except ProjectError as exc:
+        problems.append(Problem(f"{path}: {exc.message}", file=path, line=exc.line, field=name, tab=tab, label=label))
+        return None
 
 
 def check_project(project: Project) -> list[str]:
