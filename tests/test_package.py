@@ -129,3 +129,16 @@ def test_the_demo_in_assets_validates(capsys):
 
     assert main(["validate", str(REPO / "assets" / "demo" / "demo.prj")]) == 0, capsys.readouterr().err
     assert ": OK (" in capsys.readouterr().out
+
+
+def test_sear_without_a_project_or_a_display_runs_the_bundled_demo_in_place_and_leaves_it_unchanged(tmp_path):
+    shipped = REPO / "sear" / "data" / "demo"
+    before = {p.name: p.read_bytes() for p in shipped.iterdir()}
+    hidden = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    env = {k: v for k, v in os.environ.items() if k not in hidden}
+    result = subprocess.run([sys.executable, "-m", "sear"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=180)
+    assert result.returncode == 0, result.stderr
+    assert f"running {shipped / 'demo.prj'} headless" in result.stdout and "simulated 20.00 s" in result.stdout
+    assert {p.name: p.read_bytes() for p in shipped.iterdir()} == before
+    assert list(tmp_path.iterdir()) == []
