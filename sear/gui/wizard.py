@@ -39,11 +39,11 @@ from PySide6.QtWidgets import (
 
 from sear.errors import SearError
 from sear.fielddocs import field_docs
+from sear.fields import fields_of
 from sear.gui.widgets import IntField, NumberField, cross_marks, label_of, unit_of
 from sear.project import WHEEL_IDS, Project
 from sear.sensors.config import SENSOR_TYPES, Pose, SensorConfig, consistency_problems, load_sensors, save_sensors
 from sear.sensors.range import cone_directions, ray_count
-from sear.xmlio import field_bounds
 
 PRESETS_FILE = Path(__file__).resolve().parent.parent.parent / "assets" / "sensor_presets.json"
 TITLES = {"infrared": "Infrared", "ultrasonic": "Ultrasonic", "gps": "GPS", "lidar": "LIDAR",
@@ -77,7 +77,7 @@ class SensorForm(QWidget):
         self.cls = cls
         self.presets = [p for p in presets if p["type"] == cls.TYPE]
         self.docs = field_docs(cls)
-        bounds = field_bounds("sensors.xsd", cls.TYPE)
+        bounds = {i.name: i.bounds() for i in fields_of(cls) if i.is_number}
         self.editors: dict[str, QWidget] = {}
         self.rows: dict[str, tuple[QLabel, QWidget]] = {}
         hints = typing.get_type_hints(cls)
