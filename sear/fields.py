@@ -241,7 +241,7 @@ def label_of(name: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _default_kind(tp: Any, name: str) -> str:
+def _default_kind(tp: Any) -> str:
     if tp is bool:
         return "xs:boolean"
     if tp is float:
@@ -282,9 +282,10 @@ def fields_of(cls: type) -> tuple[FieldInfo, ...]:
             minimum, maximum, exclusive = k.minimum, k.maximum, k.exclusive_minimum
         elif not kind and tp in (float, int) and (minimum is not None or maximum is not None):
             kind = _matching_kind(minimum, maximum, exclusive, tp is int)
-        if not kind and typing.get_origin(tp) is not Literal and not dataclasses.is_dataclass(tp) \
+        bounded = tp in (float, int) and (minimum is not None or maximum is not None)
+        if not kind and not bounded and typing.get_origin(tp) is not Literal and not dataclasses.is_dataclass(tp) \
                 and typing.get_origin(tp) is not dict and not meta.get("choices"):
-            kind = _default_kind(tp, f.name)
+            kind = _default_kind(tp)
         unit = meta.get("unit")
         out.append(FieldInfo(
             name=f.name, type=tp, optional=optional,
