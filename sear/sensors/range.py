@@ -178,10 +178,14 @@ class InfraredSensor(_ConeSensor):
     DEFINITION = InfraredConfig
     config: InfraredConfig
 
+    @property
+    def log_fields(self) -> tuple[str, ...]:
+        """`distance` (m) for analog output, `detected` (1 or 0) for digital."""
+        return ("detected",) if self.config.output == "digital" else self.FIELDS
+
     def __init__(self, config: InfraredConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
         if config.output == "digital":
-            self.FIELDS = ("detected",)
             self._setup(config.beam_width_cm, config.switching_distance_cm, config.resolution_cm, 0.0)
         else:
             self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, config.min_range_cm)
