@@ -28,6 +28,7 @@ from sear.sensors.config import SensorConfig, load_sensors
 from sear.sensors.suite import SensorSuite
 from sear.state import VehicleState
 from sear.usercode import UserCodeRunner
+from sear.validate import Loaded
 
 
 class Pose(NamedTuple):
@@ -209,16 +210,26 @@ def _number(value: Any, func: str, what: str) -> float:
 class Simulation:
     """A project loaded into a world with its sensors and user code, advanced one tick at a time."""
 
-    def __init__(self, project: Project, *, seed: int = 0, log_path: str | Path | None = None,
+    def __init__(self, project: Project | Loaded, *, seed: int = 0, log_path: str | Path | None = None,
                  realtime: bool = False, output: Callable[[str], None] | None = None,
                  sensor_configs: list[SensorConfig] | None = None) -> None:
+        """`project` is what sear.validate.load_project loaded (its sensors, compiled user code and models
+        are used as they are: nothing is read twice), or a bare Project, whose files are read here."""
+        models, code = None, None
+        if isinstance(project, Loaded):
+            if not project.ok or project.project is None:
+                problem = project.problems[0] if project.problems else "the project was not loaded"
+                raise ProjectError(f"cannot simulate: {problem}")
+            models, code = project.models, project.code
+            sensor_configs = project.sensors if sensor_configs is None else sensor_configs
+            project = project.project
         self.project = project
         self.seed = seed
         self.realtime = realtime
         self.output_listeners: list[Callable[[str], None]] = [output] if output else []
         self.output_history: deque[str] = deque(maxlen=2000)
         self.rng = np.random.default_rng(seed)
-        self.world = World(project)
+        self.world = World(project, models=models)
         self.runner: UserCodeRunner | None = None
         self.log: CsvLog | None = None
         try:
@@ -241,7 +252,7 @@ class Simulation:
             if project.code.user_code is not None:
                 self.runner = UserCodeRunner(project.code.user_code, project.code.hook_timeout,
                                              print_fn=self.sim.print)
-                self.runner.load()
+                self.runner.load(code)
                 self.runner.call("init", self.sim)
             if log_path is not None:
                 self.start_log(log_path)
@@ -371,10 +382,13 @@ class Simulation:
 def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
                  realtime: bool | None) -> int:
     """`sear run`: validate, build, simulate, summarise. Returns the exit status."""
-    from sear.validate import check_project
+    from sear.validate import load_project
 
-    project = Project.load(project_path)
-    problems = check_project(project)
+    loaded = load_project(project_path)
+    if loaded.project is None:  # the project file itself: one paragraph, as for any SearError
+        print(f"sear: {loaded.problems[0]}", file=sys.stderr)
+        return 1
+    problems = loaded.problems
     if problems:
         print(f"sear: {project_path}: cannot simulate, {len(problems)} problem(s):", file=sys.stderr)
         for problem in problems:
@@ -392,7 +406,7 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         else:
             print("sear: no display is available, so the simulation window cannot open; running headless.")
     try:
-        simulation = Simulation(project, seed=seed, log_path=log,
+        simulation = Simulation(loaded, seed=seed, log_path=log,
                                 realtime=bool(realtime) if realtime is not None else window is not None)
     except UserCodeError as exc:
         print(f"sear: {exc}", file=sys.stderr)
