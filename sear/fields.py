@@ -24,6 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from sear.fielddocs import field_docs
+
 FORMAT_VERSION = 1
 """Version of SEAR's file formats (.prj and sensors XML; root attribute `version`): what the writers write,
 the readers accept and the schemas describe."""
@@ -261,11 +263,13 @@ def _default_kind(tp: Any) -> str:
     return ""
 
 
-@cache
-def fields_of(cls: type) -> tuple[FieldInfo, ...]:
-    """The declared fields of dataclass `cls`, in order (inherited fields first)."""
-    from sear.fielddocs import field_docs
+def fields_of(cls: Any) -> tuple[FieldInfo, ...]:
+    """The declared fields of dataclass `cls`, in order (inherited fields first); worked out once."""
+    return _fields_of(cls)
 
+
+@cache
+def _fields_of(cls: Any) -> tuple[FieldInfo, ...]:
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
     out = []
@@ -301,7 +305,7 @@ def fields_of(cls: type) -> tuple[FieldInfo, ...]:
     return tuple(out)
 
 
-def field_info(cls: type, name: str) -> FieldInfo:
+def field_info(cls: Any, name: str) -> FieldInfo:
     """The declared metadata of field `name` of dataclass `cls`."""
     for info in fields_of(cls):
         if info.name == name:

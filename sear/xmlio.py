@@ -376,7 +376,7 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
     return el
 
 
-def element_to_dataclass(cls: type, el: Any, base_dir: Path | None, attributes: tuple[str, ...] = ()) -> Any:
+def element_to_dataclass(cls: Any, el: Any, base_dir: Path | None, attributes: tuple[str, ...] = ()) -> Any:
     """The inverse of dataclass_to_element, for a schema-valid element; absent fields keep defaults."""
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}

@@ -17,6 +17,7 @@ import sys
 import typing
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from sear.fields import FORMAT_VERSION, KINDS, FieldInfo, Kind, bounds_meaning, fields_of, note_meaning
 
@@ -89,7 +90,7 @@ class _Writer:
                     maximum=info.maximum, exclusive_minimum=info.exclusive_minimum)
         return self._add(name, _kind_xsd(kind, "  "))
 
-    def complex_content(self, owner: str, cls: type, indent: str, extra_attributes: str = "") -> str:
+    def complex_content(self, owner: str, cls: Any, indent: str, extra_attributes: str = "") -> str:
         """<xs:complexType> of a dataclass: an <xs:all> of its fields and its attributes."""
         elements, attributes = [], []
         inner = indent + "    "

@@ -137,9 +137,10 @@ def _vector_text(reading: Any, unit: str) -> str | None:
     if not isinstance(reading, tuple) or len(reading) != 3:
         return None
     try:
-        return "{:+7.3f} {:+7.3f} {:+7.3f} {}".format(*reading, unit)
+        x, y, z = (float(v) for v in reading)
     except (TypeError, ValueError):
         return None
+    return f"{x:+7.3f} {y:+7.3f} {z:+7.3f} {unit}"
 
 
 class AccelerometerSensor(Sensor):
