@@ -102,7 +102,7 @@ class Wheel:
 
     file: Path | None = param(None)
     """Wheel model file (its axle along the model's y axis, centred at the origin)."""
-    position: tuple[float, float, float] | None = param(None)
+    position: tuple[float, float, float] | None = param(None, unit="m")
     """Wheel centre relative to the body centre in the body frame (x forward, y left, z up), metres.
 
     None: use the offset baked into the model (the model's bounding-box centre)."""

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import resources
+from typing import ClassVar
 
 import pytest
 from lxml import etree
 
 from sear import xmlio
-from sear.fields import FORMAT_VERSION, KINDS, field_info
+from sear.fields import FORMAT_VERSION, KINDS, field_info, param
 from sear.project import Dynamics, Terrain
 from sear.schemas import generate
+from sear.sensors import registry
+from sear.sensors.base import Sensor
+from sear.sensors.config import SensorConfig
 
 
 @pytest.mark.parametrize("name", generate.NAMES)
@@ -52,3 +57,32 @@ def test_field_metadata_gives_the_bounds_the_schema_checks():
     assert mass.unit == "kg" and mass.label == "Mass"
     assert 'name="mass" type="positive"/>' in generate.project_xsd()
     assert xmlio.schema("project.xsd") is xmlio.schema("project.xsd")  # parsed once
+
+
+def test_the_loading_schema_follows_the_registry():
+    @dataclass
+    class ProbeConfig(SensorConfig):
+        TYPE: ClassVar[str] = "probe"
+        depth_m: float = param(1.0, kind="positive")
+
+    class ProbeSensor(Sensor):
+        TYPE = "probe"
+        DEFINITION = ProbeConfig
+
+    def element_names() -> set[str]:
+        doc = etree.fromstring(generate.schema_text("sensors.xsd").encode())
+        return {el.get("name") for el in doc.iter("{http://www.w3.org/2001/XMLSchema}element")}
+
+    before = xmlio.schema("sensors.xsd")
+    assert "probe" not in element_names()
+    registry.register(ProbeSensor)
+    try:
+        assert "probe" in element_names() and "depth_m" in element_names()
+        assert xmlio.schema("sensors.xsd") is not before  # regenerated for the new type
+        with pytest.raises(ValueError, match="registered already"):
+            registry.register(type("Other", (ProbeSensor,), {}))
+    finally:
+        registry.unregister("probe")
+    assert "probe" not in element_names()
+    # The shipped file describes the built-in types whatever is registered.
+    assert "probe" not in generate.builtin_texts()["sensors.xsd"]
