@@ -66,6 +66,8 @@ COMMON_FIELDS = ("name", "model_number", "pose", "noise")
 def __getattr__(name: str) -> Any:
     """The definitions of the built-in types and SENSOR_TYPES, from the modules that declare them (kept
     importable from here for the code and scripts written before each type became one module)."""
+    if name.startswith("_"):  # the import system probes dunders (e.g. __path__) while this module loads
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from sear.sensors import registry
 
     if name == "SENSOR_TYPES":
