@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from sear.errors import Problem, SearError
 from sear.fielddocs import field_docs
+from sear.fields import field_info
 from sear.gui.preview import MeshPreview
 from sear.gui.widgets import FileField, NumberField
 from sear.project import (
@@ -59,7 +60,6 @@ from sear.project import (
     model_suffix,
 )
 from sear.resources import packaged
-from sear.xmlio import field_bounds
 
 TEMPLATES = packaged("templates")
 MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
@@ -71,26 +71,8 @@ XML_FILTER = "Sensor files (*.xml);;All files (*)"
 PRJ_FILTER = "SEAR projects (*.prj);;All files (*)"
 MAX_RECENT = 8
 
-UNITS = {
-    "latitude": "°", "longitude": "°", "altitude": "m", "scale": "×", "heightmap_size": "m", "heightmap_height": "m",
-    "start_north": "m", "start_east": "m", "start_altitude": "m", "start_latitude": "°", "start_longitude": "°",
-    "start_abs_altitude": "m", "mass": "kg", "engine_force": "N", "brake_force": "N", "suspension_stiffness": "1/s²",
-    "suspension_compression": "1/s", "suspension_damping": "1/s", "friction_slip": "", "max_steering": "rad",
-    "suspension_rest_length": "m", "max_suspension_travel": "m", "hook_timeout": "s", "physics_hz": "Hz",
-    "control_hz": "Hz",
-}
-LABELS = {
-    "engine_force": "Acceleration force", "brake_force": "Brake force", "friction_slip": "Wheel friction slip",
-    "max_steering": "Steering limit", "suspension_rest_length": "Suspension rest length",
-    "max_suspension_travel": "Suspension travel", "heightmap_size": "Heightmap size",
-    "heightmap_height": "Heightmap height range", "start_abs_altitude": "Altitude", "start_latitude": "Latitude",
-    "start_longitude": "Longitude", "start_north": "North", "start_east": "East", "start_altitude": "Altitude",
-    "hook_timeout": "Hook time-out", "physics_hz": "Physics rate", "control_hz": "Control rate",
-}
-
-
-def _label(name: str) -> str:
-    return LABELS.get(name, name.replace("_", " ").capitalize())
+def _label(cls: type, name: str) -> str:
+    return field_info(cls, name).label
 
 
 class SettingsWindow(QMainWindow):
@@ -113,20 +95,19 @@ class SettingsWindow(QMainWindow):
 
     # --- construction ------------------------------------------------------------------------------------
 
-    def _number(self, section: str, obj_cls: type, name: str, schema_parent: str) -> NumberField:
-        bounds = field_bounds("project.xsd", schema_parent).get(name)
-        tip = field_docs(obj_cls).get(name, "")
-        decimals = 6 if name.endswith(("latitude", "longitude")) else 3 if "altitude" in name else 4
-        field = NumberField(UNITS.get(name, ""), bounds, decimals=decimals, tooltip=tip)
+    def _number(self, section: str, obj_cls: type, name: str) -> NumberField:
+        """An editor of a number field: unit, limits, precision and tooltip as the field declares them."""
+        info = field_info(obj_cls, name)
+        field = NumberField(info.unit, info.bounds(), decimals=info.decimals or 4, tooltip=info.help)
         field.valueChanged.connect(lambda value, s=section, n=name: self._set(s, n, float(value)))
         self._numbers[(section, name)] = field
         return field
 
-    def _form(self, section: str, cls: type, names: list[str], schema_parent: str) -> QFormLayout:
+    def _form(self, section: str, cls: type, names: list[str]) -> QFormLayout:
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         for name in names:
-            form.addRow(_label(name) + ":", self._number(section, cls, name, schema_parent))
+            form.addRow(_label(cls, name) + ":", self._number(section, cls, name))
         return form
 
     def _build(self) -> None:
@@ -278,10 +259,10 @@ class SettingsWindow(QMainWindow):
         files.addRow("Terrain model file:", self.terrain_file)
         layout.addLayout(files)
         where = QGroupBox("Where on Earth the terrain's centre is")
-        where.setLayout(self._form("terrain", Terrain, ["latitude", "longitude", "altitude"], "terrain"))
+        where.setLayout(self._form("terrain", Terrain, ["latitude", "longitude", "altitude"]))
         layout.addWidget(where)
         model = QGroupBox("Model")
-        model.setLayout(self._form("terrain", Terrain, ["scale", "heightmap_size", "heightmap_height"], "terrain"))
+        model.setLayout(self._form("terrain", Terrain, ["scale", "heightmap_size", "heightmap_height"]))
         layout.addWidget(model)
         layout.addStretch(1)
         self.terrain_preview = MeshPreview()
@@ -294,7 +275,7 @@ class SettingsWindow(QMainWindow):
         self.body_file.changed.connect(lambda path: self._set("body", "file", path))
         files = QFormLayout()
         files.addRow("Body model file:", self.body_file)
-        files.addRow("Scale:", self._number("body", Body, "scale", "body"))
+        files.addRow("Scale:", self._number("body", Body, "scale"))
         layout.addLayout(files)
         start = QGroupBox("Start position (the robot is dropped there and settles on the terrain)")
         grid = QGridLayout(start)
@@ -308,9 +289,9 @@ class SettingsWindow(QMainWindow):
         grid.addWidget(self.relative_radio, 0, 0)
         grid.addWidget(self.absolute_radio, 0, 1)
         rel = QWidget()
-        rel.setLayout(self._form("body", Body, ["start_north", "start_east", "start_altitude"], "body"))
+        rel.setLayout(self._form("body", Body, ["start_north", "start_east", "start_altitude"]))
         ab = QWidget()
-        ab.setLayout(self._form("body", Body, ["start_latitude", "start_longitude", "start_abs_altitude"], "body"))
+        ab.setLayout(self._form("body", Body, ["start_latitude", "start_longitude", "start_abs_altitude"]))
         self.relative_box, self.absolute_box = rel, ab
         grid.addWidget(rel, 1, 0)
         grid.addWidget(ab, 1, 1)
@@ -371,7 +352,7 @@ class SettingsWindow(QMainWindow):
         layout = QHBoxLayout(page)
         main = QGroupBox("Vehicle dynamics (Bullet raycast vehicle)")
         form = self._form("dynamics", Dynamics, ["mass", "engine_force", "brake_force", "suspension_stiffness",
-                                                  "suspension_compression", "suspension_damping"], "dynamics")
+                                                  "suspension_compression", "suspension_damping"])
         reset = QPushButton("Reset Defaults")
         reset.setToolTip("The thesis's workable vehicle: mass 400, force 400, brake 1, stiffness 120, "
                          "compression 0.2, damping 0.3, and Bullet's defaults for the rest.")
@@ -380,7 +361,7 @@ class SettingsWindow(QMainWindow):
         form.addRow("", reset)
         main.setLayout(form)
         more = QGroupBox("More")
-        form2 = self._form("dynamics", Dynamics, ["friction_slip", "max_steering"], "dynamics")
+        form2 = self._form("dynamics", Dynamics, ["friction_slip", "max_steering"])
         self.drive_type = QComboBox()
         self.drive_type.addItem("Car (Ackermann steering, rear-wheel drive)", "car")
         self.drive_type.addItem("Skid steer (sides driven differentially)", "skid")
@@ -400,14 +381,14 @@ class SettingsWindow(QMainWindow):
         self.auto_suspension: dict[str, QCheckBox] = {}
         for name in ("suspension_rest_length", "max_suspension_travel"):
             row = QHBoxLayout()
-            number = self._number("dynamics", Dynamics, name, "dynamics")
+            number = self._number("dynamics", Dynamics, name)
             number.setSpecialValueText("auto")  # shown while the value sits at the minimum
             auto = QCheckBox("from the wheel size")
             auto.toggled.connect(lambda on, n=name: self._set_auto(n, on))
             row.addWidget(number)
             row.addWidget(auto)
             self.auto_suspension[name] = auto
-            form2.addRow(_label(name) + ":", row)
+            form2.addRow(_label(Dynamics, name) + ":", row)
         more.setLayout(form2)
         layout.addWidget(main, 1)
         layout.addWidget(more, 1)
@@ -441,9 +422,11 @@ class SettingsWindow(QMainWindow):
         self.debug_shapes = QCheckBox("Debug physics shapes (draw collision shapes in the simulation window)")
         self.debug_shapes.toggled.connect(lambda on: self._set("code", "debug_shapes", bool(on)))
         form2.addRow("", self.debug_shapes)
-        form2.addRow("Hook time-out:", self._number("code", CodeSetup, "hook_timeout", "code"))
-        form2.addRow("Physics rate:", self._number("simulation", SimulationSettings, "physics_hz", "simulation"))
-        form2.addRow("Control rate:", self._number("simulation", SimulationSettings, "control_hz", "simulation"))
+        form2.addRow(_label(CodeSetup, "hook_timeout") + ":", self._number("code", CodeSetup, "hook_timeout"))
+        form2.addRow(_label(SimulationSettings, "physics_hz") + ":",
+                     self._number("simulation", SimulationSettings, "physics_hz"))
+        form2.addRow(_label(SimulationSettings, "control_hz") + ":",
+                     self._number("simulation", SimulationSettings, "control_hz"))
         layout.addWidget(run)
         layout.addStretch(1)
         return page
