@@ -222,11 +222,11 @@ def explain_schema_error(error: Any, root_tag: str, schema_name: str = "") -> tu
             parent, key = (parts[-1] if parts else root_tag), "@" + attr
         else:
             parent, key = (parts[-2] if len(parts) > 1 else root_tag), (parts[-1] if parts else "")
-        meaning = meaning_of(_child_types(schema_name, parent).get(key, ""))
-        if meaning and m["value"] is not None:
-            return field, f"expected {meaning}, found {m['value']!r}."
-        if meaning:
-            return field, f"expected {meaning}."
+        expected = meaning_of(_child_types(schema_name, parent).get(key, ""))
+        if expected and m["value"] is not None:
+            return field, f"expected {expected}, found {m['value']!r}."
+        if expected:
+            return field, f"expected {expected}."
         if m["value"] is not None:
             return field, f"the value {m['value']!r} {rest.lower()}."
         return field, f"the value {rest.lower()}."

@@ -216,14 +216,14 @@ class SettingsWindow(QMainWindow):
 
         run_menu = self.menuBar().addMenu("&Simulation")
         toolbar.addSeparator()
-        for key, text, shortcut, pixmap, slot in (
+        for key, text, keys, pixmap, slot in (
             ("simulate", "Simulate", "F5", sp.SP_MediaPlay, self.simulate),
             ("stop", "Stop", "Shift+F5", sp.SP_MediaStop, self.stop),
             ("wizard", "Sensor Wizard…", "F7", sp.SP_FileDialogDetailedView, self.open_wizard),
         ):
             action = QAction(icon(pixmap), text, self)
-            action.setShortcut(QKeySequence(shortcut))
-            action.setToolTip(f"{text.rstrip('…')} ({shortcut})")
+            action.setShortcut(QKeySequence(keys))
+            action.setToolTip(f"{text.rstrip('…')} ({keys})")
             action.triggered.connect(slot)
             run_menu.addAction(action)
             toolbar.addAction(action)
@@ -474,18 +474,20 @@ class SettingsWindow(QMainWindow):
     def _set_wheel_offset(self, wid: str, on: bool) -> None:
         for f in self.wheel_positions[wid]:
             f.setEnabled(on)
-        position = tuple(float(f.value()) for f in self.wheel_positions[wid]) if on else None
+        x, y, z = (float(f.value()) for f in self.wheel_positions[wid])
+        position = (x, y, z) if on else None
         if self.project.wheels[wid].position != position:
             self.project.wheels[wid].position = position
             self._mark_dirty()
             self._update_previews()
 
     def _set_wheel_position(self, wid: str, index: int, value: float) -> None:
-        if self.project.wheels[wid].position is None:
+        position = self.project.wheels[wid].position
+        if position is None:
             return
-        p = list(self.project.wheels[wid].position)
+        p = list(position)
         p[index] = value
-        self.project.wheels[wid].position = tuple(p)
+        self.project.wheels[wid].position = (p[0], p[1], p[2])
         self._mark_dirty()
         self._update_previews()
 
@@ -678,15 +680,21 @@ class SettingsWindow(QMainWindow):
     def _remember(self, path: Path | None) -> None:
         if path is None:
             return
-        recent = [p for p in (self.settings.value("recent", []) or []) if p != str(path)]
+        recent = [p for p in self._recent() if p != str(path)]
         self.settings.setValue("recent", [str(path), *recent][:MAX_RECENT])
         self._update_recent_menu()
 
-    def _update_recent_menu(self) -> None:
-        self.recent_menu.clear()
+    def _recent(self) -> list[str]:
+        """The recently opened project files, newest first. QSettings reads a one-entry list back as a plain
+        string, which must not be taken letter by letter."""
         recent = self.settings.value("recent", []) or []
         if isinstance(recent, str):
-            recent = [recent]
+            return [recent]
+        return [str(entry) for entry in recent] if isinstance(recent, list | tuple) else []
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self._recent()
         for entry in recent:
             action = self.recent_menu.addAction(entry)
             action.triggered.connect(lambda _=False, e=entry: self.open_project(e))
@@ -741,6 +749,8 @@ class SettingsWindow(QMainWindow):
             return False
         if (self.dirty or self.project.path is None) and not self.save():
             return False
+        path = self.project.path
+        assert path is not None  # saved just above
         problems = load_project(self.project).problems
         self.show_problems(problems)
         if problems:
@@ -749,15 +759,15 @@ class SettingsWindow(QMainWindow):
                                 "to its field):\n\n" + "\n\n".join(str(p) for p in problems))
             return False
         self.console.clear()
-        self._append(f"$ sear run {self.project.path}\n")
+        self._append(f"$ sear run {path}\n")
         process = QProcess(self)
         process.setProgram(sys.executable)
-        process.setArguments(["-m", "sear", "run", str(self.project.path)])
-        process.setWorkingDirectory(str(self.project.path.parent))
-        process.readyReadStandardOutput.connect(lambda: self._append(bytes(process.readAllStandardOutput()).decode(
-            errors="replace")))
-        process.readyReadStandardError.connect(lambda: self._append(bytes(process.readAllStandardError()).decode(
-            errors="replace"), error=True))
+        process.setArguments(["-m", "sear", "run", str(path)])
+        process.setWorkingDirectory(str(path.parent))
+        process.readyReadStandardOutput.connect(
+            lambda: self._append(bytes(process.readAllStandardOutput().data()).decode(errors="replace")))
+        process.readyReadStandardError.connect(
+            lambda: self._append(bytes(process.readAllStandardError().data()).decode(errors="replace"), error=True))
         process.finished.connect(self._finished)
         process.errorOccurred.connect(self._process_error)
         self.process = process
@@ -801,7 +811,7 @@ class SettingsWindow(QMainWindow):
         widget = self.field_widget(problem.field)
         pages = [self.tabs.widget(i) for i in range(self.tabs.count())]
         for index, page in enumerate(pages):
-            if (widget is not None and page.isAncestorOf(widget)) or \
+            if (widget is not None and page is not None and page.isAncestorOf(widget)) or \
                     (widget is None and self.tabs.tabText(index) == problem.tab):
                 self.tabs.setCurrentIndex(index)
                 break

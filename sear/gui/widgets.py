@@ -156,7 +156,8 @@ class FileField(QWidget):
         self.changed.emit(self.path())
 
     def _browse(self) -> None:
-        start = str(self.path().parent if self.path() else (self.base or Path.cwd()))
+        current = self.path()
+        start = str(current.parent if current is not None else (self.base or Path.cwd()))
         if self.save:
             chosen, _ = QFileDialog.getSaveFileName(self, self.caption, start, self.filters)
         else:

@@ -548,7 +548,8 @@ class SensorWizard(QDialog):
         stay = box.addButton("Stay", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(stay)
         box.exec()
-        return {add: "add", discard: "discard"}.get(box.clickedButton(), "stay")
+        clicked = box.clickedButton()
+        return "add" if clicked is add else "discard" if clicked is discard else "stay"
 
     def reject(self) -> None:
         """Cancel, Escape or the window's close button: ask before throwing added or typed sensors away."""

@@ -168,7 +168,11 @@ class Sensor:
 
     def rate_hz(self) -> float:
         """Samples per second (from the definition's update rate or bandwidth)."""
-        return float(getattr(self.config, "update_rate_hz", None) or self.config.bandwidth_hz)
+        rate = getattr(self.config, "update_rate_hz", None) or getattr(self.config, "bandwidth_hz", None)
+        if not rate:
+            raise TypeError(f"{type(self.config).__name__} declares neither update_rate_hz nor bandwidth_hz, so "
+                            "its sensor cannot be scheduled")
+        return float(rate)
 
     def advance(self, time: float) -> None:
         """Schedule the next sample one period after the last scheduled one (so the average rate is

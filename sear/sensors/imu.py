@@ -157,7 +157,7 @@ class AccelerometerSensor(Sensor):
         super().__init__(config, rng, context)
         self.noise = ImuNoise(rng, config.noise, white=config.noise_stddev_mps2, bias=config.bias_stddev_mps2,
                               walk=config.bias_walk_mps2, scale_pct=config.accuracy_pct)
-        self.mask = tuple(a in config.axes for a in "xyz")
+        self.mask = ("x" in config.axes, "y" in config.axes, "z" in config.axes)
         self.prev_velocity: tuple[float, float, float] | None = None
         self.limit = config.max_range_g * STANDARD_GRAVITY
         step_g = config.adc_step_mv / config.resolution_mv_per_g if config.adc_step_mv > 0 else 0.0
@@ -207,7 +207,7 @@ class GyroscopeSensor(Sensor):
         super().__init__(config, rng, context)
         self.noise = ImuNoise(rng, config.noise, white=config.noise_stddev_dps, bias=config.bias_stddev_dps,
                               walk=config.bias_walk_dps, scale_pct=config.accuracy_pct)
-        self.mask = tuple(a in config.axes for a in "xyz")
+        self.mask = ("x" in config.axes, "y" in config.axes, "z" in config.axes)
         self.prev_rotation: Matrix | None = None
         self._mount = _floats(self.mount_rotation)
 

@@ -117,7 +117,7 @@ class SensorSuite:
                 starts, ends = rays
                 fraction, raw = self.caster.cast(starts, ends, parent=self.body)
             else:
-                world = [sensor.rays(state) for sensor in casting]
+                world = [rays for rays in map(lambda s: s.rays(state), casting) if rays is not None]
                 fraction, raw = self.caster.cast(np.concatenate([w[0] for w in world]),
                                                  np.concatenate([w[1] for w in world]))
             by_name = self._hits_by_sensor
