@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sear.errors import ProjectError, UserCodeError
+from sear.errors import ProjectError, StuckHookError, UserCodeError
 from sear.physics.world import World
 from sear.project import Project
 from sear.sensors.config import SensorConfig, load_sensors
@@ -302,7 +302,7 @@ class Simulation:
             action()
         except UserCodeError as exc:
             self.user_error = exc
-            self.stuck = "did not return" in exc.message
+            self.stuck = isinstance(exc, StuckHookError)
             self.emit(f"{exc}\n")
 
     # --- the loop ----------------------------------------------------------------------------------------
@@ -354,8 +354,9 @@ class Simulation:
                     _time.sleep(ahead)
 
     def close(self) -> None:
-        """Stop user code, flush the log, free the physics."""
-        if self.runner is not None and not self.stuck:
+        """Stop user code (a stuck hook's thread cannot be stopped: it is left behind, and the process
+        should end soon), flush the log, free the physics. Closing twice does nothing more."""
+        if self.runner is not None:
             self.runner.close()
         self.stop_log()
         self.world.close()
