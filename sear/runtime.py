@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import csv
 import math
-import os
 import sys
 import time as _time
 from collections import deque
@@ -458,89 +457,3 @@ class Pacer:
     def finished(self) -> bool:
         """Whether `until` has been reached (to within half a tick)."""
         return self.until is not None and self.simulation.world.time >= self.until - 0.5 / self.simulation.physics_hz
-
-
-# --- command line ------------------------------------------------------------------------------------------
-
-def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
-                 realtime: bool | None) -> int:
-    """`sear run`: validate, build, simulate, summarise. Returns the exit status."""
-    from sear.validate import check_project
-
-    project = Project.load(project_path)
-    problems = check_project(project)
-    if problems:
-        print(f"sear: {project_path}: cannot simulate, {len(problems)} problem(s):", file=sys.stderr)
-        for problem in problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return 1
-    window = None
-    if not headless:
-        from sear.cli import has_display
-
-        if has_display():
-            try:
-                from sear.gui.simwindow import run_window as window
-            except ImportError as exc:
-                print(f"sear: the simulation window is not available ({exc}); running headless.", file=sys.stderr)
-        else:
-            print("sear: no display is available, so the simulation window cannot open; running headless.")
-    try:
-        simulation = Simulation(project, seed=seed, log_path=log,
-                                realtime=bool(realtime) if realtime is not None else window is not None)
-    except UserCodeError as exc:
-        print(f"sear: {exc}", file=sys.stderr)
-        return 1
-    if window is not None:
-        status = window(simulation, duration=duration)
-    else:
-        status = _run_headless(simulation, duration if duration is not None else 60.0)
-    return _leave(simulation, status)
-
-
-def _leave(simulation: Simulation, status: int) -> int:
-    """The end of every run: close the simulation (its log, its world). When a hook got stuck, its
-    thread cannot be stopped, so the process ends here, with status 1, rather than wait for it."""
-    simulation.close()
-    if simulation.stuck:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(1)
-    return status
-
-
-def _run_headless(simulation: Simulation, duration: float) -> int:
-    wall0 = _time.perf_counter()
-    start = simulation.state.position.copy()
-    path_length, last = 0.0, start.copy()
-
-    def measure(tick: TickResult) -> None:  # the path, from one control tick's position to the next
-        nonlocal path_length, last
-        if tick.control and not simulation.stuck:
-            here = simulation.state.position
-            path_length += float(np.linalg.norm(here - last))
-            last = here.copy()
-
-    simulation.start_user_code()
-    interrupted = False
-    try:
-        simulation.run(duration, after_tick=measure)
-    except KeyboardInterrupt:  # Ctrl-C: end the run early but keep the log and the summary
-        interrupted = True
-        print("sear: interrupted; the log so far is kept.", file=sys.stderr)
-    wall = _time.perf_counter() - wall0
-    sim_time = simulation.world.time
-    end = simulation.state.position
-    log_path = simulation.log.path if simulation.log is not None else None
-    rows = simulation.log.rows if simulation.log is not None else 0
-    error = simulation.user_error
-    simulation.close()
-    print(f"sear: simulated {sim_time:.2f} s in {wall:.2f} s of real time ({sim_time / max(wall, 1e-9):.1f}x real "
-          f"time); the robot drove {path_length:.1f} m and ended {np.linalg.norm(end[:2] - start[:2]):.1f} m "
-          f"from its start at x={end[0]:.2f} y={end[1]:.2f} z={end[2]:.2f}.")
-    if log_path is not None:
-        print(f"sear: log written to {log_path} ({rows} rows).")
-    if error is not None:
-        print("sear: the run ended with an error in the user code (above).", file=sys.stderr)
-        return 1
-    return 130 if interrupted else 0
