@@ -36,22 +36,18 @@ def _error(message: str) -> int:
 # --- subcommands ---------------------------------------------------------------------------------
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from sear.project import Project
-    from sear.validate import check_project
+    from sear.validate import load_project
 
-    project = Project.load(args.project)
-    problems = check_project(project)
-    if problems:
-        print(f"{args.project}: {len(problems)} problem(s) found:", file=sys.stderr)
-        for problem in problems:
+    loaded = load_project(args.project)
+    if loaded.project is None:  # the project file itself: one paragraph, as for any SearError
+        return _error(str(loaded.problems[0]))
+    if loaded.problems:
+        print(f"{args.project}: {len(loaded.problems)} problem(s) found:", file=sys.stderr)
+        for problem in loaded.problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_USER_ERROR
-    sensors = 0
-    if project.code.sensors is not None:
-        from sear.sensors.config import load_sensors
-
-        sensors = len(load_sensors(project.code.sensors))
-    print(f"{args.project}: OK ({project.name!r}: terrain, body, 4 wheels, user code, {sensors} sensors).")
+    print(f"{args.project}: OK ({loaded.project.name!r}: terrain, body, 4 wheels, user code, "
+          f"{len(loaded.sensors)} sensors).")
     return EXIT_OK
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
+from sear.meshio import make_tree
+
 DEMO_MODEL_FILES = (
     "terrain.obj", "body.stl", "wheel_lf.obj", "wheel_rf.obj", "wheel_lr.ply", "wheel_rr.ply", "tree.obj",
 )
@@ -79,15 +81,6 @@ def make_wheel() -> trimesh.Trimesh:
     wheel = trimesh.creation.cylinder(radius=WHEEL_RADIUS_M, height=WHEEL_WIDTH_M, sections=32)
     wheel.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, (1, 0, 0)))
     return wheel
-
-
-def make_tree() -> trimesh.Trimesh:
-    """A tree about 4.5 m high standing on the origin: a trunk and a conical crown."""
-    trunk = trimesh.creation.cylinder(radius=0.15, height=2.0, sections=16)
-    trunk.apply_translation((0, 0, 1.0))
-    crown = trimesh.creation.cone(radius=1.2, height=3.0, sections=24)
-    crown.apply_translation((0, 0, 1.5))
-    return trimesh.util.concatenate([trunk, crown])
 
 
 def write_demo_models(folder: Path) -> None:

@@ -43,12 +43,14 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
                  realtime: bool | None) -> int:
     """`sear run`: validate, build, simulate (in the window, or headless), summarise. Returns the exit
     status: 0, 1 for a problem with the project or its user code, 130 when interrupted."""
-    from sear.project import Project
     from sear.runtime import Simulation
-    from sear.validate import check_project
+    from sear.validate import load_project
 
-    project = Project.load(project_path)
-    problems = check_project(project)
+    loaded = load_project(project_path)
+    if loaded.project is None:  # the project file itself: one paragraph, as for any SearError
+        print(f"sear: {loaded.problems[0]}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    problems = loaded.problems
     if problems:
         print(f"sear: {project_path}: cannot simulate, {len(problems)} problem(s):", file=sys.stderr)
         for problem in problems:
@@ -56,7 +58,7 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         return EXIT_USER_ERROR
     window = None if headless else window_runner()
     try:
-        simulation = Simulation(project, seed=seed, log_path=log,
+        simulation = Simulation(loaded, seed=seed, log_path=log,
                                 realtime=bool(realtime) if realtime is not None else window is not None)
     except UserCodeError as exc:
         print(f"sear: {exc}", file=sys.stderr)

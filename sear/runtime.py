@@ -28,6 +28,7 @@ from sear.sensors.config import SensorConfig, load_sensors
 from sear.sensors.suite import SensorSuite
 from sear.state import VehicleState
 from sear.usercode import UserCodeRunner
+from sear.validate import Loaded
 
 
 class Pose(NamedTuple):
@@ -216,16 +217,26 @@ def _number(value: Any, func: str, what: str) -> float:
 class Simulation:
     """A project loaded into a world with its sensors and user code, advanced one tick at a time."""
 
-    def __init__(self, project: Project, *, seed: int = 0, log_path: str | Path | None = None,
+    def __init__(self, project: Project | Loaded, *, seed: int = 0, log_path: str | Path | None = None,
                  realtime: bool = False, output: Callable[[str], None] | None = None,
                  sensor_configs: list[SensorConfig] | None = None) -> None:
+        """`project` is what sear.validate.load_project loaded (its sensors, compiled user code and models
+        are used as they are: nothing is read twice), or a bare Project, whose files are read here."""
+        models, code = None, None
+        if isinstance(project, Loaded):
+            if not project.ok or project.project is None:
+                problem = project.problems[0] if project.problems else "the project was not loaded"
+                raise ProjectError(f"cannot simulate: {problem}")
+            models, code = project.models, project.code
+            sensor_configs = project.sensors if sensor_configs is None else sensor_configs
+            project = project.project
         self.project = project
         self.seed = seed
         self.realtime = realtime
         self.output_listeners: list[Callable[[str], None]] = [output] if output else []
         self.output_history: deque[str] = deque(maxlen=2000)
         self.rng = np.random.default_rng(seed)
-        self.world = World(project)
+        self.world = World(project, models=models)
         self.runner: UserCodeRunner | None = None
         self.log: CsvLog | None = None
         try:
@@ -248,7 +259,7 @@ class Simulation:
             if project.code.user_code is not None:
                 self.runner = UserCodeRunner(project.code.user_code, project.code.hook_timeout,
                                              print_fn=self.sim.print)
-                self.runner.load()
+                self.runner.load(code)
                 self.runner.call("init", self.sim)
             if log_path is not None:
                 self.start_log(log_path)

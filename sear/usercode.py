@@ -202,21 +202,12 @@ class UserCodeRunner:
                 del sys.modules[name]
         importlib.invalidate_caches()  # helper files created since the last load are found
 
-    def load(self) -> UserProgram:
-        """Compile and execute the user's module (fresh every time) and find its hooks."""
+    def load(self, code: types.CodeType | None = None) -> UserProgram:
+        """Execute the user's module (fresh every time) and find its hooks. `code` is the file compiled
+        already (sear.validate.load_project does); without it the file is read and compiled here."""
         path = self.path
-        try:
-            source = path.read_bytes()
-        except OSError as exc:
-            raise UserCodeError(f"the user code file cannot be read ({exc.strerror}).", file=path) from None
-        try:
-            code = compile(source, str(path), "exec", dont_inherit=True)
-        except SyntaxError as exc:
-            text = (exc.text or "").strip()
-            raise UserCodeError(f"syntax error: {exc.msg}" + (f": {text}" if text else ""),
-                                file=path, line=exc.lineno) from None
-        except ValueError as exc:
-            raise UserCodeError(f"the file is not valid Python source ({exc}).", file=path) from None
+        if code is None:
+            code = self._compile()
         module = types.ModuleType("sear_user_code")
         module.__file__ = str(path)
         if self.print_fn is not None:
@@ -230,6 +221,21 @@ class UserCodeRunner:
         self._hand_over("the file's top-level code (run when it is loaded)")
         self.program = UserProgram(path, module)
         return self.program
+
+    def _compile(self) -> types.CodeType:
+        path = self.path
+        try:
+            source = path.read_bytes()
+        except OSError as exc:
+            raise UserCodeError(f"the user code file cannot be read ({exc.strerror}).", file=path) from None
+        try:
+            return compile(source, str(path), "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            text = (exc.text or "").strip()
+            raise UserCodeError(f"syntax error: {exc.msg}" + (f": {text}" if text else ""),
+                                file=path, line=exc.lineno) from None
+        except ValueError as exc:
+            raise UserCodeError(f"the file is not valid Python source ({exc}).", file=path) from None
 
     def call(self, name: str, sim: Any) -> None:
         """Run hook `name` (init or main_loop) with `sim` to completion."""

@@ -1,54 +1,78 @@
-"""Checks a project before it is simulated: every problem at once, as sentences a user can act on.
+"""Loads a project for a run and checks it on the way: every problem at once, each with where it is.
 
-Used by `sear validate` and by the settings window's Simulate button. Nothing here runs user code: the
-user code file is only compiled, so a syntax error is found without side effects.
+`load_project` is the one way in, for `sear validate`, `sear run` and the settings window's Simulate
+button: it reads the project, its sensors file (parsed once), its user code (compiled, never run, so a
+syntax error is found without side effects) and its models (read as a run reads them, so a broken mesh
+is found here and not halfway into a run), and returns what it loaded with the list of Problems. A
+Simulation takes what was loaded rather than reading the files again.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
+from typing import Any
 
-from sear.errors import SearError
+from sear.errors import Problem, ProjectError, SearError
+from sear.meshio import Models, load_mesh, load_terrain, wheel_label
 from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, model_suffix
+from sear.sensors.config import SensorConfig, load_sensors
 
 
-def check_file(path: Path | None, label: str, allowed: tuple[str, ...], required: bool = True) -> list[str]:
-    """Problems with one referenced file: unset, missing, a folder, unreadable or of an unknown type."""
+def check_file(path: Path | None, *, tab: str, label: str, field: str, allowed: tuple[str, ...],
+               required: bool = True) -> list[Problem]:
+    """Problems with one referenced file: unset, missing, a folder, unreadable or of an unknown type.
+    `tab`, `label` and `field` say where the settings window shows it ('Wheel Models', 'left front wheel
+    file', 'wheels.left_front.file')."""
+
+    def problem(message: str) -> list[Problem]:
+        return [Problem(message, file=path, field=field, tab=tab, label=label)]
+
     if path is None:
-        return [f"{label}: no file chosen; choose one in the settings window."] if required else []
+        return problem("no file chosen; choose one in the settings window.") if required else []
     if not path.exists():
-        return [f"{label}: {path} does not exist; choose the file again or restore it."]
+        return problem(f"{path} does not exist; choose the file again or restore it.")
     if path.is_dir():
-        return [f"{label}: {path} is a folder, not a file."]
+        return problem(f"{path} is a folder, not a file.")
     try:
         with path.open("rb"):
             pass
     except OSError as exc:
-        return [f"{label}: {path} cannot be read ({exc.strerror})."]
+        return problem(f"{path} cannot be read ({exc.strerror}).")
     if allowed and model_suffix(path) not in allowed:
-        return [f"{label}: {path.name} is not a supported type; use one of {', '.join(allowed)}."]
+        return problem(f"{path.name} is not a supported type; use one of {', '.join(allowed)}.")
     return []
 
 
-def check_user_code(path: Path) -> list[str]:
-    """Compile (never run) a Python file; a syntax error names the file and line."""
+_CODE = {"field": "code.user_code", "tab": "Code Setup"}
+
+
+def compile_user_code(path: Path) -> tuple[CodeType | None, list[Problem]]:
+    """Compile (never run) a Python file: its code object, or the problem (a syntax error names the line)."""
     try:
         source = path.read_bytes()
     except OSError as exc:
-        return [f"Code Setup: user code file {path} cannot be read ({exc.strerror})."]
+        return None, [Problem(f"{path} cannot be read ({exc.strerror}).", file=path, label="user code file",
+                              **_CODE)]
     try:
-        compile(source, str(path), "exec", dont_inherit=True)
+        return compile(source, str(path), "exec", dont_inherit=True), []
     except SyntaxError as exc:
         text = (exc.text or "").strip()
         shown = f" ({text})" if text else ""
-        return [f"{path}, line {exc.lineno}: syntax error in the user code: {exc.msg}{shown}."]
+        return None, [Problem(f"syntax error in the user code: {exc.msg}{shown}.", file=path, line=exc.lineno,
+                              **_CODE)]
     except ValueError as exc:  # e.g. null bytes
-        return [f"{path}: the user code file is not valid Python source ({exc})."]
-    return []
+        return None, [Problem(f"the user code file is not valid Python source ({exc}).", file=path, **_CODE)]
 
 
-def check_hooks(path: Path) -> list[str]:
+def check_user_code(path: Path) -> list[Problem]:
+    """Compile (never run) a Python file; a syntax error names the file and line."""
+    return compile_user_code(path)[1]
+
+
+def check_hooks(path: Path) -> list[Problem]:
     """The hook rules sear.usercode enforces on load (main_loop or run, not both), read from the syntax
     tree so nothing is executed. Names bound any other way than `def` count as present. Call it on a
     file check_user_code accepted."""
@@ -67,36 +91,101 @@ def check_hooks(path: Path) -> list[str]:
         for name in names:
             defined.setdefault(name, node.lineno)
     if "main_loop" in defined and "run" in defined:
-        return [f"{path}, line {defined['run']}: the user code defines both main_loop(sim) (line "
-                f"{defined['main_loop']}) and run(sim); use one style: main_loop is called every control tick, "
-                "run(sim) loops itself with `while sim.step():`."]
+        return [Problem(f"the user code defines both main_loop(sim) (line {defined['main_loop']}) and run(sim); "
+                        "use one style: main_loop is called every control tick, run(sim) loops itself with "
+                        "`while sim.step():`.", file=path, line=defined["run"], **_CODE)]
     if "main_loop" not in defined and "run" not in defined:
-        return [f"{path}: the user code defines neither main_loop(sim) nor run(sim), so it would do nothing; "
-                "start from the template (Code Setup > Create New)."]
+        return [Problem("the user code defines neither main_loop(sim) nor run(sim), so it would do nothing; "
+                        "start from the template (Code Setup > Create New).", file=path, **_CODE)]
     return []
 
 
-def check_project(project: Project) -> list[str]:
-    """Every problem that would stop `project` from simulating; an empty list when it is ready."""
-    problems: list[str] = []
-    terrain_types = MESH_SUFFIXES + HEIGHTMAP_SUFFIXES
-    problems += check_file(project.terrain.file, "Terrain Model: terrain file", terrain_types)
-    problems += check_file(project.body.file, "Robot Body Model: body file", MESH_SUFFIXES)
-    for wid in WHEEL_IDS:
-        label = f"Wheel Models: {wid.replace('_', ' ')} wheel file"
-        problems += check_file(project.wheels[wid].file, label, MESH_SUFFIXES)
-    code_problems = check_file(project.code.user_code, "Code Setup: user code file", (".py",))
-    problems += code_problems
-    if not code_problems and project.code.user_code is not None:
-        code_problems = check_user_code(project.code.user_code)
-        problems += code_problems or check_hooks(project.code.user_code)
-    sensor_problems = check_file(project.code.sensors, "Code Setup: sensors file", (".xml",), required=False)
-    problems += sensor_problems
-    if not sensor_problems and project.code.sensors is not None:
-        from sear.sensors.config import load_sensors
+@dataclass
+class Loaded:
+    """A project as loaded for a run, and every problem found on the way (none: ready to simulate).
 
+    What could not be loaded is None (the project itself when its file is unreadable, `code` when there
+    is no user code or it does not compile, `models` unless every model was read)."""
+
+    project: Project | None
+    problems: list[Problem] = field(default_factory=list)
+    sensors: list[SensorConfig] = field(default_factory=list)
+    """The sensor definitions, parsed once ([] without a sensors file)."""
+    code: CodeType | None = None
+    """The user code compiled (not run)."""
+    models: Models | None = None
+    """Terrain, body and wheel meshes, read once."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing stops the project from simulating."""
+        return self.project is not None and not self.problems
+
+
+def load_project(source: str | Path | Project) -> Loaded:
+    """Load a project (a .prj path, or a Project already in memory) and everything it refers to.
+
+    Never raises for what a user can get wrong: each problem becomes a Problem in the result. A .prj
+    that cannot be read gives one problem and no project."""
+    if isinstance(source, Project):
+        project = source
+    else:
         try:
-            load_sensors(project.code.sensors)
+            project = Project.load(source)
         except SearError as exc:
-            problems.append(str(exc))
-    return problems
+            return Loaded(None, [Problem.from_error(exc)])
+    loaded = Loaded(project)
+    problems = loaded.problems
+    loaded.models = _load_models(project, problems)
+    code = project.code
+    code_problems = check_file(code.user_code, tab="Code Setup", label="user code file", field="code.user_code",
+                               allowed=(".py",))
+    problems += code_problems
+    if not code_problems and code.user_code is not None:
+        loaded.code, code_problems = compile_user_code(code.user_code)
+        problems += code_problems or check_hooks(code.user_code)
+    sensor_problems = check_file(code.sensors, tab="Code Setup", label="sensors file", field="code.sensors",
+                                 allowed=(".xml",), required=False)
+    problems += sensor_problems
+    if not sensor_problems and code.sensors is not None:
+        try:
+            loaded.sensors = load_sensors(code.sensors)
+        except SearError as exc:
+            problems.append(Problem.from_error(exc, field="code.sensors", tab="Code Setup"))
+    return loaded
+
+
+def _load_models(project: Project, problems: list[Problem]) -> Models | None:
+    """Read the terrain, body and wheel models in the run's order, adding a Problem for each that is not
+    there or not readable; the models when every one was read, else None."""
+    terrain = _read(project, project.terrain.file, "Terrain Model", "terrain file", "terrain.file", problems,
+                    terrain=True)
+    body = _read(project, project.body.file, "Robot Body Model", "body file", "body.file", problems)
+    wheels = {wid: _read(project, project.wheels[wid].file, "Wheel Models", f"{wheel_label(wid)} wheel file",
+                         f"wheels.{wid}.file", problems) for wid in WHEEL_IDS}
+    if terrain is None or body is None or any(w is None for w in wheels.values()):
+        return None
+    return Models(terrain, body, wheels)  # type: ignore[arg-type]  # no None left in wheels
+
+
+def _read(project: Project, path: Path | None, tab: str, label: str, name: str, problems: list[Problem], *,
+          terrain: bool = False) -> Any:
+    """One model (a TerrainModel when `terrain`, else a mesh) read as a run reads it, or None after adding
+    its problem."""
+    allowed = MESH_SUFFIXES + HEIGHTMAP_SUFFIXES if terrain else MESH_SUFFIXES
+    file_problems = check_file(path, tab=tab, label=label, field=name, allowed=allowed)
+    problems += file_problems
+    if file_problems or path is None:
+        return None
+    try:
+        return load_terrain(project.terrain, tab=tab) if terrain else load_mesh(path, scale=project.body.scale,
+                                                                                tab=tab)
+    except ProjectError as exc:
+        problems.append(Problem(f"{path}: {exc.message}", file=path, line=exc.line, field=name, tab=tab, label=label))
+        return None
+
+
+def check_project(project: Project) -> list[str]:
+    """Every problem that would stop `project` from simulating, as the lines `sear validate` prints; an
+    empty list when it is ready."""
+    return [str(problem) for problem in load_project(project).problems]

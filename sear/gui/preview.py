@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyqtgraph.opengl as gl
-import trimesh
 from pyqtgraph import Vector
 from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
+
+if TYPE_CHECKING:
+    import trimesh
 
 _LIGHT = np.array([0.4, -0.3, 0.85]) / np.linalg.norm([0.4, -0.3, 0.85])
 

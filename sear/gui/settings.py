@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QMainWindow,
     QMessageBox,
     QPlainTextEdit,
@@ -40,7 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sear.errors import SearError
+from sear.errors import Problem, SearError
 from sear.fielddocs import field_docs
 from sear.gui.preview import MeshPreview
 from sear.gui.widgets import FileField, NumberField
@@ -186,6 +188,18 @@ class SettingsWindow(QMainWindow):
         dock.setWidget(self.console)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         self.resizeDocks([dock], [140], Qt.Orientation.Vertical)
+
+        self.problems: list[Problem] = []
+        self.problem_list = QListWidget()
+        self.problem_list.setWordWrap(True)
+        self.problem_list.setToolTip("Click a problem to go to its field.")
+        self.problem_list.itemClicked.connect(self._problem_chosen)
+        self.problem_list.itemActivated.connect(self._problem_chosen)
+        self.problem_dock = QDockWidget("Problems", self)
+        self.problem_dock.setObjectName("problems")
+        self.problem_dock.setWidget(self.problem_list)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problem_dock)
+        self.problem_dock.hide()
         self._build_menus()
         for number in self.findChildren(NumberField):
             number.refused.connect(lambda message: self.statusBar().showMessage(message, 8000))
@@ -574,7 +588,7 @@ class SettingsWindow(QMainWindow):
         self.setWindowModified(self.dirty)
 
     def _update_previews(self) -> None:
-        from sear.physics.meshes import load_mesh, load_terrain
+        from sear.meshio import load_mesh, load_terrain
 
         index = self.tabs.currentIndex()
         pr = self.project
@@ -737,17 +751,19 @@ class SettingsWindow(QMainWindow):
 
     def simulate(self) -> bool:
         """Save, check, and start `sear run PROJECT.prj` as a separate process."""
-        from sear.validate import check_project
+        from sear.validate import load_project
 
         if self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning:
             QMessageBox.information(self, "Already simulating", "A simulation is running; stop it first.")
             return False
         if (self.dirty or self.project.path is None) and not self.save():
             return False
-        problems = check_project(self.project)
+        problems = load_project(self.project).problems
+        self.show_problems(problems)
         if problems:
             QMessageBox.warning(self, "The project cannot be simulated yet",
-                                f"{len(problems)} problem(s) to fix first:\n\n" + "\n\n".join(problems))
+                                f"{len(problems)} problem(s) to fix first (click one in the Problems list to go "
+                                "to its field):\n\n" + "\n\n".join(str(p) for p in problems))
             return False
         self.console.clear()
         self._append(f"$ sear run {self.project.path}\n")
@@ -766,6 +782,49 @@ class SettingsWindow(QMainWindow):
         self._set_running(True)
         self.statusBar().showMessage("Simulating…")
         return True
+
+    def show_problems(self, problems: list[Problem]) -> None:
+        """List `problems` in the Problems panel (shown while there are any)."""
+        self.problems = list(problems)
+        self.problem_list.clear()
+        for index, problem in enumerate(self.problems):
+            item = QListWidgetItem(str(problem))
+            item.setData(Qt.ItemDataRole.UserRole, index)
+            self.problem_list.addItem(item)
+        self.problem_dock.setVisible(bool(self.problems))
+
+    def _problem_chosen(self, item: QListWidgetItem) -> None:
+        self.focus_problem(self.problems[item.data(Qt.ItemDataRole.UserRole)])
+
+    def field_widget(self, field: str | None) -> QWidget | None:
+        """The widget that edits a dotted project field ('dynamics.mass', 'wheels.left_front.file'), or
+        None for a field the window does not show."""
+        if not field:
+            return None
+        parts = field.split(".")
+        files: dict[str, FileField] = {"terrain.file": self.terrain_file, "body.file": self.body_file,
+                                       "code.user_code": self.code_file, "code.sensors": self.sensors_file}
+        if len(parts) == 3 and parts[0] == "wheels" and parts[1] in self.wheel_files:
+            return self.wheel_files[parts[1]].edit if parts[2] == "file" else self.wheel_offsets[parts[1]]
+        if field in files:
+            return files[field].edit
+        if len(parts) == 2 and (parts[0], parts[1]) in self._numbers:
+            return self._numbers[(parts[0], parts[1])]
+        return {"dynamics.drive_type": self.drive_type, "code.debug_shapes": self.debug_shapes,
+                "dynamics.cog_offset": self.cog_fields[0]}.get(field)
+
+    def focus_problem(self, problem: Problem) -> None:
+        """Go to the field `problem` names: make its tab current and give its widget the focus."""
+        widget = self.field_widget(problem.field)
+        pages = [self.tabs.widget(i) for i in range(self.tabs.count())]
+        for index, page in enumerate(pages):
+            if (widget is not None and page.isAncestorOf(widget)) or \
+                    (widget is None and self.tabs.tabText(index) == problem.tab):
+                self.tabs.setCurrentIndex(index)
+                break
+        if widget is not None:
+            widget.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.statusBar().showMessage(str(problem), 10000)
 
     def _append(self, text: str, *, error: bool = False) -> None:
         """Add process output at the end of the console; the process's stderr is shown in red."""

@@ -12,11 +12,11 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.opengl as gl
-import trimesh
 from pyqtgraph import Vector
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence, QMatrix4x4, QQuaternion, QTextCursor
@@ -37,6 +37,9 @@ from PySide6.QtWidgets import (
 from sear.gui.preview import shaded_colours
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
+
+if TYPE_CHECKING:
+    import trimesh
 
 DRIVE_KEYS = {
     Qt.Key.Key_U: "forward", Qt.Key.Key_Up: "forward",

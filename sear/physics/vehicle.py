@@ -32,13 +32,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pybullet as p
-import trimesh
 
 from sear.project import WHEEL_IDS, Dynamics
 from sear.state import VehicleState
+
+if TYPE_CHECKING:
+    import trimesh
 
 GRAVITY = 9.81
 """m/s², as set in sear.physics.world."""

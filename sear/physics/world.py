@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pybullet as p
-import trimesh
 
-from sear.errors import ProjectError
 from sear.geo import geodetic_to_enu
-from sear.physics.meshes import create_terrain_bodies, load_mesh, load_terrain
+from sear.meshio import Models, load_models, make_tree
+from sear.physics.meshes import create_terrain_bodies
 from sear.physics.vehicle import Vehicle
 from sear.project import WHEEL_IDS, Project
+
+if TYPE_CHECKING:
+    import trimesh
 
 TERRAIN_COLLISION_GROUP = 0x80
 """Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
@@ -44,16 +47,13 @@ class Obstacle:
         return self.body_ids[0]
 
 
-def _tree_mesh() -> trimesh.Trimesh:
-    from sear.demo import make_tree
-
-    return make_tree()
-
-
 class World:
-    """Terrain, vehicle and obstacles of a project in a pybullet client (DIRECT unless one is given)."""
+    """Terrain, vehicle and obstacles of a project in a pybullet client (DIRECT unless one is given).
 
-    def __init__(self, project: Project, *, connection: int | None = None) -> None:
+    `models` are the project's terrain, body and wheel meshes as sear.meshio read them (sear.loading
+    reads them once for checking and running); when None they are read here."""
+
+    def __init__(self, project: Project, *, connection: int | None = None, models: Models | None = None) -> None:
         self.project = project
         self._own_client = connection is None
         self.client = p.connect(p.DIRECT) if connection is None else connection
@@ -65,33 +65,25 @@ class World:
         p.setGravity(0, 0, -GRAVITY, physicsClientId=self.client)
         p.setPhysicsEngineParameter(fixedTimeStep=self.dt, numSubSteps=0, physicsClientId=self.client)
         try:
-            self.terrain = load_terrain(project.terrain)
+            if models is None:
+                models = load_models(project)
+            self.terrain = models.terrain
             self.terrain_ids = create_terrain_bodies(self.client, self.terrain)
             for tid in self.terrain_ids:
                 p.setCollisionFilterGroupMask(tid, -1, _STATIC_GROUP | TERRAIN_COLLISION_GROUP,
                                               _ALL & ~_STATIC_GROUP, physicsClientId=self.client)
-            self.vehicle = self._build_vehicle()
+            self.vehicle = self._build_vehicle(models)
         except BaseException:
             self.close()
             raise
 
     # --- vehicle -----------------------------------------------------------------------------------
 
-    def _build_vehicle(self) -> Vehicle:
+    def _build_vehicle(self, models: Models) -> Vehicle:
         project = self.project
-        if project.body.file is None:
-            raise ProjectError("no robot body model is chosen; choose one on the Robot Body Model tab.")
-        body = load_mesh(project.body.file, scale=project.body.scale, tab="Robot Body Model")
-        wheels, positions = {}, {}
-        for wid in WHEEL_IDS:
-            wheel = project.wheels[wid]
-            if wheel.file is None:
-                raise ProjectError(f"no {wid.replace('_', ' ')} wheel model is chosen; choose one on the "
-                                   "Wheel Models tab.")
-            wheels[wid] = load_mesh(wheel.file, scale=project.body.scale, tab="Wheel Models")
-            positions[wid] = wheel.position
-        self.start_position, self.start_orientation = self._start_pose(wheels, positions)
-        return Vehicle(self.client, body, wheels, positions, project.dynamics,
+        positions = {wid: project.wheels[wid].position for wid in WHEEL_IDS}
+        self.start_position, self.start_orientation = self._start_pose(models.wheels, positions)
+        return Vehicle(self.client, models.body, models.wheels, positions, project.dynamics,
                        tuple(self.start_position), tuple(self.start_orientation))
 
     def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -158,7 +150,9 @@ class World:
         """A tree (trunk 0.3 m wide, crown 2.4 m wide, 4.5 m tall) standing at (x, y); z None = on the
         terrain. Static. Returns its index in `obstacles`."""
         base = self.terrain_height(x, y) if z is None else float(z)
-        mesh = _tree_mesh()
+        import trimesh
+
+        mesh = make_tree()
         trunk = p.createCollisionShape(p.GEOM_CYLINDER, radius=0.15, height=2.0, physicsClientId=self.client)
         crown_mesh = trimesh.creation.cone(radius=1.2, height=3.0, sections=24)
         crown = p.createCollisionShape(p.GEOM_MESH, vertices=crown_mesh.vertices.tolist(),
@@ -183,6 +177,8 @@ class World:
         shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=self.client)
         body = p.createMultiBody(mass, shape, basePosition=(x, y, z), physicsClientId=self.client)
         p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
+        import trimesh
+
         mesh = trimesh.creation.box(extents=(size, size, size))
         self.obstacles.append(Obstacle("box", [body], mesh, dynamic=mass > 0, size=(size, size, size),
                                        colour=(0.65, 0.45, 0.25, 1.0)))
@@ -204,6 +200,8 @@ class World:
         orn = p.getQuaternionFromEuler((0, 0, yaw))
         shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[v / 2 for v in full], physicsClientId=self.client)
         body = self._static_body(shape, ((x1 + x2) / 2, (y1 + y2) / 2, base + height / 2), orn)
+        import trimesh
+
         mesh = trimesh.creation.box(extents=full)
         self.obstacles.append(Obstacle("wall", [body], mesh, size=full, colour=(0.75, 0.72, 0.68, 1.0)))
         return len(self.obstacles) - 1

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QProcess, Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from sear.gui.settings import SettingsWindow
 from sear.project import DEFAULT_DYNAMICS, Project
-from sear.validate import check_project, check_user_code
+from sear.validate import check_project, check_user_code, load_project
 
 pytestmark = pytest.mark.gl
 
@@ -250,3 +251,70 @@ def test_open_in_editor_uses_visual(window, answers, tmp_path, monkeypatch, qtbo
     window.edit_button.click()
     qtbot.waitUntil(lambda: opened.exists() and opened.read_text().strip() != "", timeout=10_000)
     assert opened.read_text().strip() == str(created)
+
+
+# --- the problem list: a click goes to the field ---------------------------------------------------
+
+def _click_problem(window, qtbot, row: int) -> None:
+    item = window.problem_list.item(row)
+    rect = window.problem_list.visualItemRect(item)
+    qtbot.mouseClick(window.problem_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def _active(window, qtbot) -> None:
+    window.activateWindow()
+    window.raise_()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+
+
+@pytest.mark.parametrize(("damage", "tab", "words"), [
+    ("missing wheel", "Wheel Models", "Wheel Models: right front wheel file:"),
+    ("broken body", "Robot Body Model", "Robot Body Model: body file:"),
+    ("syntax error", "Code Setup", "line 2: syntax error"),
+])
+def test_clicking_a_problem_focuses_its_field_on_its_tab(window, answers, demo_copy, qtbot, damage, tab, words):
+    if damage == "missing wheel":
+        (demo_copy / "wheel_rf.obj").unlink()
+    elif damage == "broken body":
+        (demo_copy / "body.stl").write_bytes(b"")
+    else:
+        (demo_copy / "demo_code.py").write_text("def main_loop(sim):\n    return (\n")
+    answers.open_path = str(demo_copy / "demo.prj")
+    window.open_project()
+    expected = {"missing wheel": window.wheel_files["right_front"].edit, "broken body": window.body_file.edit,
+                "syntax error": window.code_file.edit}[damage]
+    assert not window.simulate() and window.process is None
+    assert window.problem_dock.isVisible() and window.problem_list.count() == 1
+    assert words in window.problem_list.item(0).text()
+    window.tabs.setCurrentIndex(0 if tab != "Terrain Model" else 1)
+    _active(window, qtbot)
+    assert QApplication.focusWidget() is not expected
+    _click_problem(window, qtbot, 0)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == tab
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is expected, timeout=2000)
+
+
+def test_a_field_value_problem_focuses_the_number_field(window, demo_copy, qtbot):
+    prj = demo_copy / "demo.prj"
+    prj.write_text(prj.read_text().replace("<mass>20.0</mass>", "<mass>-20</mass>"))
+    loaded = load_project(prj)
+    (problem,) = loaded.problems
+    assert problem.field == "dynamics.mass" and problem.tab == "Vehicle Dynamics" and problem.file == prj
+    window.show_problems(loaded.problems)
+    assert window.problem_list.item(0).text() == str(problem)
+    _active(window, qtbot)
+    _click_problem(window, qtbot, 0)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Vehicle Dynamics"
+    mass = window._numbers[("dynamics", "mass")]
+    qtbot.waitUntil(lambda: mass.hasFocus(), timeout=2000)
+
+
+def test_the_problem_list_goes_once_the_problems_are_fixed(window, answers, demo_copy, demo_dir):
+    (demo_copy / "wheel_rf.obj").unlink()
+    answers.open_path = str(demo_copy / "demo.prj")
+    window.open_project()
+    assert not window.simulate() and window.problem_dock.isVisible()
+    shutil.copyfile(demo_dir / "wheel_rf.obj", demo_copy / "wheel_rf.obj")
+    assert window.simulate()
+    assert not window.problem_dock.isVisible() and window.problem_list.count() == 0
+    window.stop(wait=True)

@@ -1,0 +1,463 @@
+"""Reading model files: mesh files and heightmap images into trimesh meshes, in SEAR's frame and units.
+
+Pure (no pybullet, no Qt), so the settings window's previews, `sear validate` and a run read models with
+the same code. Every failure a user can cause becomes a ProjectError naming the file and the settings tab
+it came from, with a sentence saying what to do. trimesh (and through it scipy and networkx, most of
+SEAR's start-up time) is imported only when a model is actually read or made, not when this module is.
+sear.physics.meshes turns what is read here into pybullet shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from lxml import etree
+
+from sear.errors import ProjectError
+from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, Terrain, model_suffix
+
+if TYPE_CHECKING:
+    import trimesh
+
+MAX_HEIGHTMAP_SAMPLES = 2049 * 2049
+"""Largest heightmap image, pixels (a 2049 x 2049 image). Measured here: 1025² loads into pybullet in
+~7 s using 1.5 GB, 2049² in ~50 s using 5.3 GB (Bullet's triangle BVH); larger would not fit a desktop."""
+
+_CACHE_SIZE = 16
+_cache: OrderedDict[tuple, trimesh.Trimesh] = OrderedDict()
+
+# Ogre (like jMonkeyEngine, which the original SEAR used) is y-up with -z forward/north; SEAR is ENU.
+# (x, y, z) Ogre -> (x, -z, y): a rotation (not a mirror), so windings and handedness are kept.
+_OGRE_TO_ENU = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+
+
+def _fail(path: Path | None, tab: str, sentence: str) -> ProjectError:
+    return ProjectError(sentence, file=path, field=tab or None)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:160]
+
+
+# --- reading models ------------------------------------------------------------------------------
+
+def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh.Trimesh:
+    """Read a model file as one triangle mesh in metres (`scale` × the file's units).
+
+    Reads what trimesh reads (OBJ, STL, PLY, glTF/GLB, OFF, COLLADA through pycollada), scenes
+    concatenated with their node transforms applied, and Ogre XML meshes (`.mesh.xml`, turned from
+    Ogre's y-up into SEAR's z-up). The mesh is repaired where trimesh can (duplicate vertices merged,
+    degenerate and duplicate triangles dropped, windings made consistent, small holes filled); an open
+    (non-watertight) mesh is accepted, since moving bodies collide with its convex hull and terrain is
+    an open surface anyway. `tab` names the settings tab the file was chosen on, for messages.
+
+    Raises ProjectError (file = `path`, field = `tab`) for a missing, unreadable, empty or broken file.
+    Results are cached by (resolved path, modification time, size, scale); each call returns a copy, so
+    callers may transform it.
+    """
+    path = Path(path)
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        scale = math.nan
+    if not (math.isfinite(scale) and scale > 0):
+        raise _fail(path, tab, f"the scale must be a number greater than 0, not {scale}; fix it on that tab.")
+    if not path.exists():
+        raise _fail(path, tab, "the model file does not exist; choose it again on that tab.")
+    if path.is_dir():
+        raise _fail(path, tab, "this is a folder, not a model file; choose a model file on that tab.")
+    suffix = model_suffix(path)
+    if suffix not in MESH_SUFFIXES:
+        hint = (" Binary Ogre .mesh files must be converted to XML first: OgreXMLConverter NAME.mesh"
+                if suffix == ".mesh" else "")
+        raise _fail(path, tab, f"'{suffix or path.name}' is not a model format SEAR reads; use one of "
+                               f"{', '.join(MESH_SUFFIXES)}.{hint}")
+    try:
+        stat = path.stat()
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise _fail(path, tab, f"the model file cannot be read ({exc.strerror}); check its permissions.") from None
+    if stat.st_size == 0:
+        raise _fail(path, tab, "the model file is empty (0 bytes); export the model again.")
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, scale)
+    cached = _cache.get(key)
+    if cached is not None:
+        _cache.move_to_end(key)
+        return cached.copy()
+    if suffix == ".stl":
+        _check_binary_stl(path, stat.st_size, tab)
+    mesh = _read_ogre(path, tab) if suffix == ".mesh.xml" else _read_trimesh(path, tab)
+    mesh = _repair(mesh, path, tab)
+    if scale != 1.0:
+        mesh.apply_scale(scale)
+    _cache[key] = mesh
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return mesh.copy()
+
+
+def _check_binary_stl(path: Path, size: int, tab: str) -> None:
+    """A binary STL's header gives its triangle count, so a cut-off file is known by its size (trimesh
+    would read it as an empty mesh). ASCII STL files begin with 'solid' and are left to trimesh."""
+    with open(path, "rb") as file:
+        head = file.read(84)
+    count = int.from_bytes(head[80:84], "little") if len(head) == 84 else 0
+    if (len(head) == 84 and size >= 84 + 50 * count) or head.lstrip()[:5].lower() == b"solid":
+        return
+    if len(head) < 84:
+        raise _fail(path, tab, f"the binary STL is cut off: {size} bytes is shorter than its 84-byte header; "
+                               "export the model again.")
+    raise _fail(path, tab, f"the binary STL is cut off: its header promises {count:,} triangles "
+                           f"({84 + 50 * count:,} bytes) but the file has {size:,} bytes; export the model again.")
+
+
+def _read_trimesh(path: Path, tab: str) -> trimesh.Trimesh:
+    import trimesh
+
+    try:
+        loaded = trimesh.load(str(path), force="mesh", process=False)
+    except Exception as exc:  # trimesh and its loaders raise many types for damaged files
+        raise _fail(path, tab, f"the file could not be read as {model_suffix(path)} ({_short(exc)}); it may be "
+                               "damaged or in another format: export it again.") from None
+    if isinstance(loaded, trimesh.Scene):  # force='mesh' leaves an empty Scene when there is no geometry
+        meshes = [g for g in loaded.dump() if isinstance(g, trimesh.Trimesh)] if loaded.geometry else []
+        loaded = trimesh.util.concatenate(meshes) if meshes else trimesh.Trimesh()
+    if not isinstance(loaded, trimesh.Trimesh):
+        raise _fail(path, tab, "the file holds no triangle mesh (only points or lines); export a mesh.")
+    return loaded
+
+
+def _repair(mesh: trimesh.Trimesh, path: Path, tab: str) -> trimesh.Trimesh:
+    import trimesh
+
+    if len(mesh.faces) == 0 or len(mesh.vertices) == 0:
+        raise _fail(path, tab, "the model has no triangles (it is empty); export it again with its geometry.")
+    faces = np.asarray(mesh.faces)
+    if faces.min() < 0 or faces.max() >= len(mesh.vertices):
+        bad = int(faces.max()) if faces.max() >= len(mesh.vertices) else int(faces.min())
+        raise _fail(path, tab, f"a triangle refers to vertex {bad} (counting from 0) but the model has only "
+                               f"{len(mesh.vertices)} vertices; the file is damaged: export it again.")
+    if not np.all(np.isfinite(mesh.vertices)):
+        raise _fail(path, tab, "the model has vertices that are not finite numbers (NaN or infinity); "
+                               "export it again.")
+    mesh.merge_vertices()
+    mesh.update_faces(mesh.nondegenerate_faces())
+    mesh.update_faces(mesh.unique_faces())
+    mesh.remove_unreferenced_vertices()
+    if len(mesh.faces) == 0:
+        raise _fail(path, tab, "every triangle of the model has zero area; the model is broken beyond "
+                               "repair: export it again.")
+    if float(np.max(mesh.extents)) <= 0:
+        raise _fail(path, tab, "the model has no size (all its vertices are at one point).")
+    with np.errstate(all="ignore"):
+        try:
+            if not mesh.is_watertight:
+                # Close small (3- or 4-edge) holes only when that makes a solid: open surfaces (terrain,
+                # a sign) stay open rather than being doubled into zero-volume shells.
+                filled = mesh.copy()
+                trimesh.repair.fill_holes(filled)
+                trimesh.repair.fix_normals(filled)
+                if filled.is_watertight and filled.volume > 1e-6 * float(np.prod(filled.extents)) > 0:
+                    mesh = filled
+            trimesh.repair.fix_normals(mesh)
+        except Exception:  # repair is best effort: an unrepaired but readable mesh is still usable
+            pass
+    return mesh
+
+
+def _read_ogre(path: Path, tab: str) -> trimesh.Trimesh:
+    """Ogre XML mesh (the OgreXMLConverter format the original SEAR imported).
+
+    <mesh> holds an optional <sharedgeometry> and <submeshes>/<submesh> elements, each either using the
+    shared vertices or carrying its own <geometry>; a geometry holds <vertexbuffer>s whose <vertex>
+    elements carry <position>, <normal> and <colour_diffuse value="r g b a"> (0..1) by index. Faces
+    are <face v1 v2 v3>; for triangle_strip and triangle_fan submeshes only the first face has all
+    three indices and each further face adds one (v1). Line and point submeshes are skipped.
+    """
+    import trimesh
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        root = etree.parse(str(path), parser).getroot()
+    except (etree.XMLSyntaxError, OSError) as exc:
+        raise _fail(path, tab, f"the Ogre mesh is not readable XML ({_short(exc)}); export it again.") from None
+    if root.tag != "mesh":
+        raise _fail(path, tab, f"not an Ogre XML mesh: the root element is <{root.tag}>, expected <mesh>.")
+
+    shared_el = root.find("sharedgeometry")
+    shared = _ogre_geometry(shared_el, path, tab) if shared_el is not None else None
+    parts: list[tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = []
+    all_faces: list[np.ndarray] = []
+    offset = 0
+    shared_offset: int | None = None
+    for sub in root.iter("submesh"):
+        operation = sub.get("operationtype", "triangle_list")
+        if operation not in ("triangle_list", "triangle_strip", "triangle_fan"):
+            continue
+        own = sub.find("geometry")
+        if own is not None and sub.get("usesharedvertices", "false") != "true":
+            geometry = _ogre_geometry(own, path, tab)
+            base = offset
+            parts.append(geometry)
+            offset += len(geometry[0])
+        else:
+            if shared is None:
+                raise _fail(path, tab, f"line {sub.sourceline}: the submesh uses shared vertices but the "
+                                       "mesh has no <sharedgeometry>; export it again.")
+            geometry = shared
+            if shared_offset is None:
+                shared_offset = offset
+                parts.append(shared)
+                offset += len(shared[0])
+            base = shared_offset
+        faces = _ogre_faces(sub, operation, path, tab)
+        if len(faces) and (faces.max() >= len(geometry[0]) or faces.min() < 0):
+            raise _fail(path, tab, f"line {sub.sourceline}: a face refers to a vertex that does not exist; "
+                                   "export the mesh again.")
+        all_faces.append(faces + base)
+    if not parts:
+        return trimesh.Trimesh()
+    vertices = np.concatenate([p[0] for p in parts]) @ _OGRE_TO_ENU
+    faces = np.concatenate(all_faces) if all_faces else np.zeros((0, 3), np.int64)
+    kwargs: dict = {}
+    if all(p[1] is not None for p in parts):
+        kwargs["vertex_normals"] = np.concatenate([p[1] for p in parts]) @ _OGRE_TO_ENU
+    if all(p[2] is not None for p in parts):
+        kwargs["vertex_colors"] = np.concatenate([p[2] for p in parts])
+    return trimesh.Trimesh(vertices, faces, process=False, **kwargs)
+
+
+def _ogre_numbers(elements: list, names: tuple[str, ...], path: Path, tab: str, what: str) -> np.ndarray:
+    try:
+        return np.array([[float(e.get(n)) for n in names] for e in elements], dtype=float).reshape(-1, len(names))
+    except (TypeError, ValueError):
+        bad = next(e for e in elements if not all(_is_number(e.get(n)) for n in names))
+        raise _fail(path, tab, f"line {bad.sourceline}: a vertex {what} is not {len(names)} numbers.") from None
+
+
+def _is_number(text: str | None) -> bool:
+    try:
+        float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _ogre_geometry(geometry, path: Path, tab: str) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    positions = normals = colours = None
+    for vb in geometry.findall("vertexbuffer"):
+        count = len(vb.findall("vertex"))
+        if vb.get("positions") == "true":
+            elements = vb.xpath("vertex/position")
+            if len(elements) != count:
+                raise _fail(path, tab, f"line {vb.sourceline}: a vertex has no <position>; export it again.")
+            positions = _ogre_numbers(elements, ("x", "y", "z"), path, tab, "position")
+        if vb.get("normals") == "true":
+            elements = vb.xpath("vertex/normal")
+            if len(elements) == count:
+                normals = _ogre_numbers(elements, ("x", "y", "z"), path, tab, "normal")
+        if vb.get("colours_diffuse") == "true":
+            elements = vb.xpath("vertex/colour_diffuse")
+            try:
+                rgba = np.array([[float(x) for x in e.get("value", "").split()] for e in elements], dtype=float)
+                if len(elements) == count and rgba.ndim == 2 and rgba.shape[1] in (3, 4):
+                    if rgba.shape[1] == 3:
+                        rgba = np.hstack([rgba, np.ones((len(rgba), 1))])
+                    colours = np.clip(np.round(rgba * 255.0), 0, 255).astype(np.uint8)
+            except ValueError:
+                colours = None  # colours only tint the drawing; a model with odd ones still loads
+    if positions is None:
+        raise _fail(path, tab, f"line {geometry.sourceline}: the geometry has no vertex positions; export it again.")
+    n = len(positions)
+    normals = normals if normals is not None and len(normals) == n else None
+    colours = colours if colours is not None and len(colours) == n else None
+    return positions, normals, colours
+
+
+def _ogre_faces(sub, operation: str, path: Path, tab: str) -> np.ndarray:
+    indices: list[int] = []
+    for i, face in enumerate(sub.xpath("faces/face")):
+        names = ("v1", "v2", "v3") if operation == "triangle_list" or i == 0 else ("v1",)
+        try:
+            indices.extend(int(face.get(n)) for n in names)
+        except (TypeError, ValueError):
+            raise _fail(path, tab, f"line {face.sourceline}: a face is not {len(names)} vertex "
+                                   "numbers; export the mesh again.") from None
+    idx = np.asarray(indices, dtype=np.int64)
+    if operation == "triangle_list":
+        return idx.reshape(-1, 3)
+    if len(idx) < 3:
+        return np.zeros((0, 3), np.int64)
+    k = np.arange(len(idx) - 2)
+    if operation == "triangle_fan":
+        return np.column_stack([np.full_like(k, idx[0]), idx[k + 1], idx[k + 2]])
+    faces = np.column_stack([idx[k], idx[k + 1], idx[k + 2]])
+    odd = k % 2 == 1  # every second strip triangle is wound the other way
+    faces[odd] = faces[odd][:, [1, 0, 2]]
+    return faces
+
+
+# --- terrain -------------------------------------------------------------------------------------
+
+@dataclass
+class TerrainModel:
+    """The terrain as loaded: a mesh in the world frame (x east, y north, z up, metres).
+
+    `mesh` is centred so the middle of its x/y bounding box is the origin (z as in the model; for
+    heightmaps 0..heightmap_height). `heightfield` holds a heightmap's heights in metres (rows north to
+    south, columns west to east, as the image) or None for mesh files; `vertex_colors` (N, 4) uint8 per
+    mesh vertex when the model had colours (vertex, face or texture colours), else None.
+    """
+
+    mesh: trimesh.Trimesh
+    heightfield: np.ndarray | None = None
+    vertex_colors: np.ndarray | None = None
+    source: Path | None = None
+
+
+def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainModel:
+    """Read the project's terrain (a mesh file or a grey-scale heightmap image) centred on the origin.
+
+    Mesh files are scaled by `terrain.scale` and shifted in x and y so their bounding-box centre is the
+    world origin (z unchanged). Heightmap images (PNG, JPG, BMP, TIFF; 8 or 16 bit grey, colour images
+    are converted to grey) have one vertex per pixel, centred on the origin, row 0 the north edge and
+    column 0 the west edge; pixels are square and the longer image side spans `heightmap_size` metres
+    (a square image covers that square). Heights are pixel / max × `heightmap_height` metres (black
+    0, white the full height).
+    """
+    if terrain.file is None:
+        raise ProjectError("no terrain file is chosen; choose one on the Terrain Model tab.", field=tab or None)
+    path = Path(terrain.file)
+    if model_suffix(path) in HEIGHTMAP_SUFFIXES:
+        return _load_heightmap(path, terrain, tab)
+    mesh = load_mesh(path, scale=terrain.scale, tab=tab)
+    centre = (mesh.bounds[0] + mesh.bounds[1]) / 2.0
+    mesh.apply_translation((-centre[0], -centre[1], 0.0))
+    if len(mesh.faces) and float(mesh.area_faces @ mesh.face_normals[:, 2]) < 0:
+        # A ground exported upside down: faces should look up at the sky to be drawn. (Setting the
+        # faces drops the cached normals; trimesh 5.2's invert() keeps them stale.)
+        mesh.faces = np.ascontiguousarray(mesh.faces[:, ::-1])
+    return TerrainModel(mesh=mesh, vertex_colors=_vertex_colours(mesh), source=path)
+
+
+def _vertex_colours(mesh: trimesh.Trimesh) -> np.ndarray | None:
+    visual = mesh.visual
+    try:
+        if visual.kind == "texture":
+            visual = visual.to_color()
+        if visual.kind in ("vertex", "face"):
+            colours = np.asarray(visual.vertex_colors, dtype=np.uint8)
+            if colours.shape == (len(mesh.vertices), 4):
+                return colours
+    except Exception:  # a texture that cannot be sampled: draw the terrain in a plain colour
+        return None
+    return None
+
+
+def _load_heightmap(path: Path, terrain: Terrain, tab: str) -> TerrainModel:
+    import trimesh
+    from PIL import Image, UnidentifiedImageError
+
+    if not path.exists():
+        raise _fail(path, tab, "the heightmap image does not exist; choose it again on that tab.")
+    if path.is_dir():
+        raise _fail(path, tab, "this is a folder, not a heightmap image; choose an image on that tab.")
+    size, top_height = float(terrain.heightmap_size), float(terrain.heightmap_height)
+    if not (math.isfinite(size) and size > 0):
+        raise _fail(path, tab, f"the heightmap size must be greater than 0 m, not {size}.")
+    if not (math.isfinite(top_height) and top_height >= 0):
+        raise _fail(path, tab, f"the heightmap height must be 0 m or more, not {top_height}.")
+    try:
+        with Image.open(path) as image:
+            cols, rows = image.size
+            if rows * cols > MAX_HEIGHTMAP_SAMPLES:
+                raise _fail(path, tab, f"the heightmap is {cols} x {rows} pixels; SEAR takes at most "
+                                       f"{MAX_HEIGHTMAP_SAMPLES:,} pixels (e.g. 2049 x 2049): scale the image "
+                                       "down in an image editor.")
+            image.load()
+            if image.mode.startswith("I;16") or image.mode == "I":
+                grey = np.asarray(image, dtype=np.float64)
+                if image.mode == "I" and (grey.min() < 0 or grey.max() > 65535):
+                    raise _fail(path, tab, "the heightmap holds 32-bit values; save it as 8 or 16 bit grey.")
+                full = 65535.0
+            elif image.mode == "F":
+                raise _fail(path, tab, "the heightmap holds floating-point values; save it as 8 or 16 bit "
+                                       "grey (black = lowest, white = highest).")
+            else:
+                grey = np.asarray(image.convert("L"), dtype=np.float64)
+                full = 255.0
+    except ProjectError:
+        raise
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise _fail(path, tab, f"the heightmap image cannot be read ({_short(exc)}); save it again as "
+                               "PNG.") from None
+    if rows < 2 or cols < 2:
+        raise _fail(path, tab, "the heightmap image must be at least 2 x 2 pixels.")
+    heights = grey / full * top_height
+    # Pixel centres are the grid's vertices, north at the top; pixels stay square, so the longer image
+    # side spans `size` metres (docs/project-format.md) and a non-square image covers a rectangle.
+    step = size / (max(rows, cols) - 1)
+    xs = (np.arange(cols) - (cols - 1) / 2.0) * step
+    ys = ((rows - 1) / 2.0 - np.arange(rows)) * step
+    gx, gy = np.meshgrid(xs, ys, indexing="xy")
+    vertices = np.column_stack([gx.ravel(), gy.ravel(), heights.ravel()])
+    idx = np.arange(rows * cols).reshape(rows, cols)
+    sw, se = idx[1:, :-1].ravel(), idx[1:, 1:].ravel()
+    ne, nw = idx[:-1, 1:].ravel(), idx[:-1, :-1].ravel()
+    faces = np.concatenate([np.column_stack([sw, se, ne]), np.column_stack([sw, ne, nw])])  # facing up
+    mesh = trimesh.Trimesh(vertices, faces, process=False)
+    return TerrainModel(mesh=mesh, heightfield=heights, source=path)
+
+
+# --- a project's models ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Models:
+    """A project's models as read: the terrain, the robot body and its four wheels (by WHEEL_IDS), in
+    metres, each in its own model frame scaled by the project's scale."""
+
+    terrain: TerrainModel
+    body: trimesh.Trimesh
+    wheels: dict[str, trimesh.Trimesh]
+
+
+def wheel_label(wid: str) -> str:
+    """How messages and the Wheel Models tab name a wheel: 'left front'."""
+    return wid.replace("_", " ")
+
+
+def load_models(project: Project) -> Models:
+    """Read every model of `project` (the run's order: terrain, body, wheels). Raises the first
+    ProjectError; sear.loading reads them one by one to report every problem at once."""
+    terrain = load_terrain(project.terrain)
+    if project.body.file is None:
+        raise ProjectError("no robot body model is chosen; choose one on the Robot Body Model tab.")
+    body = load_mesh(project.body.file, scale=project.body.scale, tab="Robot Body Model")
+    wheels = {}
+    for wid in WHEEL_IDS:
+        wheel = project.wheels[wid]
+        if wheel.file is None:
+            raise ProjectError(f"no {wheel_label(wid)} wheel model is chosen; choose one on the Wheel Models tab.")
+        wheels[wid] = load_mesh(wheel.file, scale=project.body.scale, tab="Wheel Models")
+    return Models(terrain, body, wheels)
+
+
+# --- shapes SEAR makes itself ----------------------------------------------------------------------
+
+def make_tree() -> trimesh.Trimesh:
+    """A tree about 4.5 m high standing on the origin: a trunk and a conical crown (the obstacle
+    `sim.add_tree` adds, and the demo's tree model)."""
+    import trimesh
+
+    trunk = trimesh.creation.cylinder(radius=0.15, height=2.0, sections=16)
+    trunk.apply_translation((0, 0, 1.0))
+    crown = trimesh.creation.cone(radius=1.2, height=3.0, sections=24)
+    crown.apply_translation((0, 0, 1.5))
+    return trimesh.util.concatenate([trunk, crown])
