@@ -92,10 +92,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    project = Path(args.project) if args.project else None
-    target = project or DEMO_PROJECT
     from sear.launcher import has_display, run_from_cli
 
+    project = Path(args.project) if args.project else None
+    target = project or DEMO_PROJECT
     if not has_display():
         reason = ("no display is available (DISPLAY and WAYLAND_DISPLAY are not set), so the settings window "
                   "cannot open")

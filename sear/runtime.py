@@ -4,6 +4,11 @@ One `Simulation.tick()` is one fixed physics step: inputs -> vehicle -> pybullet
 (each on its own period of simulated time) -> user code (every control tick, once started) -> log row.
 The window only adds a view and a keyboard around the same ticks, so a windowed run and a headless run
 with the same seed and inputs compute the same readings.
+
+`tick()` says what it did (a `TickResult`). The one loop around it is `Simulation.advance()`: a number of
+ticks, within a wall-time budget for a window's frame; `run(duration)` is that loop for a stretch of
+simulated time, optionally kept to the wall clock by a `Pacer`, which also tells a window's timer how many
+ticks are due. Choosing a window or none, the summary and the process's exit are sear.launcher's.
 """
 
 from __future__ import annotations
