@@ -143,9 +143,9 @@ class SimulationWindow(QMainWindow):
     def __init__(self, simulation: Simulation, *, duration: float | None = None) -> None:
         super().__init__()
         self.simulation = simulation
-        self.duration = duration
         self.pacer = Pacer(simulation, realtime=True, until=duration)
-        """The wall clock the timer keeps to (real time), or one simulated second a frame (fast)."""
+        """The wall clock the timer keeps to (real time), or one simulated second a frame (fast); the
+        window closes at `duration` simulated seconds."""
         self.paused = False
         self.camera_mode = "free"
         self._manual_active = False
