@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import trimesh
@@ -73,7 +74,7 @@ def make_body() -> trimesh.Trimesh:
     hull = trimesh.creation.box(extents=(0.6, 0.4, 0.12))
     deck = trimesh.creation.box(extents=(0.3, 0.3, 0.06))
     deck.apply_translation((-0.05, 0.0, 0.09))
-    return trimesh.util.concatenate([hull, deck])
+    return cast(trimesh.Trimesh, trimesh.util.concatenate([hull, deck]))
 
 
 def make_wheel() -> trimesh.Trimesh:

@@ -13,7 +13,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from lxml import etree
@@ -348,7 +348,7 @@ def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainMode
 
 
 def _vertex_colours(mesh: trimesh.Trimesh) -> np.ndarray | None:
-    visual = mesh.visual
+    visual: Any = mesh.visual  # trimesh's ColorVisuals or TextureVisuals
     try:
         if visual.kind == "texture":
             visual = visual.to_color()
@@ -460,4 +460,4 @@ def make_tree() -> trimesh.Trimesh:
     trunk.apply_translation((0, 0, 1.0))
     crown = trimesh.creation.cone(radius=1.2, height=3.0, sections=24)
     crown.apply_translation((0, 0, 1.5))
-    return trimesh.util.concatenate([trunk, crown])
+    return cast("trimesh.Trimesh", trimesh.util.concatenate([trunk, crown]))

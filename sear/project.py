@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from sear.errors import ProjectError
-
-FORMAT_VERSION = 1
-"""Version of the .prj format written by this code (root attribute `version`)."""
+from sear.fields import FORMAT_VERSION, param
 
 WHEEL_IDS: tuple[str, ...] = ("left_front", "right_front", "left_rear", "right_rear")
 """The four wheels, in the order the Wheel Models tab lists them."""
@@ -48,20 +46,20 @@ class Terrain:
     The terrain's centre (the middle of its bounding box in x and y) is the world origin.
     """
 
-    file: Path | None = None
+    file: Path | None = param(None)
     """Terrain model: a mesh file or a grey-scale heightmap image."""
-    latitude: float = 35.3
+    latitude: float = param(35.3, kind="latitude", unit="°", decimals=6, required=True)
     """Latitude of the terrain centre, decimal degrees north (-90..90)."""
-    longitude: float = -80.7
+    longitude: float = param(-80.7, kind="longitude", unit="°", decimals=6, required=True)
     """Longitude of the terrain centre, decimal degrees east (-180..180)."""
-    altitude: float = 0.0
+    altitude: float = param(0.0, unit="m", decimals=3)
     """Altitude of the terrain centre above sea level, metres."""
-    scale: float = 1.0
+    scale: float = param(1.0, kind="positive", unit="×")
     """Factor from model units to metres (mesh files only)."""
-    heightmap_size: float = 100.0
+    heightmap_size: float = param(100.0, kind="positive", unit="m", label="Heightmap size")
     """Heightmap images only: edge length of the square the image covers, metres (for a non-square
     image: its longer side; pixels stay square)."""
-    heightmap_height: float = 10.0
+    heightmap_height: float = param(10.0, kind="nonNegative", unit="m", label="Heightmap height range")
     """Heightmap images only: height difference between black (0) and white (255) pixels, metres."""
 
 
@@ -74,27 +72,27 @@ class Body:
     dropped from the start pose and settles on the terrain.
     """
 
-    file: Path | None = None
+    file: Path | None = param(None)
     """Robot body (chassis) model file."""
-    scale: float = 1.0
+    scale: float = param(1.0, kind="positive", unit="×")
     """Factor from model units to metres."""
-    start_mode: Literal["relative", "absolute"] = "relative"
+    start_mode: Literal["relative", "absolute"] = param("relative", type_name="startMode")
     """Which start position fields apply."""
-    start_north: float = 0.0
+    start_north: float = param(0.0, unit="m", label="North")
     """Relative start: metres north of the terrain centre."""
-    start_east: float = 0.0
+    start_east: float = param(0.0, unit="m", label="East")
     """Relative start: metres east of the terrain centre."""
-    start_altitude: float = 0.05
+    start_altitude: float = param(0.05, unit="m", label="Altitude", decimals=3)
     """Relative start: gap between the wheels' lowest point and the terrain, metres (the robot drops
     and settles)."""
-    start_latitude: float = 35.3
+    start_latitude: float = param(35.3, kind="latitude", unit="°", label="Latitude", decimals=6)
     """Absolute start: decimal degrees north."""
-    start_longitude: float = -80.7
+    start_longitude: float = param(-80.7, kind="longitude", unit="°", label="Longitude", decimals=6)
     """Absolute start: decimal degrees east."""
-    start_abs_altitude: float = 0.5
+    start_abs_altitude: float = param(0.5, unit="m", label="Altitude", decimals=3)
     """Absolute start: altitude of the wheels' lowest point above sea level, metres (raised to the
     terrain surface if below it)."""
-    rotation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
+    rotation: tuple[float, float, float, float] = param((0.0, 0.0, 0.0, 1.0))
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
 
 
@@ -102,9 +100,9 @@ class Body:
 class Wheel:
     """One wheel of the Wheel Models tab."""
 
-    file: Path | None = None
+    file: Path | None = param(None)
     """Wheel model file (its axle along the model's y axis, centred at the origin)."""
-    position: tuple[float, float, float] | None = None
+    position: tuple[float, float, float] | None = param(None, unit="m")
     """Wheel centre relative to the body centre in the body frame (x forward, y left, z up), metres.
 
     None: use the offset baked into the model (the model's bounding-box centre)."""
@@ -122,32 +120,32 @@ class Dynamics:
     compression 0.2, damping 0.3) plus Bullet's defaults for the fields the thesis planned.
     """
 
-    mass: float = 400.0
+    mass: float = param(400.0, kind="positive", unit="kg", required=True)
     """Chassis mass, kg (> 0)."""
-    engine_force: float = 400.0
+    engine_force: float = param(400.0, kind="nonNegative", unit="N", label="Acceleration force", required=True)
     """Acceleration force at full throttle, N, shared by the driven wheels."""
-    brake_force: float = 1.0
+    brake_force: float = param(1.0, kind="nonNegative", unit="N", label="Brake force", required=True)
     """Brake force at full brake, N (the thesis default is small; raise it for sharp stops)."""
-    suspension_stiffness: float = 120.0
+    suspension_stiffness: float = param(120.0, kind="positive", unit="1/s²", required=True)
     """Spring stiffness per kg of chassis mass, 1/s² (Bullet: 10 offroad, 50 sports car, 200 F1)."""
-    suspension_compression: float = 0.2
+    suspension_compression: float = param(0.2, kind="nonNegative", unit="1/s", required=True)
     """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s (Bullet's
     wheelsDampingCompression; k·2·sqrt(stiffness) is k times critical damping, k = 0.1-0.3 is usual)."""
-    suspension_damping: float = 0.3
+    suspension_damping: float = param(0.3, kind="nonNegative", unit="1/s", required=True)
     """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s (Bullet's
     wheelsDampingRelaxation)."""
-    friction_slip: float = 10.5
+    friction_slip: float = param(10.5, kind="nonNegative", unit="", label="Wheel friction slip")
     """Tyre friction coefficient: a wheel's grip is at most this times its load (Bullet's frictionSlip;
     ~0.8-1 rubber on concrete, 10.5 Bullet's default, < 0.3 ice)."""
-    cog_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    cog_offset: tuple[float, float, float] = param((0.0, 0.0, 0.0), unit="m")
     """Centre of gravity relative to the body model's centre, body frame, metres."""
-    drive_type: Literal["car", "skid"] = "car"
+    drive_type: Literal["car", "skid"] = param("car", type_name="driveType")
     """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially."""
-    max_steering: float = 0.5
+    max_steering: float = param(0.5, kind="nonNegative", unit="rad", label="Steering limit")
     """Steering limit of the front wheels, radians."""
-    suspension_rest_length: float | None = None
+    suspension_rest_length: float | None = param(None, kind="positive", unit="m", label="Suspension rest length")
     """Unloaded suspension length, metres; None = the wheel radius."""
-    max_suspension_travel: float | None = None
+    max_suspension_travel: float | None = param(None, kind="positive", unit="m", label="Suspension travel")
     """How far the suspension may compress or extend from rest, metres; None = the rest length."""
 
 
@@ -158,13 +156,13 @@ DEFAULT_DYNAMICS = Dynamics()
 class CodeSetup:
     """Code Setup tab: the user's control code and how the simulation runs it."""
 
-    user_code: Path | None = None
+    user_code: Path | None = param(None)
     """Python file with `init(sim)` and `main_loop(sim)` (or `run(sim)`)."""
-    sensors: Path | None = None
+    sensors: Path | None = param(None)
     """Sensors XML file written by the Sensor Wizard."""
-    debug_shapes: bool = False
+    debug_shapes: bool = param(False)
     """Draw physics collision shapes in the simulation window."""
-    hook_timeout: float = 5.0
+    hook_timeout: float = param(5.0, kind="positive", unit="s", label="Hook time-out")
     """Seconds a user hook may run before it is reported as stuck and the run is ended."""
 
 
@@ -172,9 +170,9 @@ class CodeSetup:
 class SimulationSettings:
     """Timing of the simulation loop (not on a tab of the thesis; kept in the .prj)."""
 
-    physics_hz: float = 240.0
+    physics_hz: float = param(240.0, kind="positive", label="Physics rate")
     """Fixed physics step rate, Hz."""
-    control_hz: float = 60.0
+    control_hz: float = param(60.0, kind="positive", label="Control rate")
     """Rate at which main_loop runs, Hz."""
 
 
@@ -182,13 +180,14 @@ class SimulationSettings:
 class Project:
     """A whole SEAR project. `path` is the .prj file it was loaded from or last saved to."""
 
-    name: str = "Untitled"
-    terrain: Terrain = field(default_factory=Terrain)
-    body: Body = field(default_factory=Body)
-    wheels: dict[str, Wheel] = field(default_factory=_default_wheels)
-    dynamics: Dynamics = field(default_factory=Dynamics)
-    code: CodeSetup = field(default_factory=CodeSetup)
-    simulation: SimulationSettings = field(default_factory=SimulationSettings)
+    name: str = param("Untitled", kind="nonEmptyString", required=True)
+    terrain: Terrain = param(default_factory=Terrain, required=True)
+    body: Body = param(default_factory=Body, required=True)
+    wheels: dict[str, Wheel] = param(default_factory=_default_wheels, choices=WHEEL_IDS, type_name="wheelId",
+                                     required=True)
+    dynamics: Dynamics = param(default_factory=Dynamics, required=True)
+    code: CodeSetup = param(default_factory=CodeSetup)
+    simulation: SimulationSettings = param(default_factory=SimulationSettings)
     path: Path | None = field(default=None, compare=False)
     """Where this project lives on disk; not part of equality (a moved project is the same project)."""
 
@@ -209,14 +208,6 @@ class Project:
         project.path = Path(os.path.normpath(path.absolute()))
         project.body.rotation = _normalised_quaternion(project.body.rotation, path)
         return project
-
-    def to_xml(self, base_dir: Path | None) -> bytes:
-        """The project as .prj XML, with paths below `base_dir` written relative to it."""
-        from sear import xmlio
-
-        root = xmlio.dataclass_to_element(self, ROOT_TAG, base_dir)
-        root.set("version", str(FORMAT_VERSION))
-        return xmlio.serialise(root)
 
     def save(self, path: str | Path | None = None) -> Path:
         """Write the project to `path` (default: where it was loaded from) atomically.

@@ -77,8 +77,9 @@ class CsvLog:
 
     def __init__(self, path: str | Path, sensor_columns: list[str]) -> None:
         self.path = Path(path)
-        self.scans: dict[str, tuple[list[float], list[np.ndarray]]] = {}
-        """LIDAR scans by sensor: sample times (s) and ranges (m, NaN = no return), saved beside the CSV."""
+        self.arrays: dict[str, tuple[list[float], dict[str, list[np.ndarray]]]] = {}
+        """Array outputs by sensor (e.g. LIDAR ranges): sample times (s) and each key's arrays, saved
+        beside the CSV."""
         try:
             self._file = open(self.path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed in close()
         except OSError as exc:
@@ -96,25 +97,29 @@ class CsvLog:
         self._file.write(f"{row},{','.join(sensor_cells)}\r\n" if sensor_cells else f"{row}\r\n")
         self.rows += 1
 
-    def add_scan(self, name: str, time: float, ranges: np.ndarray) -> None:
-        times, scans = self.scans.setdefault(name, ([], []))
+    def add_arrays(self, name: str, time: float, arrays: dict[str, np.ndarray]) -> None:
+        """Keep one sample's array outputs of sensor `name` (Sensor.arrays) for the .npz file."""
+        times, by_key = self.arrays.setdefault(name, ([], {}))
         times.append(time)
-        scans.append(np.array(ranges, dtype=np.float32))
+        for key, array in arrays.items():
+            by_key.setdefault(key, []).append(array)
 
     @property
     def scan_path(self) -> Path:
-        """FILE.lidar.npz beside FILE.csv: per LIDAR `<name>.time` (s) and `<name>.ranges` (m)."""
+        """FILE.lidar.npz beside FILE.csv: per sensor with array outputs `<name>.time` (s) and
+        `<name>.<key>` (e.g. a LIDAR's `<name>.ranges`, m), one row per sample."""
         return self.path.with_name(self.path.stem + ".lidar.npz")
 
     def close(self) -> None:
         if not self._file.closed:
             self._file.close()
-            if self.scans:
-                arrays = {}
-                for name, (times, scans) in self.scans.items():
-                    arrays[f"{name}.time"] = np.array(times)
-                    arrays[f"{name}.ranges"] = np.stack(scans)
-                np.savez_compressed(self.scan_path, **arrays)
+            if self.arrays:
+                out = {}
+                for name, (times, by_key) in self.arrays.items():
+                    out[f"{name}.time"] = np.array(times)
+                    for key, arrays in by_key.items():
+                        out[f"{name}.{key}"] = np.stack(arrays)
+                np.savez_compressed(self.scan_path, **out)
 
 
 class Sim:
@@ -252,7 +257,7 @@ class Simulation:
                                        ignore_bodies=self.world.robot_body_ids(),
                                        origin=(t.latitude, t.longitude, t.altitude),
                                        body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog)
-            self._lidars = [(s.name, s) for s in self.sensors.sensors if s.TYPE == "lidar"]
+            self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
             self.sim = Sim(self)
             self._state: VehicleState | None = None
             self.physics_hz = project.simulation.physics_hz
@@ -354,10 +359,10 @@ class Simulation:
         sampled: list[Sensor] | tuple[()] = ()
         if world.time + 1e-9 >= sensors.next_due:
             sampled = sensors.update(self.state)
-            if self._lidars and self.log is not None:
+            if self._with_arrays and self.log is not None:
                 for sensor in sampled:
-                    if sensor.TYPE == "lidar" and sensor.reading is not None:
-                        self.log.add_scan(sensor.name, world.time, sensor.reading)
+                    if sensor.HAS_ARRAYS and sensor.reading is not None:
+                        self.log.add_arrays(sensor.name, world.time, sensor.arrays(sensor.reading))
         control = self.steps % self.control_every == 0
         if control:
             if self.user_code_running and not self.stuck:

@@ -46,7 +46,7 @@ def check_file(path: Path | None, *, tab: str, label: str, field: str, allowed: 
     return []
 
 
-_CODE = {"field": "code.user_code", "tab": "Code Setup"}
+_CODE: dict[str, Any] = {"field": "code.user_code", "tab": "Code Setup"}
 
 
 def compile_user_code(path: Path) -> tuple[CodeType | None, list[Problem]]:

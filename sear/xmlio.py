@@ -18,39 +18,13 @@ import tempfile
 import types
 import typing
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from lxml import etree
 
 from sear.errors import ProjectError
-
-# Names of the schema's simple types, as they appear in lxml's messages, and what they mean to a user.
-_TYPE_MEANING = {
-    "number": "a number (like 1.5 or -2e3)",
-    "xs:double": "a number (like 1.5 or -2e3)",
-    "positive": "a number greater than 0",
-    "nonNegative": "a number of 0 or more",
-    "latitude": "a latitude in decimal degrees from -90 to 90",
-    "longitude": "a longitude in decimal degrees from -180 to 180",
-    "fraction": "a number from 0 to 1",
-    "percent": "a percentage from 0 to 100",
-    "angle360": "an angle in degrees from 0 to 360",
-    "positiveInt": "a whole number greater than 0",
-    "xs:positiveInteger": "a whole number greater than 0",
-    "xs:integer": "a whole number",
-    "xs:boolean": "true or false",
-    "vec2": "two numbers separated by spaces (x y)",
-    "vec3": "three numbers separated by spaces (x y z)",
-    "quaternion": "four numbers separated by spaces (x y z w)",
-    "numberList": "one or more numbers separated by spaces",
-    "axes": "a combination of the letters x, y and z (like xyz)",
-    "wheelList": "wheel names separated by spaces (left_front right_front left_rear right_rear)",
-    "nonEmptyString": "a non-empty text on one line",
-    "path": "a file path (not empty)",
-    "incidence": "an angle in degrees from 0 to 90",
-}
+from sear.fields import FORMAT_VERSION, meaning_of
 
 _PARSER_OPTIONS = dict(
     resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
@@ -58,12 +32,32 @@ _PARSER_OPTIONS = dict(
 )
 
 
+def _generation(name: str) -> int:
+    """Changes when what the schema `name` is generated from changes (sensor types registered)."""
+    if name != "sensors.xsd":
+        return 0
+    from sear.sensors.registry import generation
+
+    return generation()
+
+
 @cache
+def _schema_document_at(name: str, generation: int) -> Any:
+    from sear.schemas.generate import schema_text
+
+    return etree.fromstring(schema_text(name).encode("utf-8"), etree.XMLParser(**_PARSER_OPTIONS)).getroottree()
+
+
+@cache
+def _schema_at(name: str, generation: int) -> etree.XMLSchema:
+    return etree.XMLSchema(_schema_document_at(name, generation))
+
+
 def schema(name: str) -> etree.XMLSchema:
-    """The XSD `sear/schemas/<name>`, parsed once."""
-    with resources.as_file(resources.files("sear.schemas").joinpath(name)) as file:
-        # Parsed from its path so that <xs:include> finds common.xsd beside it.
-        return etree.XMLSchema(etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS)))
+    """The schema `name` ("project.xsd", "sensors.xsd") generated from the field declarations (the sensors
+    schema: from the registered types), parsed once per change of the registry. It equals the shipped
+    sear/schemas/<name> for the built-in types (a test checks)."""
+    return _schema_at(name, _generation(name))
 
 
 def parse_file(path: Path, *, root_tag: str, schema_name: str, what: str) -> etree._ElementTree:
@@ -112,9 +106,9 @@ def parse_file(path: Path, *, root_tag: str, schema_name: str, what: str) -> etr
             file=path, line=root.sourceline, field=root.tag,
         )
     version = root.get("version")
-    if version is not None and version.strip() not in ("1",):
+    if version is not None and version.strip() != str(FORMAT_VERSION):
         raise ProjectError(
-            f"format version {version!r} is not supported by this SEAR (it reads version 1); "
+            f"format version {version!r} is not supported by this SEAR (it reads version {FORMAT_VERSION}); "
             "update SEAR or save the file again from a matching version.",
             file=path, line=root.sourceline, field="version",
         )
@@ -147,19 +141,16 @@ def _distinct_errors(error_log: Any) -> list[Any]:
 _XS = "{http://www.w3.org/2001/XMLSchema}"
 
 
-@cache
-def _schema_document(schema_name: str) -> Any:
-    """The parsed XSD `sear/schemas/<schema_name>` (as a document, for reading its structure)."""
-    with resources.as_file(resources.files("sear.schemas").joinpath(schema_name)) as file:
-        return etree.parse(str(file), etree.XMLParser(**_PARSER_OPTIONS))
-
-
-@cache
 def _complex_types_of(schema_name: str, parent: str) -> tuple[Any, ...]:
     """The complex types of the elements named `parent` in the schema (inline or named)."""
     if not schema_name:
         return ()
-    doc = _schema_document(schema_name)
+    return _complex_types_at(schema_name, _generation(schema_name), parent)
+
+
+@cache
+def _complex_types_at(schema_name: str, generation: int, parent: str) -> tuple[Any, ...]:
+    doc = _schema_document_at(schema_name, generation)
     named_types = {t.get("name"): t for t in doc.iter(f"{_XS}complexType") if t.get("name")}
     found = []
     for el in doc.iter(f"{_XS}element"):
@@ -176,14 +167,12 @@ def _child_elements(schema_name: str, parent: str) -> list[Any]:
             for group in complex_type for child in group.iterfind(f"{_XS}element")]
 
 
-@cache
 def _children(schema_name: str, parent: str, required_only: bool) -> frozenset[str]:
     """Names of the elements the schema allows (or requires) directly inside elements named `parent`."""
     return frozenset(child.get("name") for child in _child_elements(schema_name, parent)
                      if not required_only or child.get("minOccurs", "1") != "0")
 
 
-@cache
 def _child_types(schema_name: str, parent: str) -> dict[str, str]:
     """Simple type names of the child elements (and '@attributes') of elements named `parent`."""
     types_of: dict[str, str] = {}
@@ -215,7 +204,7 @@ def explain_schema_error(error: Any, root_tag: str, schema_name: str = "") -> tu
     m = re.search(r"'(?P<value>[^']*)' is not a valid value of the (?:local )?(?:atomic|list|union) type "
                   r"'(?P<type>[^']+)'", msg)
     if m:
-        meaning = _TYPE_MEANING.get(m["type"], f"a value of type {m['type']}")
+        meaning = meaning_of(m["type"]) or f"a value of type {m['type']}"
         return field, f"expected {meaning}, found {m['value']!r}."
     attribute = re.match(r"Element '[^']+', attribute '(?P<name>[^']+)'", msg)
     if attribute:
@@ -233,11 +222,11 @@ def explain_schema_error(error: Any, root_tag: str, schema_name: str = "") -> tu
             parent, key = (parts[-1] if parts else root_tag), "@" + attr
         else:
             parent, key = (parts[-2] if len(parts) > 1 else root_tag), (parts[-1] if parts else "")
-        meaning = _TYPE_MEANING.get(_child_types(schema_name, parent).get(key, ""))
-        if meaning and m["value"] is not None:
-            return field, f"expected {meaning}, found {m['value']!r}."
-        if meaning:
-            return field, f"expected {meaning}."
+        expected = meaning_of(_child_types(schema_name, parent).get(key, ""))
+        if expected and m["value"] is not None:
+            return field, f"expected {expected}, found {m['value']!r}."
+        if expected:
+            return field, f"expected {expected}."
         if m["value"] is not None:
             return field, f"the value {m['value']!r} {rest.lower()}."
         return field, f"the value {rest.lower()}."
@@ -387,7 +376,7 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
     return el
 
 
-def element_to_dataclass(cls: type, el: Any, base_dir: Path | None, attributes: tuple[str, ...] = ()) -> Any:
+def element_to_dataclass(cls: Any, el: Any, base_dir: Path | None, attributes: tuple[str, ...] = ()) -> Any:
     """The inverse of dataclass_to_element, for a schema-valid element; absent fields keep defaults."""
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
@@ -473,31 +462,3 @@ def _atomic_write(path: Path, data: bytes) -> Path:
     except OSError:
         pass
     return path
-
-
-_TYPE_BOUNDS: dict[str, tuple[float, float, bool]] = {
-    # schema type: (minimum, maximum, minimum excluded)
-    "number": (-1e9, 1e9, False),
-    "positive": (0.0, 1e9, True),
-    "nonNegative": (0.0, 1e9, False),
-    "latitude": (-90.0, 90.0, False),
-    "longitude": (-180.0, 180.0, False),
-    "fraction": (0.0, 1.0, False),
-    "percent": (0.0, 100.0, False),
-    "angle360": (0.0, 360.0, True),
-    "incidence": (0.0, 90.0, False),
-    "positiveInt": (1.0, 1e9, False),
-}
-
-
-@cache
-def field_bounds(schema_name: str, parent: str) -> dict[str, tuple[float, float, bool, str]]:
-    """For the numeric fields the schema allows inside `parent`: (min, max, min excluded, meaning), so
-    editors can refuse exactly what loading would refuse and say why."""
-    out: dict[str, tuple[float, float, bool, str]] = {}
-    for child in _child_elements(schema_name, parent):
-        kind = child.get("type", "")
-        if kind in _TYPE_BOUNDS:
-            lo, hi, open_lo = _TYPE_BOUNDS[kind]
-            out[child.get("name")] = (lo, hi, open_lo, _TYPE_MEANING.get(kind, ""))
-    return out

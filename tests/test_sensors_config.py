@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from pathlib import Path
 
 import pytest
@@ -9,21 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sear.errors import ProjectError
-from sear.project import WHEEL_IDS
-from sear.sensors.config import (
-    SENSOR_TYPES,
-    AccelerometerConfig,
-    CompassConfig,
-    GpsConfig,
-    GyroscopeConfig,
-    InfraredConfig,
-    LidarConfig,
-    OdometerConfig,
-    Pose,
-    UltrasonicConfig,
-    load_sensors,
-    save_sensors,
-)
+from sear.fields import FieldInfo, fields_of
+from sear.sensors.compass import CompassConfig
+from sear.sensors.config import SENSOR_TYPES, load_sensors, save_sensors
+from sear.sensors.gps import GpsConfig
 
 
 def _write(tmp_path: Path, body: str) -> Path:
@@ -120,40 +111,45 @@ def test_save_refuses_duplicates_without_touching_the_file(tmp_path):
     assert path.read_bytes() == before
 
 
-small = st.floats(min_value=0.01, max_value=1000.0, allow_nan=False)
-angle = st.floats(min_value=-180.0, max_value=180.0, allow_nan=False)
-poses = st.builds(Pose, x=angle, y=angle, z=angle, roll=angle, pitch=angle, yaw=angle)
-axes = st.sampled_from(["x", "xy", "xyz", "z", "yz"])
-text = st.text("abcXYZ -_0123456789", max_size=12)
-common = {"model_number": text, "pose": poses, "noise": st.booleans()}
+def _values(info: FieldInfo) -> st.SearchStrategy:
+    """Values a field may hold, from its declaration alone: a type added later is tested with no edit here."""
+    if info.enumeration:
+        return st.sampled_from(info.enumeration)
+    if info.choices:
+        return st.lists(st.sampled_from(info.choices), min_size=1, max_size=len(info.choices)).map(tuple)
+    if info.kind == "axes":
+        return st.sampled_from(["x", "xy", "xyz", "z", "yz"])
+    if dataclasses.is_dataclass(info.type):
+        return st.builds(info.type, **{f.name: _values(f) for f in fields_of(info.type)})
+    if info.type is bool:
+        return st.booleans()
+    if info.type in (int, float):
+        # Within the declared bounds; positive numbers from 0.01, as datasheet figures are.
+        lo = -1000.0 if info.minimum is None else max(-1000.0, info.minimum + (0.01 if info.exclusive_minimum else 0))
+        hi = 1000.0 if info.maximum is None else min(1000.0, info.maximum)
+        if info.type is int:
+            return st.integers(int(lo) + (1 if info.exclusive_minimum else 0),
+                               100_000 if info.maximum is None else int(hi))
+        return st.floats(min_value=lo, max_value=hi, allow_nan=False)
+    if typing.get_origin(info.type) is tuple:
+        args = typing.get_args(info.type)
+        if Ellipsis in args:
+            return st.lists(angle, min_size=1, max_size=3).map(tuple)
+        return st.tuples(*[angle] * len(args))
+    if info.type is str:
+        return text
+    raise AssertionError(f"no strategy for field {info.name!r} of type {info.type!r}: add one here")
 
-STRATEGIES = {
-    InfraredConfig: st.builds(InfraredConfig, output=st.sampled_from(["analog", "digital"]), beam_width_cm=small,
-                              min_range_cm=st.floats(0, 5), max_range_cm=st.floats(10, 500), resolution_cm=small,
-                              switching_distance_cm=small, update_rate_hz=small, noise_stddev_cm=small, **common),
-    UltrasonicConfig: st.builds(UltrasonicConfig, beam_width_cm=small, min_range_cm=st.floats(0, 5),
-                                max_range_cm=st.floats(10, 900), resolution_cm=small, update_rate_hz=small,
-                                max_incidence_deg=st.floats(0, 90), noise_stddev_cm=small, **common),
-    GpsConfig: st.builds(GpsConfig, string_type=st.sampled_from(["decimal", "dms", "nmea"]), update_rate_hz=small,
-                         accuracy_m=small, bandwidth_hz=small, **common),
-    LidarConfig: st.builds(LidarConfig, angle_step_deg=st.floats(0.25, 5), max_range_m=st.floats(1, 80),
-                           min_range_m=st.floats(0, 0.5), resolution_mm=small, spread_deg=st.floats(10, 360),
-                           update_rate_hz=small, layers_deg=st.lists(angle, min_size=1, max_size=3).map(tuple),
-                           sick_format=st.booleans(), noise_stddev_mm=small, **common),
-    AccelerometerConfig: st.builds(AccelerometerConfig, axes=axes, resolution_mv_per_g=small, adc_step_mv=small,
-                                   accuracy_pct=st.floats(0, 100), bandwidth_hz=small, max_range_g=small,
-                                   noise_stddev_mps2=small, bias_stddev_mps2=small, bias_walk_mps2=small, **common),
-    GyroscopeConfig: st.builds(GyroscopeConfig, axes=axes, resolution_dps=small, accuracy_pct=st.floats(0, 100),
-                               bandwidth_hz=small, max_range_dps=small, output_unit=st.sampled_from(["deg/s", "rad/s"]),
-                               noise_stddev_dps=small, bias_stddev_dps=small, bias_walk_dps=small, **common),
-    CompassConfig: st.builds(CompassConfig, axes=axes, accuracy_deg=small, bandwidth_hz=small, resolution_deg=small,
-                             output_unit=st.sampled_from(["deg", "rad"]), north_point=st.tuples(angle, angle),
-                             **common),
-    OdometerConfig: st.builds(OdometerConfig, ticks_per_rev=st.integers(1, 100_000), wheel_radius_m=small,
-                              wheels=st.lists(st.sampled_from(WHEEL_IDS), min_size=1, max_size=4).map(tuple),
-                              update_rate_hz=small, **common),
-}
-assert set(STRATEGIES) == set(SENSOR_TYPES.values())
+
+def _definitions(cls: type) -> st.SearchStrategy:
+    """Definitions of type `cls` with every field drawn, consistent across fields (problems() empty)."""
+    drawn = {f.name: _values(f) for f in fields_of(cls) if f.name != "name"}
+    return st.builds(cls, **drawn).filter(lambda sensor: not sensor.problems())
+
+
+angle = st.floats(min_value=-180.0, max_value=180.0, allow_nan=False)
+text = st.text("abcXYZ -_0123456789", max_size=12)
+STRATEGIES = {cls: _definitions(cls) for cls in SENSOR_TYPES.values()}
 
 
 # Names: any text an XML attribute can hold, markup characters included, unique and without outer spaces.

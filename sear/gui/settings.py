@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from sear.errors import Problem, SearError
 from sear.fielddocs import field_docs
+from sear.fields import field_info
 from sear.gui.preview import MeshPreview
 from sear.gui.widgets import FileField, NumberField
 from sear.project import (
@@ -60,7 +61,6 @@ from sear.project import (
     Wheel,
     model_suffix,
 )
-from sear.xmlio import field_bounds
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 TEMPLATES = REPO_ROOT / "templates"
@@ -73,26 +73,8 @@ XML_FILTER = "Sensor files (*.xml);;All files (*)"
 PRJ_FILTER = "SEAR projects (*.prj);;All files (*)"
 MAX_RECENT = 8
 
-UNITS = {
-    "latitude": "°", "longitude": "°", "altitude": "m", "scale": "×", "heightmap_size": "m", "heightmap_height": "m",
-    "start_north": "m", "start_east": "m", "start_altitude": "m", "start_latitude": "°", "start_longitude": "°",
-    "start_abs_altitude": "m", "mass": "kg", "engine_force": "N", "brake_force": "N", "suspension_stiffness": "1/s²",
-    "suspension_compression": "1/s", "suspension_damping": "1/s", "friction_slip": "", "max_steering": "rad",
-    "suspension_rest_length": "m", "max_suspension_travel": "m", "hook_timeout": "s", "physics_hz": "Hz",
-    "control_hz": "Hz",
-}
-LABELS = {
-    "engine_force": "Acceleration force", "brake_force": "Brake force", "friction_slip": "Wheel friction slip",
-    "max_steering": "Steering limit", "suspension_rest_length": "Suspension rest length",
-    "max_suspension_travel": "Suspension travel", "heightmap_size": "Heightmap size",
-    "heightmap_height": "Heightmap height range", "start_abs_altitude": "Altitude", "start_latitude": "Latitude",
-    "start_longitude": "Longitude", "start_north": "North", "start_east": "East", "start_altitude": "Altitude",
-    "hook_timeout": "Hook time-out", "physics_hz": "Physics rate", "control_hz": "Control rate",
-}
-
-
-def _label(name: str) -> str:
-    return LABELS.get(name, name.replace("_", " ").capitalize())
+def _label(cls: type, name: str) -> str:
+    return field_info(cls, name).label
 
 
 class SettingsWindow(QMainWindow):
@@ -115,20 +97,19 @@ class SettingsWindow(QMainWindow):
 
     # --- construction ------------------------------------------------------------------------------------
 
-    def _number(self, section: str, obj_cls: type, name: str, schema_parent: str) -> NumberField:
-        bounds = field_bounds("project.xsd", schema_parent).get(name)
-        tip = field_docs(obj_cls).get(name, "")
-        decimals = 6 if name.endswith(("latitude", "longitude")) else 3 if "altitude" in name else 4
-        field = NumberField(UNITS.get(name, ""), bounds, decimals=decimals, tooltip=tip)
+    def _number(self, section: str, obj_cls: type, name: str) -> NumberField:
+        """An editor of a number field: unit, limits, precision and tooltip as the field declares them."""
+        info = field_info(obj_cls, name)
+        field = NumberField(info.unit, info.bounds(), decimals=info.decimals or 4, tooltip=info.help)
         field.valueChanged.connect(lambda value, s=section, n=name: self._set(s, n, float(value)))
         self._numbers[(section, name)] = field
         return field
 
-    def _form(self, section: str, cls: type, names: list[str], schema_parent: str) -> QFormLayout:
+    def _form(self, section: str, cls: type, names: list[str]) -> QFormLayout:
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         for name in names:
-            form.addRow(_label(name) + ":", self._number(section, cls, name, schema_parent))
+            form.addRow(_label(cls, name) + ":", self._number(section, cls, name))
         return form
 
     def _build(self) -> None:
@@ -237,14 +218,14 @@ class SettingsWindow(QMainWindow):
 
         run_menu = self.menuBar().addMenu("&Simulation")
         toolbar.addSeparator()
-        for key, text, shortcut, pixmap, slot in (
+        for key, text, keys, pixmap, slot in (
             ("simulate", "Simulate", "F5", sp.SP_MediaPlay, self.simulate),
             ("stop", "Stop", "Shift+F5", sp.SP_MediaStop, self.stop),
             ("wizard", "Sensor Wizard…", "F7", sp.SP_FileDialogDetailedView, self.open_wizard),
         ):
             action = QAction(icon(pixmap), text, self)
-            action.setShortcut(QKeySequence(shortcut))
-            action.setToolTip(f"{text.rstrip('…')} ({shortcut})")
+            action.setShortcut(QKeySequence(keys))
+            action.setToolTip(f"{text.rstrip('…')} ({keys})")
             action.triggered.connect(slot)
             run_menu.addAction(action)
             toolbar.addAction(action)
@@ -280,10 +261,10 @@ class SettingsWindow(QMainWindow):
         files.addRow("Terrain model file:", self.terrain_file)
         layout.addLayout(files)
         where = QGroupBox("Where on Earth the terrain's centre is")
-        where.setLayout(self._form("terrain", Terrain, ["latitude", "longitude", "altitude"], "terrain"))
+        where.setLayout(self._form("terrain", Terrain, ["latitude", "longitude", "altitude"]))
         layout.addWidget(where)
         model = QGroupBox("Model")
-        model.setLayout(self._form("terrain", Terrain, ["scale", "heightmap_size", "heightmap_height"], "terrain"))
+        model.setLayout(self._form("terrain", Terrain, ["scale", "heightmap_size", "heightmap_height"]))
         layout.addWidget(model)
         layout.addStretch(1)
         self.terrain_preview = MeshPreview()
@@ -296,7 +277,7 @@ class SettingsWindow(QMainWindow):
         self.body_file.changed.connect(lambda path: self._set("body", "file", path))
         files = QFormLayout()
         files.addRow("Body model file:", self.body_file)
-        files.addRow("Scale:", self._number("body", Body, "scale", "body"))
+        files.addRow("Scale:", self._number("body", Body, "scale"))
         layout.addLayout(files)
         start = QGroupBox("Start position (the robot is dropped there and settles on the terrain)")
         grid = QGridLayout(start)
@@ -310,9 +291,9 @@ class SettingsWindow(QMainWindow):
         grid.addWidget(self.relative_radio, 0, 0)
         grid.addWidget(self.absolute_radio, 0, 1)
         rel = QWidget()
-        rel.setLayout(self._form("body", Body, ["start_north", "start_east", "start_altitude"], "body"))
+        rel.setLayout(self._form("body", Body, ["start_north", "start_east", "start_altitude"]))
         ab = QWidget()
-        ab.setLayout(self._form("body", Body, ["start_latitude", "start_longitude", "start_abs_altitude"], "body"))
+        ab.setLayout(self._form("body", Body, ["start_latitude", "start_longitude", "start_abs_altitude"]))
         self.relative_box, self.absolute_box = rel, ab
         grid.addWidget(rel, 1, 0)
         grid.addWidget(ab, 1, 1)
@@ -373,7 +354,7 @@ class SettingsWindow(QMainWindow):
         layout = QHBoxLayout(page)
         main = QGroupBox("Vehicle dynamics (Bullet raycast vehicle)")
         form = self._form("dynamics", Dynamics, ["mass", "engine_force", "brake_force", "suspension_stiffness",
-                                                  "suspension_compression", "suspension_damping"], "dynamics")
+                                                  "suspension_compression", "suspension_damping"])
         reset = QPushButton("Reset Defaults")
         reset.setToolTip("The thesis's workable vehicle: mass 400, force 400, brake 1, stiffness 120, "
                          "compression 0.2, damping 0.3, and Bullet's defaults for the rest.")
@@ -382,7 +363,7 @@ class SettingsWindow(QMainWindow):
         form.addRow("", reset)
         main.setLayout(form)
         more = QGroupBox("More")
-        form2 = self._form("dynamics", Dynamics, ["friction_slip", "max_steering"], "dynamics")
+        form2 = self._form("dynamics", Dynamics, ["friction_slip", "max_steering"])
         self.drive_type = QComboBox()
         self.drive_type.addItem("Car (Ackermann steering, rear-wheel drive)", "car")
         self.drive_type.addItem("Skid steer (sides driven differentially)", "skid")
@@ -402,14 +383,14 @@ class SettingsWindow(QMainWindow):
         self.auto_suspension: dict[str, QCheckBox] = {}
         for name in ("suspension_rest_length", "max_suspension_travel"):
             row = QHBoxLayout()
-            number = self._number("dynamics", Dynamics, name, "dynamics")
+            number = self._number("dynamics", Dynamics, name)
             number.setSpecialValueText("auto")  # shown while the value sits at the minimum
             auto = QCheckBox("from the wheel size")
             auto.toggled.connect(lambda on, n=name: self._set_auto(n, on))
             row.addWidget(number)
             row.addWidget(auto)
             self.auto_suspension[name] = auto
-            form2.addRow(_label(name) + ":", row)
+            form2.addRow(_label(Dynamics, name) + ":", row)
         more.setLayout(form2)
         layout.addWidget(main, 1)
         layout.addWidget(more, 1)
@@ -443,9 +424,11 @@ class SettingsWindow(QMainWindow):
         self.debug_shapes = QCheckBox("Debug physics shapes (draw collision shapes in the simulation window)")
         self.debug_shapes.toggled.connect(lambda on: self._set("code", "debug_shapes", bool(on)))
         form2.addRow("", self.debug_shapes)
-        form2.addRow("Hook time-out:", self._number("code", CodeSetup, "hook_timeout", "code"))
-        form2.addRow("Physics rate:", self._number("simulation", SimulationSettings, "physics_hz", "simulation"))
-        form2.addRow("Control rate:", self._number("simulation", SimulationSettings, "control_hz", "simulation"))
+        form2.addRow(_label(CodeSetup, "hook_timeout") + ":", self._number("code", CodeSetup, "hook_timeout"))
+        form2.addRow(_label(SimulationSettings, "physics_hz") + ":",
+                     self._number("simulation", SimulationSettings, "physics_hz"))
+        form2.addRow(_label(SimulationSettings, "control_hz") + ":",
+                     self._number("simulation", SimulationSettings, "control_hz"))
         layout.addWidget(run)
         layout.addStretch(1)
         return page
@@ -493,18 +476,20 @@ class SettingsWindow(QMainWindow):
     def _set_wheel_offset(self, wid: str, on: bool) -> None:
         for f in self.wheel_positions[wid]:
             f.setEnabled(on)
-        position = tuple(float(f.value()) for f in self.wheel_positions[wid]) if on else None
+        x, y, z = (float(f.value()) for f in self.wheel_positions[wid])
+        position = (x, y, z) if on else None
         if self.project.wheels[wid].position != position:
             self.project.wheels[wid].position = position
             self._mark_dirty()
             self._update_previews()
 
     def _set_wheel_position(self, wid: str, index: int, value: float) -> None:
-        if self.project.wheels[wid].position is None:
+        position = self.project.wheels[wid].position
+        if position is None:
             return
-        p = list(self.project.wheels[wid].position)
+        p = list(position)
         p[index] = value
-        self.project.wheels[wid].position = tuple(p)
+        self.project.wheels[wid].position = (p[0], p[1], p[2])
         self._mark_dirty()
         self._update_previews()
 
@@ -697,15 +682,21 @@ class SettingsWindow(QMainWindow):
     def _remember(self, path: Path | None) -> None:
         if path is None:
             return
-        recent = [p for p in (self.settings.value("recent", []) or []) if p != str(path)]
+        recent = [p for p in self._recent() if p != str(path)]
         self.settings.setValue("recent", [str(path), *recent][:MAX_RECENT])
         self._update_recent_menu()
 
-    def _update_recent_menu(self) -> None:
-        self.recent_menu.clear()
+    def _recent(self) -> list[str]:
+        """The recently opened project files, newest first. QSettings reads a one-entry list back as a plain
+        string, which must not be taken letter by letter."""
         recent = self.settings.value("recent", []) or []
         if isinstance(recent, str):
-            recent = [recent]
+            return [recent]
+        return [str(entry) for entry in recent] if isinstance(recent, list | tuple) else []
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self._recent()
         for entry in recent:
             action = self.recent_menu.addAction(entry)
             action.triggered.connect(lambda _=False, e=entry: self.open_project(e))
@@ -758,6 +749,8 @@ class SettingsWindow(QMainWindow):
             return False
         if (self.dirty or self.project.path is None) and not self.save():
             return False
+        path = self.project.path
+        assert path is not None  # saved just above
         problems = load_project(self.project).problems
         self.show_problems(problems)
         if problems:
@@ -766,15 +759,15 @@ class SettingsWindow(QMainWindow):
                                 "to its field):\n\n" + "\n\n".join(str(p) for p in problems))
             return False
         self.console.clear()
-        self._append(f"$ sear run {self.project.path}\n")
+        self._append(f"$ sear run {path}\n")
         process = QProcess(self)
         process.setProgram(sys.executable)
-        process.setArguments(["-m", "sear", "run", str(self.project.path)])
-        process.setWorkingDirectory(str(self.project.path.parent))
-        process.readyReadStandardOutput.connect(lambda: self._append(bytes(process.readAllStandardOutput()).decode(
-            errors="replace")))
-        process.readyReadStandardError.connect(lambda: self._append(bytes(process.readAllStandardError()).decode(
-            errors="replace"), error=True))
+        process.setArguments(["-m", "sear", "run", str(path)])
+        process.setWorkingDirectory(str(path.parent))
+        process.readyReadStandardOutput.connect(
+            lambda: self._append(bytes(process.readAllStandardOutput().data()).decode(errors="replace")))
+        process.readyReadStandardError.connect(
+            lambda: self._append(bytes(process.readAllStandardError().data()).decode(errors="replace"), error=True))
         process.finished.connect(self._finished)
         process.errorOccurred.connect(self._process_error)
         self.process = process
@@ -818,7 +811,7 @@ class SettingsWindow(QMainWindow):
         widget = self.field_widget(problem.field)
         pages = [self.tabs.widget(i) for i in range(self.tabs.count())]
         for index, page in enumerate(pages):
-            if (widget is not None and page.isAncestorOf(widget)) or \
+            if (widget is not None and page is not None and page.isAncestorOf(widget)) or \
                     (widget is None and self.tabs.tabText(index) == problem.tab):
                 self.tabs.setCurrentIndex(index)
                 break

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from sear.gui.preview import shaded_colours
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
+from sear.sensors.base import Sensor
 
 if TYPE_CHECKING:
     import trimesh
@@ -66,9 +67,6 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td><b>R</b></td><td>show sensor rays</td></tr>
 <tr><td><b>F1</b></td><td>this help</td></tr>
 </table>"""
-UNITS = {"gps": {"latitude": "°", "longitude": "°", "altitude": "m"}, "compass": {"heading": ""},
-         "accelerometer": "m/s²", "odometer": {"distance": "m", "ticks": ""}, "infrared": "m", "ultrasonic": "m",
-         "lidar": "m"}
 PANEL_PERIOD = 0.16
 """Seconds between refreshes of the HUD, plots and status bar."""
 TICK_BUDGET = {True: 0.022, False: 0.05}
@@ -209,13 +207,13 @@ class SimulationWindow(QMainWindow):
         layout = QVBoxLayout(plots)
         self.fields_list = QListWidget()
         self.fields_list.setMaximumHeight(130)
-        for column in sim.sensors.log_columns():
-            if column.endswith(".min") or column.endswith("ticks"):
-                continue
-            item = QListWidgetItem(column)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Unchecked)
-            self.fields_list.addItem(item)
+        for sensor in sim.sensors.sensors:
+            plotted = sensor.log_fields if sensor.PLOTTED is None else sensor.PLOTTED
+            for field in plotted:
+                item = QListWidgetItem(f"{sensor.name}.{field}")
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Unchecked)
+                self.fields_list.addItem(item)
         for name in ("accel.x", "accel.z", "gyro.z"):
             match = self.fields_list.findItems(name, Qt.MatchFlag.MatchExactly)
             if match:
@@ -240,13 +238,15 @@ class SimulationWindow(QMainWindow):
         self.lidar_plot.setLabel("left", "ahead", units="m")
         # Lines only: pyqtgraph's ScatterPlotItem crashes PySide6 6.12 when painted (a refcount error,
         # 'none_dealloc'), so returns are drawn as short crosses and the robot as an outline.
-        self.lidar_names = [s.name for s in sim.sensors.sensors if s.TYPE == "lidar"]
-        if self.lidar_names:
-            self._add_polar_grid(sim.sensors.sensor(self.lidar_names[0]).config)
+        # The first sensor whose type draws a top-down plot of its readings (a LIDAR's scan) gets the dock.
+        self.scan_sensor = next((s for s in sim.sensors.sensors if s.plot_extent() is not None), None)
+        if self.scan_sensor is not None:
+            self._add_polar_grid(self.scan_sensor)
         self.lidar_scatter = self.lidar_plot.plot(pen=pg.mkPen(200, 40, 40, width=2), connect="pairs")
         self.lidar_plot.plot([-0.15, 0.0, 0.15, -0.15], [-0.1, 0.25, -0.1, -0.1], pen=pg.mkPen(30, 30, 30, width=2))
-        if self.lidar_names:
-            self._dock(f"LIDAR ({self.lidar_names[0]})", self.lidar_plot, Qt.DockWidgetArea.RightDockWidgetArea)
+        if self.scan_sensor is not None:
+            title = self.scan_sensor.TITLE or self.scan_sensor.TYPE
+            self._dock(f"{title} ({self.scan_sensor.name})", self.lidar_plot, Qt.DockWidgetArea.RightDockWidgetArea)
 
         self.console = QPlainTextEdit()
         self.console.setReadOnly(True)
@@ -265,12 +265,12 @@ class SimulationWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _add_polar_grid(self, config) -> None:
-        """Range rings (metres) and the edges of the scanned sector, so the LIDAR view reads as a polar plot
+    def _add_polar_grid(self, sensor: Sensor) -> None:
+        """Range rings (metres) and the edges of the scanned sector, so the scan view reads as a polar plot
         whose extent stays put while the returns come and go."""
-        from sear.sensors.lidar import scan_angles_deg
-
-        reach = float(config.max_range_m)
+        extent = sensor.plot_extent()
+        assert extent is not None
+        reach, edges, behind = extent
         ring_step = next((step for step in (0.5, 1, 2, 5, 10, 20, 50, 100) if reach / step <= 5), 200.0)
         theta = np.linspace(0.0, 2.0 * math.pi, 181)
         pen = pg.mkPen(150, 150, 170, width=1, style=Qt.PenStyle.DashLine)
@@ -281,13 +281,12 @@ class SimulationWindow(QMainWindow):
             label.setPos(radius * math.cos(math.radians(60)), radius * math.sin(math.radians(60)))
             self.lidar_plot.addItem(label)
             radius += ring_step
-        angles = np.radians(scan_angles_deg(config) - config.spread_deg / 2.0)
-        if config.spread_deg < 360.0:
-            for a in (angles[0], angles[-1]):  # the sector's edges, in the view's right/ahead axes
+        if edges is not None:
+            for a in edges:  # the sector's edges, in the view's right/ahead axes
                 self.lidar_plot.plot([0.0, -reach * math.sin(a)], [0.0, reach * math.cos(a)],
                                      pen=pg.mkPen(120, 160, 120, width=1))
-        self.lidar_plot.setRange(xRange=(-reach, reach), yRange=(-0.1 * reach if config.spread_deg <= 180 else -reach,
-                                                                  reach), padding=0.02)
+        self.lidar_plot.setRange(xRange=(-reach, reach), yRange=(-reach if behind else -0.1 * reach, reach),
+                                 padding=0.02)
         self.lidar_plot.disableAutoRange()
 
     def _add_north_arrow(self, size: float, top: float) -> None:
@@ -535,36 +534,24 @@ class SimulationWindow(QMainWindow):
             self.view.setCameraPosition(pos=Vector(*(origin + forward * 2.0)), distance=2.0, elevation=-elevation,
                                         azimuth=azimuth + 180)
 
-    def hud_values(self) -> dict[str, str]:
-        """The readings the HUD shows, as the CSV log would write them (for comparing with a headless log)."""
+    def _log_cells(self) -> dict[str, str]:
+        """Every sensor column's latest value, as the CSV log writes it (for the plots' history)."""
         return dict(zip(self.simulation.sensors.log_columns(), self.simulation.sensors.log_values(), strict=True))
+
+    @staticmethod
+    def hud_text(sensor: Sensor) -> str:
+        """The readout of one sensor: its type's hud_text, or a plain description should that fail (a
+        type added at run time must not break the window)."""
+        try:
+            return str(sensor.hud_text(sensor.reading))
+        except Exception:
+            return repr(sensor.reading)[:60]
 
     def _update_hud(self) -> None:
         sim = self.simulation
         lines = [f"t = {sim.world.time:8.2f} s   speed {np.linalg.norm(sim.state.linear_velocity):5.2f} m/s"]
         for sensor in sim.sensors.sensors:
-            reading = sensor.reading
-            if reading is None and sensor.TYPE in ("infrared", "ultrasonic") and sim.steps > 0:
-                text = f"nothing within {sensor.config.max_range_cm / 100.0:g} m"
-            elif reading is None:
-                text = "—"
-            elif sensor.TYPE == "lidar":
-                text = f"{np.count_nonzero(~np.isnan(reading))} returns, nearest {np.nanmin(reading):.2f} m" \
-                    if not np.all(np.isnan(reading)) else "no returns"
-            elif sensor.TYPE == "gps":
-                text = f"{reading.latitude:.6f}°, {reading.longitude:.6f}°, {reading.altitude:.1f} m"
-            elif sensor.TYPE == "compass":
-                text = f"{reading:.1f}{'°' if sensor.config.output_unit == 'deg' else ' rad'}"
-            elif sensor.TYPE in ("accelerometer", "gyroscope"):
-                unit = "m/s²" if sensor.TYPE == "accelerometer" else sensor.config.output_unit
-                text = f"{reading.x:+7.3f} {reading.y:+7.3f} {reading.z:+7.3f} {unit}"
-            elif sensor.TYPE == "odometer":
-                text = f"{reading.distance:.3f} m ({reading.ticks} ticks)"
-            elif isinstance(reading, bool):
-                text = "DETECTED" if reading else "clear"
-            else:
-                text = f"{reading:.3f} m"
-            lines.append(f"{sensor.name:<12} {text}")
+            lines.append(f"{sensor.name:<12} {self.hud_text(sensor)}")
         self.hud.setText("\n".join(lines))
         self.hud.adjustSize()
         if self.help.isVisible():
@@ -573,7 +560,7 @@ class SimulationWindow(QMainWindow):
 
     def _record_history(self, t: float) -> None:
         self._history_t.append(t)
-        for column, cell in self.hud_values().items():
+        for column, cell in self._log_cells().items():
             self._history.setdefault(column, deque(maxlen=1800)).append(float(cell) if cell else np.nan)
         # Keep every column's history aligned with the time axis.
         for values in self._history.values():
@@ -593,18 +580,11 @@ class SimulationWindow(QMainWindow):
                 self.curves[name] = self.plot.plot(pen=pg.mkPen(pg.intColor(i, 8), width=1.5), name=name)
             if len(values) == len(t):
                 self.curves[name].setData(t, values, connect="finite")
-        if self.lidar_names:
-            scan = self.simulation.sensors.read(self.lidar_names[0])
-            if scan is not None:
-                sensor = self.simulation.sensors.sensor(self.lidar_names[0])
-                ranges = np.atleast_2d(scan)[-1 if scan.ndim == 1 else len(scan) // 2]
-                from sear.sensors.lidar import scan_angles_deg
-
-                angles = np.radians(scan_angles_deg(sensor.config) - sensor.config.spread_deg / 2.0)
-                ok = ~np.isnan(ranges)
+        if self.scan_sensor is not None:
+            points = self.scan_sensor.plot_points(self.scan_sensor.reading)
+            if points is not None:
                 # Plot with the robot's forward axis pointing up the screen, left to the left.
-                self.lidar_scatter.setData(*cross_marks(-ranges[ok] * np.sin(angles[ok]),
-                                                        ranges[ok] * np.cos(angles[ok]), 0.04))
+                self.lidar_scatter.setData(*cross_marks(points[:, 0], points[:, 1], 0.04))
 
     def _update_status(self) -> None:
         sim = self.simulation

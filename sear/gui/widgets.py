@@ -20,10 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-UNIT_SUFFIXES = (
-    ("_mv_per_g", "mV/g"), ("_mps2", "m/s²"), ("_dps", "°/s"), ("_pct", "%"), ("_deg", "°"), ("_hz", "Hz"),
-    ("_mm", "mm"), ("_cm", "cm"), ("_mv", "mV"), ("_g", "g"), ("_m", "m"),
-)
+from sear.fields import label_of, unit_of  # noqa: F401  (re-exported for the editors)
 
 
 def cross_marks(x: np.ndarray, y: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
@@ -32,24 +29,6 @@ def cross_marks(x: np.ndarray, y: np.ndarray, size: float) -> tuple[np.ndarray, 
     xs = np.column_stack([x - h, x + h, x, x]).ravel()
     ys = np.column_stack([y, y, y - h, y + h]).ravel()
     return xs, ys
-
-
-def unit_of(name: str) -> str:
-    """The unit a field name ends with (e.g. 'beam_width_cm' -> 'cm'), or ''."""
-    for suffix, unit in UNIT_SUFFIXES:
-        if name.endswith(suffix):
-            return unit
-    return ""
-
-
-def label_of(name: str) -> str:
-    """'beam_width_cm' -> 'Beam width'."""
-    for suffix, _unit in UNIT_SUFFIXES:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    text = name.replace("_", " ").strip()
-    return text[:1].upper() + text[1:]
 
 
 class NumberField(QDoubleSpinBox):
@@ -177,7 +156,8 @@ class FileField(QWidget):
         self.changed.emit(self.path())
 
     def _browse(self) -> None:
-        start = str(self.path().parent if self.path() else (self.base or Path.cwd()))
+        current = self.path()
+        start = str(current.parent if current is not None else (self.base or Path.cwd()))
         if self.save:
             chosen, _ = QFileDialog.getSaveFileName(self, self.caption, start, self.filters)
         else:

@@ -1,9 +1,10 @@
-"""The Sensor Wizard (SPEC §2): one tab per sensor type, filled from datasheets or presets.
+"""The Sensor Wizard (SPEC §2): one tab per registered sensor type, filled from datasheets or presets.
 
-Each tab's form is built from the sensor definition dataclass (sear.sensors.config): its fields, units
-(from the field names), limits (from the sensors schema, so the form refuses what loading would) and
-tooltips (the fields' docstrings). Added sensors are listed on the left, where they can be selected to
-edit, duplicated or removed. Save and Close writes the sensors file through `save_sensors`.
+Everything on a tab comes from the type's declaration (sear.sensors.registry): its title, and for each
+field of its definition the label, unit, limits (so the form refuses what loading would), tooltip,
+group (datasheet or noise) and visibility hints, plus the drawing the type supplies (`Sensor.preview`,
+e.g. the cone of rays of a range sensor). Added sensors are listed on the left, where they can be
+selected to edit, duplicated or removed. Save and Close writes the sensors file through `save_sensors`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import copy
 import json
 import typing
-from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -38,23 +39,16 @@ from PySide6.QtWidgets import (
 )
 
 from sear.errors import SearError
-from sear.fielddocs import field_docs
-from sear.gui.widgets import IntField, NumberField, cross_marks, label_of, unit_of
-from sear.project import WHEEL_IDS, Project
-from sear.sensors.config import SENSOR_TYPES, Pose, SensorConfig, consistency_problems, load_sensors, save_sensors
-from sear.sensors.range import cone_directions, ray_count
-from sear.xmlio import field_bounds
+from sear.fields import FieldInfo, field_info, fields_of
+from sear.gui.widgets import IntField, NumberField, cross_marks
+from sear.project import Project
+from sear.sensors import registry
+from sear.sensors.base import Sensor
+from sear.sensors.config import COMMON_FIELDS, Pose, SensorConfig, consistency_problems, load_sensors, save_sensors
 
 PRESETS_FILE = Path(__file__).resolve().parent.parent.parent / "assets" / "sensor_presets.json"
-TITLES = {"infrared": "Infrared", "ultrasonic": "Ultrasonic", "gps": "GPS", "lidar": "LIDAR",
-          "accelerometer": "Accelerometer", "gyroscope": "Gyroscope", "compass": "Compass", "odometer": "Odometer"}
-COMMON = {"name", "model_number", "pose", "noise"}
-DIGITAL_ONLY = {"switching_distance_cm"}
-LABELS = {"layers_deg": "Layers (vertical angles, °)", "sick_format": "SICK LMS2xx packing",
-          "resolution_mv_per_g": "Sensitivity", "adc_step_mv": "ADC step", "accuracy_pct": "Accuracy (scale error)",
-          "bias_walk_mps2": "Bias random walk (per √s)", "bias_walk_dps": "Drift (bias walk per √s)",
-          "ticks_per_rev": "Ticks per revolution", "max_incidence_deg": "Max incidence"}
-ANALOG_ONLY = {"min_range_cm", "max_range_cm", "resolution_cm", "noise_stddev_cm"}
+AXES_OPTIONS = ("xyz", "xy", "xz", "yz", "x", "y", "z")
+"""What an `axes` field offers (subsets of the sensor's axes)."""
 
 
 def load_presets() -> list[dict]:
@@ -65,22 +59,24 @@ def load_presets() -> list[dict]:
         return []
 
 
-def _is_noise(name: str) -> bool:
-    return name.startswith(("noise_", "bias_")) or name == "accuracy_pct"
+def title_of(type_name: str) -> str:
+    """The tab title of a sensor type (its TYPE when it declares none)."""
+    model = registry.model(type_name)
+    return (model.TITLE if model is not None else "") or type_name
 
 
 class SensorForm(QWidget):
     """The fields of one sensor type; reads and writes a definition object."""
 
-    def __init__(self, cls: type[SensorConfig], presets: list[dict]) -> None:
+    def __init__(self, model: type[Sensor], presets: list[dict]) -> None:
         super().__init__()
-        self.cls = cls
+        self.model = model
+        self.cls: type[SensorConfig] = model.DEFINITION
+        cls = self.cls
         self.presets = [p for p in presets if p["type"] == cls.TYPE]
-        self.docs = field_docs(cls)
-        bounds = field_bounds("sensors.xsd", cls.TYPE)
+        self.infos = {info.name: info for info in fields_of(cls)}
         self.editors: dict[str, QWidget] = {}
         self.rows: dict[str, tuple[QLabel, QWidget]] = {}
-        hints = typing.get_type_hints(cls)
 
         outer = QHBoxLayout(self)
         left = QVBoxLayout()
@@ -88,7 +84,7 @@ class SensorForm(QWidget):
         ident = QFormLayout()
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText(f"e.g. front_{cls.TYPE}")
-        self.name_edit.setToolTip(self.docs.get("name", ""))
+        self.name_edit.setToolTip(self.infos["name"].help)
         self.model_combo = QComboBox()
         self.model_combo.setEditable(True)
         self.model_combo.addItem("")
@@ -109,19 +105,18 @@ class SensorForm(QWidget):
         noise_box = QGroupBox("Noise")
         noise_form = QFormLayout(noise_box)
         self.noise_check = QCheckBox("Simulate this part's noise (off: exact readings)")
-        self.noise_check.setToolTip(self.docs.get("noise", ""))
+        self.noise_check.setToolTip(self.infos["noise"].help)
         self.noise_check.toggled.connect(self._update_visibility)
         noise_form.addRow("", self.noise_check)
-        for f in fields(cls):
-            if f.name in COMMON:
+        for info in self.infos.values():
+            if info.name in COMMON_FIELDS:
                 continue
-            tp = hints[f.name]
-            editor = self._editor(f.name, tp, bounds.get(f.name))
-            self.editors[f.name] = editor
-            label = QLabel(LABELS.get(f.name, label_of(f.name)) + ":")
-            target = noise_form if _is_noise(f.name) else form
+            editor = self._editor(info)
+            self.editors[info.name] = editor
+            label = QLabel(info.label + ":")
+            target = noise_form if info.group == "noise" else form
             target.addRow(label, editor)
-            self.rows[f.name] = (label, editor)
+            self.rows[info.name] = (label, editor)
         left.addWidget(datasheet)
         left.addWidget(noise_box)
 
@@ -129,7 +124,7 @@ class SensorForm(QWidget):
         mount_layout = QHBoxLayout(mount)
         self.pose_fields: dict[str, NumberField] = {}
         for axis in ("x", "y", "z", "roll", "pitch", "yaw"):
-            unit = "m" if axis in "xyz" else "°"
+            unit = field_info(Pose, axis).unit
             field = NumberField(unit, None, decimals=3, tooltip=f"Mounting {axis}, {unit}.")
             field.setMinimumWidth(80)
             mount_layout.addWidget(QLabel(axis))
@@ -138,77 +133,83 @@ class SensorForm(QWidget):
         left.addWidget(mount)
         left.addStretch(1)
 
-        self.cone_plot: pg.PlotWidget | None = None
-        if cls.TYPE in ("infrared", "ultrasonic"):
+        self.preview_plot: pg.PlotWidget | None = None
+        self.preview_caption = QLabel()
+        if model.preview(cls()) is not None:
             right = QVBoxLayout()
-            self.cone_plot = pg.PlotWidget(background="w")
-            self.cone_plot.setAspectLocked(True)
-            self.cone_plot.setMinimumSize(340, 300)
-            self.cone_plot.setTitle("Rays at the end of the beam", color="k")
-            self.cone_plot.setLabel("bottom", "y, across the beam (cm)")
-            self.cone_plot.setLabel("left", "z, across the beam (cm)")
-            self.cone_count = QLabel()
-            self.cone_count.setWordWrap(True)
-            right.addWidget(self.cone_plot, 1)
-            right.addWidget(self.cone_count)
+            self.preview_plot = pg.PlotWidget(background="w")
+            self.preview_plot.setAspectLocked(True)
+            self.preview_plot.setMinimumSize(340, 300)
+            self.preview_caption.setWordWrap(True)
+            right.addWidget(self.preview_plot, 1)
+            right.addWidget(self.preview_caption)
             outer.addLayout(right, 2)
-            for name in ("beam_width_cm", "max_range_cm", "resolution_cm", "switching_distance_cm", "output",
-                         "update_rate_hz"):
-                editor = self.editors.get(name)
-                if isinstance(editor, NumberField):
-                    editor.valueChanged.connect(lambda _v: self._update_cone())
-                elif isinstance(editor, QComboBox):
-                    editor.currentIndexChanged.connect(lambda _i: self._update_cone())
-        if "output" in self.editors:
-            self.editors["output"].currentIndexChanged.connect(lambda _i: self._update_visibility())
+        for editor in self.editors.values():
+            self._on_change(editor, self._changed)
         self.set_config(cls())
 
-    def _editor(self, name: str, tp, bounds) -> QWidget:
-        tip = self.docs.get(name, "")
-        origin = typing.get_origin(tp)
-        if origin is typing.Literal:
+    @staticmethod
+    def _on_change(editor: QWidget, slot: Any) -> None:
+        if isinstance(editor, NumberField | IntField):
+            editor.valueChanged.connect(lambda _v: slot())
+        elif isinstance(editor, QComboBox):
+            editor.currentIndexChanged.connect(lambda _i: slot())
+        elif isinstance(editor, QCheckBox):
+            editor.toggled.connect(lambda _on: slot())
+        elif isinstance(editor, QLineEdit):
+            editor.editingFinished.connect(slot)
+
+    def _changed(self) -> None:
+        self._update_visibility()
+        self._update_preview()
+
+    def _editor(self, info: FieldInfo) -> QWidget:
+        """The editor of one field, as its declaration describes it."""
+        tip = " ".join(t for t in (info.help, f"Must be {info.meaning()}." if info.meaning() else "") if t)
+        if info.enumeration or info.widget == "axes":
             combo = QComboBox()
-            for option in typing.get_args(tp):
+            for option in info.enumeration or AXES_OPTIONS:
                 combo.addItem(option, option)
-            combo.setToolTip(tip)
+            combo.setToolTip(info.help)
             return combo
-        if tp is bool:
+        if info.type is bool:
             box = QCheckBox()
-            box.setToolTip(tip)
+            box.setToolTip(info.help)
             return box
-        if tp is int:
-            return IntField(1, 10**9, tooltip=tip)
-        if tp is float:
-            unit = unit_of(name)
-            return NumberField(unit, bounds, decimals=5 if unit in ("°/s", "m/s²") else 3, tooltip=tip)
-        if name == "axes":
-            combo = QComboBox()
-            for option in ("xyz", "xy", "xz", "yz", "x", "y", "z"):
-                combo.addItem(option, option)
-            combo.setToolTip(tip)
-            return combo
-        if name == "wheels":
+        if info.type is int:
+            lo, hi, open_lo, _meaning = info.bounds()
+            return IntField(int(lo) + (1 if open_lo else 0), int(min(hi, 2**31 - 1)), tooltip=tip)
+        if info.type is float:
+            decimals = info.decimals or (5 if info.unit in ("°/s", "m/s²") else 3)
+            return NumberField(info.unit, info.bounds(), decimals=decimals, tooltip=info.help)
+        if info.choices:
             holder = QWidget()
             row = QHBoxLayout(holder)
             row.setContentsMargins(0, 0, 0, 0)
-            holder.checks = {}
-            for wid in WHEEL_IDS:
-                check = QCheckBox(wid.replace("_", " "))
-                check.setToolTip(tip)
+            holder.checks = {}  # type: ignore[attr-defined]
+            for choice in info.choices:
+                check = QCheckBox(choice.replace("_", " "))
+                check.setToolTip(info.help)
                 row.addWidget(check)
-                holder.checks[wid] = check
+                holder.checks[choice] = check  # type: ignore[attr-defined]
             return holder
-        if name == "north_point":
+        args = typing.get_args(info.type)
+        if typing.get_origin(info.type) is tuple and args and Ellipsis not in args:
             holder = QWidget()
             row = QHBoxLayout(holder)
             row.setContentsMargins(0, 0, 0, 0)
-            holder.fields = [NumberField("m", None, decimals=1, tooltip=tip) for _ in range(2)]
-            for axis, f in zip(("east", "north"), holder.fields, strict=True):
+            holder.fields = [NumberField(info.unit, None, decimals=1, tooltip=info.help)  # type: ignore[attr-defined]
+                             for _ in args]
+            names = ("east", "north", "up") if info.widget == "point2" else ("x", "y", "z", "w")
+            for axis, f in zip(names, holder.fields, strict=False):  # type: ignore[attr-defined]
                 row.addWidget(QLabel(axis))
                 row.addWidget(f)
             return holder
-        edit = QLineEdit()  # number lists (LIDAR layers)
-        edit.setToolTip(tip + " Numbers separated by spaces.")
+        edit = QLineEdit()
+        if typing.get_origin(info.type) is tuple:  # number lists (e.g. LIDAR layers)
+            edit.setToolTip(info.help + " Numbers separated by spaces.")
+        else:
+            edit.setToolTip(info.help)
         return edit
 
     # --- values ------------------------------------------------------------------------------------------
@@ -222,6 +223,7 @@ class SensorForm(QWidget):
             field.set(getattr(config.pose, axis))
         for name, editor in self.editors.items():
             value = getattr(config, name)
+            editor.blockSignals(True)
             if isinstance(editor, NumberField):
                 editor.set(float(value))
             elif isinstance(editor, IntField):
@@ -235,38 +237,42 @@ class SensorForm(QWidget):
             elif isinstance(editor, QCheckBox):
                 editor.setChecked(bool(value))
             elif hasattr(editor, "checks"):
-                for wid, check in editor.checks.items():
-                    check.setChecked(wid in value)
+                for choice, check in editor.checks.items():
+                    check.setChecked(choice in value)
             elif hasattr(editor, "fields"):
                 for f, v in zip(editor.fields, value, strict=True):
                     f.set(float(v))
             elif isinstance(editor, QLineEdit):
-                editor.setText(" ".join(f"{v:g}" for v in value))
-        self._update_visibility()
-        self._update_cone()
+                is_list = typing.get_origin(self.infos[name].type) is tuple
+                editor.setText(" ".join(f"{v:g}" for v in value) if is_list else str(value))
+            editor.blockSignals(False)
+        self._changed()
         self.loaded = self.config()
+
+    def _value(self, name: str, editor: QWidget) -> Any:
+        if isinstance(editor, NumberField):
+            return float(editor.value())
+        if isinstance(editor, IntField):
+            return int(editor.value())
+        if isinstance(editor, QComboBox):
+            return editor.currentData()
+        if isinstance(editor, QCheckBox):
+            return editor.isChecked()
+        if hasattr(editor, "checks"):
+            return tuple(w for w, c in editor.checks.items() if c.isChecked())
+        if hasattr(editor, "fields"):
+            return tuple(float(f.value()) for f in editor.fields)
+        text = editor.text()  # type: ignore[attr-defined]
+        if typing.get_origin(self.infos[name].type) is not tuple:
+            return text
+        try:
+            return tuple(float(v) for v in text.split()) or (0.0,)
+        except ValueError:
+            return (0.0,)
 
     def config(self) -> SensorConfig:
         """The definition the form shows now (not checked; see problems())."""
-        values = {}
-        for name, editor in self.editors.items():
-            if isinstance(editor, NumberField):
-                values[name] = float(editor.value())
-            elif isinstance(editor, IntField):
-                values[name] = int(editor.value())
-            elif isinstance(editor, QComboBox):
-                values[name] = editor.currentData()
-            elif isinstance(editor, QCheckBox):
-                values[name] = editor.isChecked()
-            elif hasattr(editor, "checks"):
-                values[name] = tuple(w for w, c in editor.checks.items() if c.isChecked())
-            elif hasattr(editor, "fields"):
-                values[name] = tuple(float(f.value()) for f in editor.fields)
-            elif isinstance(editor, QLineEdit):
-                try:
-                    values[name] = tuple(float(v) for v in editor.text().split()) or (0.0,)
-                except ValueError:
-                    values[name] = (0.0,)
+        values = {name: self._value(name, editor) for name, editor in self.editors.items()}
         pose = Pose(**{axis: float(f.value()) for axis, f in self.pose_fields.items()})
         return self.cls(name=self.name_edit.text().strip(), model_number=self.model_combo.currentText().strip(),
                         pose=pose, noise=self.noise_check.isChecked(), **values)
@@ -276,14 +282,15 @@ class SensorForm(QWidget):
         out = []
         if not config.name:
             out.append("Give the sensor a name (it is how your code reads it: sim.read(\"name\")).")
-        if "layers_deg" in self.editors:
-            text = self.editors["layers_deg"].text().split()
-            try:
-                [float(v) for v in text]
-            except ValueError:
-                out.append("Layers: write the vertical angles as numbers separated by spaces.")
-        if "wheels" in self.editors and not config.wheels:
-            out.append("Choose at least one wheel for the odometer.")
+        for name, editor in self.editors.items():
+            info = self.infos[name]
+            if isinstance(editor, QLineEdit) and typing.get_origin(info.type) is tuple:
+                try:
+                    [float(v) for v in editor.text().split()]
+                except ValueError:
+                    out.append(f"{info.label}: write numbers separated by spaces.")
+            if info.choices and not getattr(config, name):
+                out.append(f"{info.label}: choose at least one.")
         out += [sentence for _field, sentence in consistency_problems(config)]
         return out
 
@@ -309,35 +316,36 @@ class SensorForm(QWidget):
         self.source.setText(f"From {preset['source']}: {preset['figures']}")
 
     def _update_visibility(self) -> None:
-        digital = "output" in self.editors and self.editors["output"].currentData() == "digital"
         noise = self.noise_check.isChecked()
         for name, (label, editor) in self.rows.items():
-            visible = not (digital and name in ANALOG_ONLY) and not (not digital and name in DIGITAL_ONLY)
+            info = self.infos[name]
+            visible = all(self._value(other, self.editors[other]) == wanted
+                          for other, wanted in info.visible_when.items() if other in self.editors)
             label.setVisible(visible)
             editor.setVisible(visible)
-            if _is_noise(name):
+            if info.group == "noise":
                 editor.setEnabled(noise)
 
-    def _update_cone(self) -> None:
-        if self.cone_plot is None:
+    def _update_preview(self) -> None:
+        if self.preview_plot is None:
             return
-        cfg = self.config()
-        digital = getattr(cfg, "output", "analog") == "digital"
-        length_cm = cfg.switching_distance_cm if digital else cfg.max_range_cm
-        beam, res = cfg.beam_width_cm / 100.0, cfg.resolution_cm / 100.0
-        dirs = cone_directions(beam, length_cm / 100.0, res)
-        ends = dirs * length_cm  # cm, the unit of the form's fields
-        self.cone_plot.clear()
+        preview = self.model.preview(self.config())
+        if preview is None:
+            return
+        plot = self.preview_plot
+        plot.clear()
+        plot.setTitle(preview.title, color="k")
+        plot.setLabel("bottom", preview.x_label)
+        plot.setLabel("left", preview.y_label)
+        points = np.asarray(preview.points, dtype=float).reshape(-1, 2)
+        span = float(np.ptp(points, axis=0).max()) if len(points) else 1.0
         # Crosses drawn as line pairs: pyqtgraph's ScatterPlotItem crashes PySide6 6.12 when painted.
-        self.cone_plot.plot(*cross_marks(ends[:, 1], ends[:, 2], max(beam / 40.0, 1e-4)),
-                            pen=pg.mkPen(31, 119, 180, width=2), connect="pairs")
-        circle = np.linspace(0, 2 * np.pi, 90)
-        radius_cm = cfg.beam_width_cm / 2
-        self.cone_plot.plot(radius_cm * np.cos(circle), radius_cm * np.sin(circle), pen=pg.mkPen((150, 150, 150)))
-        count = ray_count(beam, res)
-        rate = cfg.update_rate_hz
-        self.cone_count.setText(f"{count} rays per sample ({count * rate:,.0f} rays/s at {rate:g} Hz), each "
-                                f"{length_cm:g} cm long; the circle is the beam's {cfg.beam_width_cm:g} cm width.")
+        plot.plot(*cross_marks(points[:, 0], points[:, 1], max(span / 40.0, 1e-4)),
+                  pen=pg.mkPen(31, 119, 180, width=2), connect="pairs")
+        outline = np.asarray(preview.outline, dtype=float).reshape(-1, 2)
+        if len(outline):
+            plot.plot(outline[:, 0], outline[:, 1], pen=pg.mkPen((150, 150, 150)))
+        self.preview_caption.setText(preview.caption)
 
 
 class SensorWizard(QDialog):
@@ -355,13 +363,15 @@ class SensorWizard(QDialog):
         self.tabs = QTabWidget()
         self.forms: list[SensorForm] = []
         self.add_buttons: list[QPushButton] = []
-        for type_name, cls in SENSOR_TYPES.items():
-            form = SensorForm(cls, presets)
+        self.type_names = list(registry.models())
+        """The sensor type of each tab."""
+        for type_name, model in registry.models().items():
+            form = SensorForm(model, presets)
             page = QWidget()
             layout = QVBoxLayout(page)
             layout.addWidget(form, 1)
             row = QHBoxLayout()
-            add = QPushButton(f"Add {TITLES[type_name]}")
+            add = QPushButton(f"Add {title_of(type_name)}")
             add.clicked.connect(self.add_current)
             clear = QPushButton("Clear All Fields")
             clear.clicked.connect(form.clear)
@@ -369,7 +379,7 @@ class SensorWizard(QDialog):
             row.addWidget(clear)
             row.addStretch(1)
             layout.addLayout(row)
-            self.tabs.addTab(page, TITLES[type_name])
+            self.tabs.addTab(page, title_of(type_name))
             self.forms.append(form)
             self.add_buttons.append(add)
         self._last_tab = 0
@@ -434,7 +444,7 @@ class SensorWizard(QDialog):
     def _refresh_list(self) -> None:
         self.list.clear()
         for i, sensor in enumerate(self.sensors):
-            text = f"{sensor.name}  —  {TITLES[sensor.TYPE]}" + (f" ({sensor.model_number})" if sensor.model_number
+            text = f"{sensor.name}  —  {title_of(sensor.TYPE)}" + (f" ({sensor.model_number})" if sensor.model_number
                                                                else "")
             item = QListWidgetItem(text)
             item.setData(Qt.ItemDataRole.UserRole, i)
@@ -444,9 +454,9 @@ class SensorWizard(QDialog):
 
     def _set_editing(self, index: int | None) -> None:
         self.editing = index
-        for button, type_name in zip(self.add_buttons, SENSOR_TYPES, strict=True):
+        for button, type_name in zip(self.add_buttons, self.type_names, strict=True):
             button.setText(f"Update {self.sensors[index].name}" if index is not None and
-                           type_name == self.sensors[index].TYPE else f"Add {TITLES[type_name]}")
+                           type_name == self.sensors[index].TYPE else f"Add {title_of(type_name)}")
 
     def add_current(self) -> bool:
         """Add (or update, when editing one) the sensor in the current tab's fields."""
@@ -455,7 +465,7 @@ class SensorWizard(QDialog):
         config = form.config()
         clash = [i for i, s in enumerate(self.sensors) if s.name == config.name and i != self.editing]
         if clash:
-            problems.append(f"A sensor named {config.name!r} exists already ({TITLES[self.sensors[clash[0]].TYPE]}); "
+            problems.append(f"A sensor named {config.name!r} exists already ({title_of(self.sensors[clash[0]].TYPE)}); "
                             "sensor names must be unique.")
         if problems:
             QMessageBox.warning(self, "Cannot add this sensor", "\n".join(problems))
@@ -474,7 +484,7 @@ class SensorWizard(QDialog):
             return
         index = item.data(Qt.ItemDataRole.UserRole)
         sensor = self.sensors[index]
-        tab = list(SENSOR_TYPES).index(sensor.TYPE)
+        tab = self.type_names.index(sensor.TYPE)
         self.tabs.setCurrentIndex(tab)
         if self.tabs.currentIndex() != tab:
             return  # the user chose to stay with unsaved fields
@@ -537,7 +547,8 @@ class SensorWizard(QDialog):
         stay = box.addButton("Stay", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(stay)
         box.exec()
-        return {add: "add", discard: "discard"}.get(box.clickedButton(), "stay")
+        clicked = box.clickedButton()
+        return "add" if clicked is add else "discard" if clicked is discard else "stay"
 
     def reject(self) -> None:
         """Cancel, Escape or the window's close button: ask before throwing added or typed sensors away."""

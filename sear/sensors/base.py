@@ -1,8 +1,11 @@
-"""What every sensor model shares: mounting, sampling on simulated time, noise, the registry.
+"""What every sensor model shares: mounting, sampling on simulated time, noise, presentation.
 
-A sensor is built from its definition (sear.sensors.config), declares the rays it needs on a sample
-tick (world frame), receives their hits, and produces a reading. The registry maps the definition's
-XML type name to the model class, so a new sensor type is one module plus its wizard tab.
+A sensor type is one module (see docs/adding-a-sensor-type.md): its definition (a SensorConfig dataclass
+whose fields carry their units, bounds and labels), its model (a `Sensor` subclass naming the definition
+in DEFINITION) and how a reading presents itself (`hud_text`, `log_cells`, `arrays`, `value`), listed in
+sear.sensors.registry. A model declares the rays it needs once, in the body frame (`_fan`), receives
+their hits on each sample and produces a reading. The window, the CSV log, `sim.read` and the Sensor
+Wizard all work from these declarations; none of them knows a type by name.
 
 Noise follows Gazebo's IMU model: a constant bias drawn once per run, a bias random walk, and white
 Gaussian noise per sample, all from the run's one seeded generator. (Webots scales noise with the
@@ -114,13 +117,34 @@ class SensorContext:
     """Latitude, longitude (decimal degrees) and altitude (m) of the world origin (terrain centre)."""
 
 
+@dataclass
+class Preview:
+    """What the Sensor Wizard draws beside a type's form (pure data: the wizard draws it)."""
+
+    title: str
+    x_label: str
+    y_label: str
+    points: np.ndarray
+    """(N, 2) points, drawn as small crosses."""
+    outline: np.ndarray
+    """(M, 2) a line drawn through these points (e.g. the beam's edge); may be empty."""
+    caption: str
+    """A sentence under the plot."""
+
+
 class Sensor:
-    """Base of the sensor models. Subclasses set TYPE (the definition's XML name) and FIELDS (the log
-    columns after '<name>.')."""
+    """Base of the sensor models. A subclass sets TYPE (the definition's XML element name), TITLE (its
+    Sensor Wizard tab), DEFINITION (its SensorConfig dataclass) and FIELDS (the log columns after
+    '<name>.'), implements `sample`, and may refine how its readings are presented."""
 
     TYPE: ClassVar[str] = ""
+    TITLE: ClassVar[str] = ""
+    DEFINITION: ClassVar[type[SensorConfig]] = SensorConfig
     FIELDS: ClassVar[tuple[str, ...]] = ()
-    registry: ClassVar[dict[str, type[Sensor]]] = {}
+    PLOTTED: ClassVar[tuple[str, ...] | None] = None
+    """Log fields the window offers to plot over time (None: all of FIELDS)."""
+    HAS_ARRAYS: ClassVar[bool] = False
+    """Whether `arrays` gives anything (the log then saves it beside the CSV)."""
     ray_count: int = 0
     """Rays one sample casts (0: the sensor casts none)."""
     ray_length: float = 0.0
@@ -129,11 +153,6 @@ class Sensor:
     """(3,) where its rays start, body frame, m (sensors that cast rays)."""
     ray_reach: np.ndarray
     """(ray_count, 3) each ray from its start to its end, body frame, m."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.TYPE:
-            Sensor.registry[cls.TYPE] = cls
 
     def __init__(self, config: SensorConfig, rng: np.random.Generator, context: SensorContext) -> None:
         self.config = config
@@ -149,7 +168,11 @@ class Sensor:
 
     def rate_hz(self) -> float:
         """Samples per second (from the definition's update rate or bandwidth)."""
-        return float(getattr(self.config, "update_rate_hz", None) or self.config.bandwidth_hz)
+        rate = getattr(self.config, "update_rate_hz", None) or getattr(self.config, "bandwidth_hz", None)
+        if not rate:
+            raise TypeError(f"{type(self.config).__name__} declares neither update_rate_hz nor bandwidth_hz, so "
+                            "its sensor cannot be scheduled")
+        return float(rate)
 
     def advance(self, time: float) -> None:
         """Schedule the next sample one period after the last scheduled one (so the average rate is
@@ -184,13 +207,62 @@ class Sensor:
         """Produce `self.reading` from the state (and the hits of this sensor's rays)."""
         raise NotImplementedError
 
+    # --- presentation: called by the window, the log and sim.read, never per sample ------------------
+
+    @property
+    def log_fields(self) -> tuple[str, ...]:
+        """This sensor's log columns after '<name>.' (FIELDS unless the definition changes them)."""
+        return self.FIELDS
+
+    def log_cells(self, reading: Any) -> list[str]:
+        """CSV cells of a reading, one per log field; empty cells for a reading that does not exist.
+
+        A single field takes a scalar reading; several fields are read as attributes of the reading."""
+        fields = self.log_fields
+        if reading is None:
+            return [""] * len(fields)
+        if len(fields) == 1 and not isinstance(reading, tuple):
+            return [_fmt(reading)]
+        return [_fmt(getattr(reading, f, None)) for f in fields]
+
     def log_values(self) -> list[str]:
-        """CSV cells for FIELDS; empty for a reading that does not exist."""
-        if self.reading is None:
-            return [""] * len(self.FIELDS)
-        if len(self.FIELDS) == 1 and not isinstance(self.reading, tuple):
-            return [_fmt(self.reading)]
-        return [_fmt(getattr(self.reading, f)) for f in self.FIELDS]
+        """CSV cells of the latest reading."""
+        return self.log_cells(self.reading)
+
+    def hud_text(self, reading: Any) -> str:
+        """One short line for the window's readout; any reading (None, number, tuple, array) gives text."""
+        if reading is None:
+            return "—"
+        cells = self.log_cells(reading)
+        fields = self.log_fields
+        if len(fields) == 1:
+            return cells[0] or "—"
+        return "  ".join(f"{f} {c or '—'}" for f, c in zip(fields, cells, strict=False))
+
+    def arrays(self, reading: Any) -> dict[str, np.ndarray]:
+        """Array outputs of a reading that a CSV cell cannot hold (e.g. a LIDAR scan), by key; the log
+        saves each sample's arrays beside the CSV as FILE.<TYPE>.npz keys `<name>.time`, `<name>.<key>`."""
+        return {}
+
+    def value(self, reading: Any) -> Any:
+        """What `sim.read(name)` returns for a reading (the reading itself unless a type says otherwise)."""
+        return reading
+
+    def plot_points(self, reading: Any) -> np.ndarray | None:
+        """(N, 2) points of a reading for a top-down plot (x right, y ahead of the sensor, m), or None
+        for types that do not draw one."""
+        return None
+
+    def plot_extent(self) -> tuple[float, tuple[float, float] | None, bool] | None:
+        """The area `plot_points` can cover, for the plot's grid: reach (m), the angles of the sector's
+        edges (rad from ahead, counter-clockwise; None for a full circle) and whether it reaches behind
+        the sensor; None for types without a plot."""
+        return None
+
+    @classmethod
+    def preview(cls, config: SensorConfig) -> Preview | None:
+        """What the Sensor Wizard draws beside the form for `config` (None: nothing)."""
+        return None
 
 
 def _fmt(value: Any) -> str:

@@ -8,18 +8,46 @@ near it sees north bend as a real compass near a magnetic pole would. The readin
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from sear.fields import param
 from sear.sensors.base import RayHits, Sensor
-from sear.sensors.config import CompassConfig
+from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
+
+
+@dataclass
+class CompassConfig(SensorConfig):
+    """Compass (e.g. HMC5883L): heading of the body's forward axis, clockwise from north."""
+
+    TYPE: ClassVar[str] = "compass"
+
+    axes: str = param("xyz", kind="axes", widget="axes")
+    accuracy_deg: float = param(2.0, kind="nonNegative")
+    """1-sigma heading error when `noise` is on, degrees."""
+    bandwidth_hz: float = param(15.0, kind="positive")
+    """Output rate, Hz."""
+    resolution_deg: float = param(0.0, kind="nonNegative")
+    """Smallest step of the reading, degrees; 0 = no quantisation."""
+    output_unit: Literal["deg", "rad"] = param("deg", type_name="angleUnit")
+    north_point: tuple[float, float] = param((0.0, 100_000.0), unit="m", widget="point2")
+    """World point (x east, y north, metres) the compass treats as north (the thesis: 100 km north)."""
 
 
 class CompassSensor(Sensor):
     TYPE = "compass"
+    TITLE = "Compass"
+    DEFINITION = CompassConfig
     FIELDS = ("heading",)
     config: CompassConfig
+
+    def hud_text(self, reading: Any) -> str:
+        if not isinstance(reading, float | int):
+            return super().hud_text(reading)
+        return f"{reading:.1f}{'°' if self.config.output_unit == 'deg' else ' rad'}"
 
     def __init__(self, config: CompassConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)

@@ -9,15 +9,35 @@ accuracy/sqrt(2) (so the horizontal RMS error equals the accuracy), vertical 1.5
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
+from sear.fields import param
 from sear.geo import enu_to_geodetic
 from sear.sensors.base import RayHits, Sensor
-from sear.sensors.config import GpsConfig
+from sear.sensors.config import SensorConfig
 from sear.state import VehicleState
+
+
+@dataclass
+class GpsConfig(SensorConfig):
+    """GPS receiver: position of its antenna as latitude, longitude, altitude."""
+
+    TYPE: ClassVar[str] = "gps"
+
+    string_type: Literal["decimal", "dms", "nmea"] = param("decimal", type_name="gpsFormat")
+    """Output format: decimal degrees, degree/minute/second text, or NMEA 0183 GGA + RMC sentences."""
+    update_rate_hz: float = param(1.0, kind="positive")
+    """Fixes per second (NEO-6M: up to 5)."""
+    accuracy_m: float = param(2.5, kind="nonNegative")
+    """Horizontal accuracy when `noise` is on: RMS horizontal error, metres (each of east and north
+    gets 1-sigma accuracy/sqrt(2); vertical 1.5 times the accuracy)."""
+    bandwidth_hz: float = param(0.01, kind="positive")
+    """Bandwidth of the position error: the error is a first-order Gauss-Markov process with
+    correlation time 1 / (2·pi·bandwidth), so it wanders slowly like a real receiver's, Hz."""
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 """UTC date and time of simulated time 0, for NMEA time stamps."""
@@ -88,8 +108,15 @@ def dms_text(lat: float, lon: float) -> str:
 
 class GpsSensor(Sensor):
     TYPE = "gps"
+    TITLE = "GPS"
+    DEFINITION = GpsConfig
     FIELDS = ("latitude", "longitude", "altitude")
     config: GpsConfig
+
+    def hud_text(self, reading: Any) -> str:
+        if not isinstance(reading, tuple) or len(reading) != 3:
+            return super().hud_text(reading)
+        return f"{reading[0]:.6f}°, {reading[1]:.6f}°, {reading[2]:.1f} m"
 
     def __init__(self, config: GpsConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)

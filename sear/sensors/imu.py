@@ -12,13 +12,67 @@ the full-scale range; quantised at the part's resolution.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
+from sear.fields import param
 from sear.sensors.base import STANDARD_GRAVITY, ImuNoise, RayHits, Sensor
-from sear.sensors.config import AccelerometerConfig, GyroscopeConfig
+from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
+
+NOISE = "noise"
+
+
+@dataclass
+class AccelerometerConfig(SensorConfig):
+    """MEMS accelerometer (e.g. ADXL335, MPU-6050): body-frame specific force, +1 g up at rest."""
+
+    TYPE: ClassVar[str] = "accelerometer"
+
+    axes: str = param("xyz", kind="axes", widget="axes")
+    """Which of the sensor's axes it measures (a subset of 'xyz'); others read 0."""
+    resolution_mv_per_g: float = param(300.0, kind="positive", label="Sensitivity")
+    """Sensitivity of the analog output, mV/g (ADXL335: 300). With `adc_step_mv` it sets the step."""
+    adc_step_mv: float = param(0.0, kind="nonNegative", label="ADC step")
+    """Step of the ADC reading the output, mV (3.3 V / 1024 = 3.22); 0 = no quantisation."""
+    accuracy_pct: float = param(0.0, kind="percent", label="Accuracy (scale error)", group=NOISE)
+    """Sensitivity (scale factor) error, percent; drawn once per run when `noise` is on."""
+    bandwidth_hz: float = param(50.0, kind="positive")
+    """Output bandwidth, Hz; a sample is taken every 1/bandwidth seconds."""
+    max_range_g: float = param(3.0, kind="positive")
+    """Full-scale range, g: readings are clipped to +-this."""
+    noise_stddev_mps2: float = param(0.0, kind="nonNegative", group=NOISE)
+    """1-sigma white noise per sample, m/s²."""
+    bias_stddev_mps2: float = param(0.0, kind="nonNegative", group=NOISE)
+    """1-sigma of the constant bias drawn once per run, m/s²."""
+    bias_walk_mps2: float = param(0.0, kind="nonNegative", label="Bias random walk (per √s)", group=NOISE)
+    """Bias random walk, m/s² per sqrt(second)."""
+
+
+@dataclass
+class GyroscopeConfig(SensorConfig):
+    """MEMS gyroscope (e.g. MPU-6050): body-frame angular rate."""
+
+    TYPE: ClassVar[str] = "gyroscope"
+
+    axes: str = param("xyz", kind="axes", widget="axes")
+    resolution_dps: float = param(0.0, kind="nonNegative")
+    """Smallest step of the reading, deg/s (MPU-6050 at +-250: 1/131); 0 = no quantisation."""
+    accuracy_pct: float = param(0.0, kind="percent", label="Accuracy (scale error)", group=NOISE)
+    """Sensitivity (scale factor) error, percent; drawn once per run when `noise` is on."""
+    bandwidth_hz: float = param(50.0, kind="positive")
+    """Output bandwidth, Hz; a sample is taken every 1/bandwidth seconds."""
+    max_range_dps: float = param(250.0, kind="positive")
+    """Full-scale range, deg/s: readings are clipped to +-this."""
+    output_unit: Literal["deg/s", "rad/s"] = param("rad/s", type_name="gyroUnit")
+    noise_stddev_dps: float = param(0.0, kind="nonNegative", group=NOISE)
+    """1-sigma white noise per sample, deg/s."""
+    bias_stddev_dps: float = param(0.0, kind="nonNegative", group=NOISE)
+    """1-sigma of the constant bias drawn once per run, deg/s."""
+    bias_walk_dps: float = param(0.0, kind="nonNegative", label="Drift (bias walk per √s)", group=NOISE)
+    """Drift: bias random walk, deg/s per sqrt(second)."""
 
 GRAVITY_Z = -9.81
 """The simulated world's gravity along z, m/s² (sear.physics.world uses 9.81 m/s²)."""
@@ -78,16 +132,32 @@ class Vector3(NamedTuple):
     z: float
 
 
+def _vector_text(reading: Any, unit: str) -> str | None:
+    """'+0.000 +0.000 +9.810 m/s²' for a three-axis reading; None for anything else."""
+    if not isinstance(reading, tuple) or len(reading) != 3:
+        return None
+    try:
+        x, y, z = (float(v) for v in reading)
+    except (TypeError, ValueError):
+        return None
+    return f"{x:+7.3f} {y:+7.3f} {z:+7.3f} {unit}"
+
+
 class AccelerometerSensor(Sensor):
     TYPE = "accelerometer"
+    TITLE = "Accelerometer"
+    DEFINITION = AccelerometerConfig
     FIELDS = ("x", "y", "z")
     config: AccelerometerConfig
+
+    def hud_text(self, reading: Any) -> str:
+        return _vector_text(reading, "m/s²") or super().hud_text(reading)
 
     def __init__(self, config: AccelerometerConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
         self.noise = ImuNoise(rng, config.noise, white=config.noise_stddev_mps2, bias=config.bias_stddev_mps2,
                               walk=config.bias_walk_mps2, scale_pct=config.accuracy_pct)
-        self.mask = tuple(a in config.axes for a in "xyz")
+        self.mask = ("x" in config.axes, "y" in config.axes, "z" in config.axes)
         self.prev_velocity: tuple[float, float, float] | None = None
         self.limit = config.max_range_g * STANDARD_GRAVITY
         step_g = config.adc_step_mv / config.resolution_mv_per_g if config.adc_step_mv > 0 else 0.0
@@ -125,14 +195,19 @@ def _rotation_vector(r: Matrix) -> tuple[float, float, float]:
 
 class GyroscopeSensor(Sensor):
     TYPE = "gyroscope"
+    TITLE = "Gyroscope"
+    DEFINITION = GyroscopeConfig
     FIELDS = ("x", "y", "z")
     config: GyroscopeConfig
+
+    def hud_text(self, reading: Any) -> str:
+        return _vector_text(reading, self.config.output_unit) or super().hud_text(reading)
 
     def __init__(self, config: GyroscopeConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
         self.noise = ImuNoise(rng, config.noise, white=config.noise_stddev_dps, bias=config.bias_stddev_dps,
                               walk=config.bias_walk_dps, scale_pct=config.accuracy_pct)
-        self.mask = tuple(a in config.axes for a in "xyz")
+        self.mask = ("x" in config.axes, "y" in config.axes, "z" in config.axes)
         self.prev_rotation: Matrix | None = None
         self._mount = _floats(self.mount_rotation)
 

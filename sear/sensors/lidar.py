@@ -10,12 +10,58 @@ hold None). Several layers tilt the fan by their vertical angles; the reading is
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
+from sear.fields import param
 from sear.sensors.base import RayHits, Sensor
-from sear.sensors.config import LidarConfig
+from sear.sensors.config import SensorConfig
 from sear.state import VehicleState
+
+
+@dataclass
+class LidarConfig(SensorConfig):
+    """Scanning laser range finder (e.g. SICK LMS200, Hokuyo URG-04LX).
+
+    A planar scan from 0 to `spread_deg` in steps of `angle_step_deg` (180 at 0.5 gives 360
+    readings: 0, 0.5 ... 179.5), centred on the sensor's forward axis, counter-clockwise.
+    """
+
+    TYPE: ClassVar[str] = "lidar"
+
+    angle_step_deg: float = param(0.5, kind="positive")
+    """Angle between readings, degrees (> 0)."""
+    max_range_m: float = param(8.0, kind="positive")
+    """Maximum sensing distance, metres."""
+    min_range_m: float = param(0.0, kind="nonNegative")
+    """Nearer hits are not reported, metres."""
+    resolution_mm: float = param(10.0, kind="nonNegative")
+    """Range resolution (quantisation step), mm."""
+    spread_deg: float = param(180.0, kind="angle360")
+    """Scan angle, degrees (0 < spread <= 360)."""
+    update_rate_hz: float = param(10.0, kind="positive")
+    """Scans per second."""
+    layers_deg: tuple[float, ...] = param((0.0,), label="Layers (vertical angles, °)", unit="°")
+    """Vertical angles of the scan layers, degrees above the sensor plane; one layer = planar."""
+    sick_format: bool = param(False, label="SICK LMS2xx packing")
+    """Also provide each scan packed as SICK LMS2xx 16-bit distance values."""
+    noise_stddev_mm: float = param(0.0, kind="nonNegative", group="noise")
+    """1-sigma Gaussian range noise when `noise` is on, mm."""
+
+    def problems(self) -> list[tuple[str, str]]:
+        problems = []
+        if self.min_range_m >= self.max_range_m:
+            problems.append(("min_range_m", f"the minimum range ({self.min_range_m} m) must be less than "
+                                            f"the maximum range ({self.max_range_m} m)."))
+        if self.angle_step_deg > self.spread_deg:
+            problems.append(("angle_step_deg", f"the angle between readings ({self.angle_step_deg}°) is larger "
+                                               f"than the spread angle ({self.spread_deg}°)."))
+        if self.spread_deg / self.angle_step_deg * len(self.layers_deg) > 16_383:
+            problems.append(("angle_step_deg", "the scan needs more than 16,383 rays; use a larger angle "
+                                               "between readings or fewer layers."))
+        return problems
 
 SICK_NO_RETURN = 0x1FFF
 """LMS2xx value for 'no reflection / out of range' (13 bits of distance all set)."""
@@ -39,7 +85,11 @@ def sick_lms2xx(distances_m: np.ndarray, max_range_m: float) -> np.ndarray:
 
 class LidarSensor(Sensor):
     TYPE = "lidar"
+    TITLE = "LIDAR"
+    DEFINITION = LidarConfig
     FIELDS = ("min",)
+    PLOTTED = ()
+    HAS_ARRAYS = True
     config: LidarConfig
 
     def __init__(self, config: LidarConfig, rng: np.random.Generator, context) -> None:
@@ -71,7 +121,46 @@ class LidarSensor(Sensor):
         if cfg.sick_format:
             self.sick = sick_lms2xx(self.reading, cfg.max_range_m)
 
-    def log_values(self) -> list[str]:
-        if self.reading is None or np.all(np.isnan(self.reading)):
+    # --- presentation ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _scan(reading: Any) -> np.ndarray | None:
+        if reading is None:
+            return None
+        scan = np.asarray(reading, dtype=float)
+        return scan if scan.size else None
+
+    def log_cells(self, reading: Any) -> list[str]:
+        """The nearest return of the scan, m ('' when nothing is in range)."""
+        scan = self._scan(reading)
+        if scan is None or np.all(np.isnan(scan)):
             return [""]
-        return [format(float(np.nanmin(self.reading)), ".10g")]
+        return [format(float(np.nanmin(scan)), ".10g")]
+
+    def hud_text(self, reading: Any) -> str:
+        scan = self._scan(reading)
+        if scan is None:
+            return "—"
+        if np.all(np.isnan(scan)):
+            return "no returns"
+        return f"{np.count_nonzero(~np.isnan(scan))} returns, nearest {np.nanmin(scan):.2f} m"
+
+    def arrays(self, reading: Any) -> dict[str, np.ndarray]:
+        """The scan as `ranges` (m, float32, NaN = no return)."""
+        return {"ranges": np.array(reading, dtype=np.float32)}
+
+    def plot_points(self, reading: Any) -> np.ndarray | None:
+        """The returns of the scan's middle layer, x right and y ahead of the sensor, m."""
+        scan = self._scan(reading)
+        if scan is None:
+            return None
+        ranges = np.atleast_2d(scan)[-1 if scan.ndim == 1 else len(scan) // 2]
+        angles = np.radians(scan_angles_deg(self.config) - self.config.spread_deg / 2.0)
+        ok = ~np.isnan(ranges)
+        return np.column_stack([-ranges[ok] * np.sin(angles[ok]), ranges[ok] * np.cos(angles[ok])])
+
+    def plot_extent(self) -> tuple[float, tuple[float, float] | None, bool]:
+        cfg = self.config
+        angles = np.radians(scan_angles_deg(cfg) - cfg.spread_deg / 2.0)
+        edges = (float(angles[0]), float(angles[-1])) if cfg.spread_deg < 360.0 else None
+        return float(cfg.max_range_m), edges, cfg.spread_deg > 180

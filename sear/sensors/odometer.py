@@ -8,13 +8,38 @@ reversing); distance = ticks / ticks_per_rev * 2·pi·radius, with the radius th
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from sear.fields import param
+from sear.project import WHEEL_IDS
 from sear.sensors.base import RayHits, Sensor
-from sear.sensors.config import OdometerConfig
+from sear.sensors.config import SensorConfig
 from sear.state import VehicleState
+
+
+@dataclass
+class OdometerConfig(SensorConfig):
+    """Wheel encoder odometer: distance travelled from wheel rotation, so slip shows as error."""
+
+    TYPE: ClassVar[str] = "odometer"
+
+    ticks_per_rev: int = param(360, kind="positiveInt", label="Ticks per revolution")
+    """Encoder ticks per wheel revolution (> 0)."""
+    wheel_radius_m: float = param(0.0, kind="nonNegative")
+    """Wheel radius the odometer assumes, metres; 0 = the simulated wheel's true radius."""
+    wheels: tuple[str, ...] = param(("left_rear", "right_rear"), choices=WHEEL_IDS, type_name="wheelId",
+                                    kind="wheelList")
+    """Wheels whose rotation is averaged (ids from sear.project.WHEEL_IDS)."""
+    update_rate_hz: float = param(50.0, kind="positive")
+
+    def problems(self) -> list[tuple[str, str]]:
+        unknown = [w for w in self.wheels if w not in WHEEL_IDS]
+        if unknown:
+            return [("wheels", f"unknown wheel(s) {', '.join(unknown)}; use {', '.join(WHEEL_IDS)}.")]
+        return []
 
 
 class Odometry(NamedTuple):
@@ -26,8 +51,16 @@ class Odometry(NamedTuple):
 
 class OdometerSensor(Sensor):
     TYPE = "odometer"
+    TITLE = "Odometer"
+    DEFINITION = OdometerConfig
     FIELDS = ("distance", "ticks")
+    PLOTTED = ("distance",)
     config: OdometerConfig
+
+    def hud_text(self, reading: Any) -> str:
+        if not isinstance(reading, Odometry):
+            return super().hud_text(reading)
+        return f"{reading.distance:.3f} m ({reading.ticks} ticks)"
 
     def __init__(self, config: OdometerConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)

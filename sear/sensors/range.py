@@ -13,12 +13,80 @@ the resolution).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from sear.sensors.base import RayHits, Sensor
-from sear.sensors.config import InfraredConfig, UltrasonicConfig
+from sear.fields import param
+from sear.sensors.base import Preview, RayHits, Sensor
+from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
+
+ANALOG = {"output": "analog"}
+DIGITAL = {"output": "digital"}
+
+
+@dataclass
+class InfraredConfig(SensorConfig):
+    """Infrared range sensor (e.g. Sharp GP2D12 analog, GP2D15 digital): a cone of rays.
+
+    Analog output reports the closest hit in metres; digital output reports True when something is
+    within `switching_distance_cm`, and uses only the beam width and switching distance.
+    """
+
+    TYPE: ClassVar[str] = "infrared"
+
+    output: Literal["analog", "digital"] = param("analog", type_name="irOutput")
+    beam_width_cm: float = param(6.0, kind="positive")
+    """Beam diameter at its widest point, cm (> 0)."""
+    min_range_cm: float = param(10.0, kind="nonNegative", visible_when=ANALOG)
+    """Minimum sensing distance, cm: nearer hits are not reported (analog)."""
+    max_range_cm: float = param(80.0, kind="positive", visible_when=ANALOG)
+    """Maximum sensing distance, cm: the length of every ray (analog)."""
+    resolution_cm: float = param(1.0, kind="positive", visible_when=ANALOG)
+    """Ray spacing around each cone and cone-to-cone diameter step, cm (> 0)."""
+    switching_distance_cm: float = param(24.0, kind="positive", visible_when=DIGITAL)
+    """Digital output: reports True when an object is nearer than this, cm."""
+    update_rate_hz: float = param(26.0, kind="positive")
+    """Samples per second (GP2D12: one every 38 ms)."""
+    noise_stddev_cm: float = param(0.0, kind="nonNegative", group="noise", visible_when=ANALOG)
+    """1-sigma Gaussian distance noise when `noise` is on, cm."""
+
+    def problems(self) -> list[tuple[str, str]]:
+        return _range_problems(self)
+
+
+@dataclass
+class UltrasonicConfig(SensorConfig):
+    """Ultrasonic range sensor (e.g. MaxBotix LV-EZ1): a cone of rays that ignores oblique surfaces."""
+
+    TYPE: ClassVar[str] = "ultrasonic"
+
+    beam_width_cm: float = param(60.0, kind="positive")
+    """Beam diameter at its widest point, cm (> 0)."""
+    min_range_cm: float = param(15.24, kind="nonNegative")
+    """Minimum sensing distance, cm."""
+    max_range_cm: float = param(645.0, kind="positive")
+    """Maximum sensing distance, cm: the length of every ray."""
+    resolution_cm: float = param(2.54, kind="positive")
+    """Ray spacing and cone step, cm (> 0); also the reading's quantisation (LV-EZ1: 1 inch)."""
+    update_rate_hz: float = param(20.0, kind="positive")
+    """Samples per second."""
+    max_incidence_deg: float = param(22.5, kind="incidence", label="Max incidence")
+    """Hits whose surface normal is more than this from the ray are not echoed back, degrees."""
+    noise_stddev_cm: float = param(0.0, kind="nonNegative", group="noise")
+    """1-sigma Gaussian distance noise when `noise` is on, cm."""
+
+    def problems(self) -> list[tuple[str, str]]:
+        return _range_problems(self)
+
+
+def _range_problems(sensor: InfraredConfig | UltrasonicConfig) -> list[tuple[str, str]]:
+    if sensor.min_range_cm >= sensor.max_range_cm:
+        return [("min_range_cm", f"the minimum range ({sensor.min_range_cm} cm) must be less than "
+                                 f"the maximum range ({sensor.max_range_cm} cm).")]
+    return []
 
 
 def cone_radii(beam_width: float, resolution: float) -> list[float]:
@@ -52,8 +120,33 @@ def ray_count(beam_width: float, resolution: float) -> int:
 class _ConeSensor(Sensor):
     """Shared by infrared and ultrasonic: cast the cone, keep the nearest acceptable hit."""
 
+    FIELDS = ("distance",)
     length_m: float
     min_m: float
+
+    def hud_text(self, reading: Any) -> str:
+        if reading is None:
+            return f"nothing within {self.length_m:g} m" if self.last_sample_time is not None else "—"
+        if isinstance(reading, bool):
+            return "DETECTED" if reading else "clear"
+        return f"{reading:.3f} m"
+
+    @classmethod
+    def preview(cls, config: SensorConfig) -> Preview:
+        """The rays where the beam ends, seen along it (cm, the form's unit)."""
+        digital = getattr(config, "output", "analog") == "digital"
+        length_cm = config.switching_distance_cm if digital else config.max_range_cm  # type: ignore[attr-defined]
+        beam_cm, res_cm = config.beam_width_cm, config.resolution_cm  # type: ignore[attr-defined]
+        beam, res = beam_cm / 100.0, res_cm / 100.0
+        ends = cone_directions(beam, length_cm / 100.0, res) * length_cm
+        circle = np.linspace(0, 2 * np.pi, 90)
+        count = ray_count(beam, res)
+        rate = config.update_rate_hz  # type: ignore[attr-defined]
+        return Preview(
+            title="Rays at the end of the beam", x_label="y, across the beam (cm)", y_label="z, across the beam (cm)",
+            points=ends[:, 1:3], outline=np.column_stack([beam_cm / 2 * np.cos(circle), beam_cm / 2 * np.sin(circle)]),
+            caption=f"{count} rays per sample ({count * rate:,.0f} rays/s at {rate:g} Hz), each {length_cm:g} cm long; "
+                    f"the circle is the beam's {beam_cm:g} cm width.")
 
     def _setup(self, beam_cm: float, range_cm: float, resolution_cm: float, min_cm: float) -> None:
         self.length_m = range_cm / 100.0
@@ -81,13 +174,18 @@ class _ConeSensor(Sensor):
 
 class InfraredSensor(_ConeSensor):
     TYPE = "infrared"
-    FIELDS = ("distance",)
+    TITLE = "Infrared"
+    DEFINITION = InfraredConfig
     config: InfraredConfig
+
+    @property
+    def log_fields(self) -> tuple[str, ...]:
+        """`distance` (m) for analog output, `detected` (1 or 0) for digital."""
+        return ("detected",) if self.config.output == "digital" else self.FIELDS
 
     def __init__(self, config: InfraredConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
         if config.output == "digital":
-            self.FIELDS = ("detected",)
             self._setup(config.beam_width_cm, config.switching_distance_cm, config.resolution_cm, 0.0)
         else:
             self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, config.min_range_cm)
@@ -106,7 +204,8 @@ class InfraredSensor(_ConeSensor):
 
 class UltrasonicSensor(_ConeSensor):
     TYPE = "ultrasonic"
-    FIELDS = ("distance",)
+    TITLE = "Ultrasonic"
+    DEFINITION = UltrasonicConfig
     config: UltrasonicConfig
 
     def __init__(self, config: UltrasonicConfig, rng: np.random.Generator, context) -> None:

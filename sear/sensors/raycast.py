@@ -1,4 +1,7 @@
-"""The one place SEAR casts rays: every ray of every sensor of a tick goes through here in one batch.
+"""Where the sensors cast their rays: every ray of every sensor due on a tick goes through here in one batch.
+
+(The physics casts rays of its own: the raycast vehicle's wheel rays in sear.physics.vehicle and the
+terrain height look-ups in sear.physics.world.)
 
 pybullet's rayTestBatch takes at most 16,383 rays per call (a numpy batch of exactly 16,384 silently
 returns nothing), so larger batches are split. The robot never sees itself: its bodies carry the

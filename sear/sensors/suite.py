@@ -15,9 +15,7 @@ from typing import Any
 import numpy as np
 
 from sear.errors import SearError
-
-# Importing the modules registers their sensor classes.
-from sear.sensors import compass, gps, imu, lidar, odometer, range  # noqa: F401
+from sear.sensors import registry
 from sear.sensors.base import RayHits, Sensor, SensorContext
 from sear.sensors.config import SensorConfig
 from sear.sensors.raycast import RayCaster
@@ -37,7 +35,7 @@ class SensorSuite:
         context = SensorContext(origin=origin)
         self.sensors: list[Sensor] = []
         for config in configs:
-            cls = Sensor.registry.get(config.TYPE)
+            cls = registry.model(config.TYPE)
             if cls is None:
                 raise SearError(f"no sensor model for type {config.TYPE!r}")
             self.sensors.append(cls(config, rng, context))
@@ -96,7 +94,8 @@ class SensorSuite:
 
     def read(self, name: str) -> Any:
         """Latest reading of sensor `name`, or None before its first sample / with nothing in range."""
-        return self.sensor(name).reading
+        sensor = self.sensor(name)
+        return sensor.value(sensor.reading)
 
     def update(self, state: VehicleState) -> list[Sensor]:
         """Sample every sensor whose period is due at state.time, all their rays in one batch; returns the
@@ -118,7 +117,7 @@ class SensorSuite:
                 starts, ends = rays
                 fraction, raw = self.caster.cast(starts, ends, parent=self.body)
             else:
-                world = [sensor.rays(state) for sensor in casting]
+                world = [rays for rays in map(lambda s: s.rays(state), casting) if rays is not None]
                 fraction, raw = self.caster.cast(np.concatenate([w[0] for w in world]),
                                                  np.concatenate([w[1] for w in world]))
             by_name = self._hits_by_sensor
@@ -144,7 +143,8 @@ class SensorSuite:
         return due
 
     def log_columns(self) -> list[str]:
-        return [f"{s.name}.{field}" for s in self.sensors for field in s.FIELDS]
+        """The CSV columns of the sensors: `<name>.<field>` for each sensor's log fields."""
+        return [f"{s.name}.{field}" for s in self.sensors for field in s.log_fields]
 
     def log_values(self) -> list[str]:
         """CSV cells of every sensor's latest reading; each sensor's are formatted once per sample."""
@@ -156,7 +156,3 @@ class SensorSuite:
                 mine = cells[i] = sensor.log_values()
             out.extend(mine)
         return out
-
-    def lidar_scans(self) -> dict[str, np.ndarray]:
-        """Latest scan of each LIDAR that has sampled (metres, NaN = no return)."""
-        return {s.name: s.reading for s in self.sensors if s.TYPE == "lidar" and s.reading is not None}

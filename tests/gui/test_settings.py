@@ -186,6 +186,17 @@ def test_recent_projects_persist(window, answers, demo_copy):
     assert any(a.text() == str(demo_copy / "demo.prj") for a in window.recent_menu.actions())
 
 
+def test_a_single_recent_project_read_back_as_text_stays_one_entry(window, answers, demo_copy, tmp_path):
+    # After a restart QSettings reads a one-entry list back as a plain string.
+    other = tmp_path / "elsewhere.prj"
+    window.settings.setValue("recent", str(other))
+    window._update_recent_menu()
+    assert [a.text() for a in window.recent_menu.actions()] == [str(other)]
+    answers.open_path = str(demo_copy / "demo.prj")
+    window.open_project()
+    assert [a.text() for a in window.recent_menu.actions()] == [str(demo_copy / "demo.prj"), str(other)]
+
+
 def test_simulate_runs_the_demo_in_its_own_process_and_stop_ends_it(window, answers, demo_copy, qtbot):
     answers.open_path = str(demo_copy / "demo.prj")
     window.open_project()

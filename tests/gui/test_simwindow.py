@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -85,24 +86,51 @@ def test_enter_resets_and_space_starts_user_code(window):
     assert "demo: route of 4 corners" in w.console.toPlainText()  # printed by init() before the window
 
 
-def test_hud_shows_the_values_a_headless_run_logs(window, demo_copy, tmp_path):
+def _hud_line(w, name: str) -> str:
+    """The HUD label's line for sensor `name`, as the user sees it."""
+    lines = [line for line in w.hud.text().splitlines() if line.split(" ", 1)[0] == name]
+    assert len(lines) == 1, w.hud.text()
+    return lines[0][len(name):].strip()
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(v) for v in re.findall(r"[-+]?\d+\.\d+", text)]
+
+
+def test_hud_shows_readings_of_the_robot_at_rest(window):
     w = window
-    w.simulation.reset()
-    # A headless run with the same seed, user code started at the same simulated time.
-    headless = Simulation(Project.load(demo_copy / "demo.prj"), seed=4, log_path=tmp_path / "h.csv")
-    headless.run(2.0)
-    headless.reset()
-    w.start_user_code()
-    headless.start_user_code()
-    w.advance(3.0)
-    headless.run(3.0)
-    headless.close()
-    with open(tmp_path / "h.csv", newline="") as fh:
-        last = list(csv.DictReader(fh))[-1]
-    assert float(last["time"]) == pytest.approx(w.simulation.world.time)
-    hud = w.hud_values()
-    assert hud == {k: last[k] for k in hud}
-    assert "gps" in w.hud.text() and "m/s²" in w.hud.text()
+    w.timer.stop()
+    w.advance(1.0)  # settled since the fixture's 2 s: at rest, level on flat ground, facing east
+    state = w.simulation.state
+    assert np.linalg.norm(state.linear_velocity) < 0.05
+    x, y, z, qw = (float(c) for c in (*state.orientation[:3], state.orientation[3]))
+    # The world's up axis in the body frame (third row of the body's rotation matrix), from the quaternion.
+    up_in_body = np.array([2 * (x * z - qw * y), 2 * (y * z + qw * x), 1 - 2 * (x * x + y * y)])
+    ax, ay, az = _numbers(_hud_line(w, "accel"))
+    # At rest an accelerometer feels the ground push up: +9.81 m/s² along up (1 % scale error, noise on).
+    assert np.allclose([ax, ay, az], 9.81 * up_in_body, atol=0.35), (ax, ay, az)
+    assert az > 9.4 and "m/s²" in _hud_line(w, "accel")
+    yaw = quaternion_to_euler(state.orientation)[2]  # counter-clockwise from east
+    heading = _numbers(_hud_line(w, "compass"))[0]  # clockwise from north
+    expected = (90.0 - math.degrees(yaw)) % 360.0
+    assert abs((heading - expected + 180.0) % 360.0 - 180.0) < 4.0 and "°" in _hud_line(w, "compass")
+    lat, lon, _alt = _numbers(_hud_line(w, "gps"))
+    # Metres north/east of the terrain centre (35.3 N, 80.7 W) to degrees: 1 m of noise is ~1e-5 degrees.
+    north, east = float(state.position[1]), float(state.position[0])
+    assert lat == pytest.approx(35.3 + north / 110_950.0, abs=1e-4)
+    assert lon == pytest.approx(-80.7 + east / (111_320.0 * math.cos(math.radians(35.3))), abs=1e-4)
+    assert "returns, nearest" in _hud_line(w, "lidar") or _hud_line(w, "lidar") == "no returns"
+    assert _hud_line(w, "odometer").endswith("ticks)")
+
+
+def test_hud_survives_readings_of_any_shape(window):
+    w = window
+    w.timer.stop()
+    sensor = w.simulation.sensors.sensor("gps")
+    for odd in ((1.0, 2.0), "text", np.zeros(3), {"a": 1}):
+        sensor.reading = odd
+        w._update_hud()
+        assert _hud_line(w, "gps")  # some text, no exception
 
 
 def test_sensor_rays_toggle(window):

@@ -131,12 +131,12 @@ def test_presets_fill_the_datasheet_fields(wizard):
 
 def test_digital_infrared_shows_only_its_fields_and_the_cone_is_drawn(wizard):
     form = wizard.forms[0]
-    assert "55 rays per sample" in form.cone_count.text()  # GP2D12 defaults: 6 cm beam, 1 cm resolution
+    assert "55 rays per sample" in form.preview_caption.text()  # GP2D12 defaults: 6 cm beam, 1 cm resolution
     output = form.editors["output"]
     output.setCurrentIndex(output.findData("digital"))
     assert not form.editors["max_range_cm"].isVisible() and form.editors["switching_distance_cm"].isVisible()
     form.editors["beam_width_cm"].setValue(10.0)
-    assert f"{ray_count(0.10, 0.01)} rays per sample" in form.cone_count.text()
+    assert f"{ray_count(0.10, 0.01)} rays per sample" in form.preview_caption.text()
 
 
 def test_select_edit_duplicate_remove(wizard):
