@@ -310,11 +310,12 @@ class Simulation:
 
     def start_user_code(self) -> None:
         """Start main_loop / run(sim) (Space in the window; at once in headless runs)."""
-        if self.user_started or self.runner is None:
+        runner = self.runner
+        if self.user_started or runner is None:
             return
         self.user_started = True
-        if self.runner.program is not None and self.runner.program.blocking:
-            self._guard(lambda: self.runner.start_blocking(self.sim))
+        if runner.program is not None and runner.program.blocking:
+            self._guard(lambda: runner.start_blocking(self.sim))
 
     def reset(self) -> None:
         """Put the robot back at its start pose (Enter in the window)."""
@@ -365,9 +366,9 @@ class Simulation:
                         self.log.add_arrays(sensor.name, world.time, sensor.arrays(sensor.reading))
         control = self.steps % self.control_every == 0
         if control:
-            if self.user_code_running and not self.stuck:
-                runner = self.runner
-                if runner.program.blocking:
+            runner = self.runner
+            if runner is not None and self.user_code_running and not self.stuck:
+                if runner.program is not None and runner.program.blocking:
                     self._guard(runner.resume)
                 else:
                     self._guard(lambda: runner.call("main_loop", self.sim))
