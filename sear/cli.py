@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -32,16 +31,6 @@ DEMO_PROJECT = DEMO_DIR / "demo.prj"
 def _error(message: str) -> int:
     print(f"sear: {message}", file=sys.stderr)
     return EXIT_USER_ERROR
-
-
-def has_display() -> bool:
-    """Whether a window can be shown: an X11 or Wayland display, or a Qt platform chosen explicitly that
-    needs no display server (e.g. QT_QPA_PLATFORM=offscreen). xcb or wayland without their server would
-    make Qt abort, so they do not count."""
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
-        return True
-    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
-    return bool(platform) and platform not in ("xcb", "wayland", "wayland-egl")
 
 
 # --- subcommands ---------------------------------------------------------------------------------
@@ -94,7 +83,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sear.runtime import run_from_cli
+    from sear.launcher import run_from_cli
 
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
@@ -103,6 +92,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
+    from sear.launcher import has_display, run_from_cli
+
     project = Path(args.project) if args.project else None
     target = project or DEMO_PROJECT
     if not has_display():
@@ -115,8 +106,6 @@ def cmd_gui(args: argparse.Namespace) -> int:
     print(f"sear: {reason}; running {target} headless for 20 simulated seconds instead.", flush=True)
     if target == DEMO_PROJECT:
         ensure_demo_models(DEMO_DIR)
-    from sear.runtime import run_from_cli
-
     return run_from_cli(target, headless=True, duration=20.0, log=None, seed=0, realtime=False)
 
 

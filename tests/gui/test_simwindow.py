@@ -193,6 +193,28 @@ def test_a_user_code_error_shows_and_the_window_keeps_running(qtbot, demo_copy):
         simulation.close()
 
 
+def test_the_window_stops_exactly_at_its_duration_and_records_control_ticks(qtbot, demo_copy):
+    simulation = Simulation(Project.load(demo_copy / "demo.prj"))
+    w = SimulationWindow(simulation, duration=0.7)
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        w.actions["realtime"].setChecked(False)  # as fast as possible: up to a simulated second a frame
+        assert not w.realtime
+        for _ in range(200):
+            if not w.isVisible():
+                break
+            w.frame()
+        assert not w.isVisible()  # closed itself
+        assert simulation.steps == 168  # 0.7 s at 240 Hz, not a tick more
+        # The plots' history has a point per control tick (every 4th of them at 240/60 Hz).
+        assert len(w._history_t) == 168 // 4
+        assert list(w._history_t)[:2] == pytest.approx([4 / 240, 8 / 240])
+    finally:
+        w.timer.stop()
+        simulation.close()
+
+
 def test_closing_the_window_exits_with_status_0(demo_copy):
     env = dict(os.environ)
     log = demo_copy / "window.csv"
