@@ -17,6 +17,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from sear import __version__
 from sear.errors import SearError
@@ -112,7 +113,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
 # --- parsing -------------------------------------------------------------------------------------
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit status 2 for usage errors, as documented
+    def error(self, message: str) -> NoReturn:  # exit status 2 for usage errors, as documented
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 

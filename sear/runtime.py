@@ -114,7 +114,7 @@ class CsvLog:
         if not self._file.closed:
             self._file.close()
             if self.arrays:
-                out = {}
+                out: dict[str, Any] = {}
                 for name, (times, by_key) in self.arrays.items():
                     out[f"{name}.time"] = np.array(times)
                     for key, arrays in by_key.items():
@@ -181,7 +181,9 @@ class Sim:
     def pose(self) -> Pose:
         """Ground-truth pose (for debugging; a real robot has only its sensors)."""
         state = self._s.state
-        return Pose(*(float(v) for v in state.position), *quaternion_to_euler(state.orientation))
+        x, y, z = state.position.tolist()
+        roll, pitch, yaw = quaternion_to_euler(state.orientation)
+        return Pose(x, y, z, roll, pitch, yaw)
 
     @property
     def speed(self) -> float:

@@ -117,7 +117,7 @@ class SimView(gl.GLViewWidget):
     def __init__(self, window: SimulationWindow) -> None:
         super().__init__()
         self.window = window
-        self.held: set[int] = set()
+        self.held: set[Qt.Key] = set()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
     def keyPressEvent(self, event) -> None:
@@ -301,7 +301,8 @@ class SimulationWindow(QMainWindow):
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Simulation")
         bar.setObjectName("simulation-toolbar")
-        self.actions: dict[str, QAction] = {}
+        self.commands: dict[str, QAction] = {}
+        """The window's menu and toolbar actions by name (not QWidget.actions(), the list Qt keeps)."""
 
         def add(key: str, text: str, checkable: bool, slot, shortcut: str | None = None, checked: bool = False):
             action = QAction(text, self)
@@ -311,7 +312,7 @@ class SimulationWindow(QMainWindow):
                 action.setShortcut(QKeySequence(shortcut))
             (action.toggled if checkable else action.triggered).connect(slot)
             bar.addAction(action)
-            self.actions[key] = action
+            self.commands[key] = action
             return action
 
         add("start", "Start user code (Space)", False, lambda: self.start_user_code())
@@ -348,7 +349,7 @@ class SimulationWindow(QMainWindow):
         elif key == Qt.Key.Key_Space:
             self.start_user_code()
         elif key == Qt.Key.Key_F1:
-            self.actions["help"].toggle()
+            self.commands["help"].toggle()
         else:
             return False
         return True
@@ -376,8 +377,8 @@ class SimulationWindow(QMainWindow):
         self.pacer.restart()
 
     def single_step(self) -> None:
-        if not self.actions["pause"].isChecked():
-            self.actions["pause"].setChecked(True)
+        if not self.commands["pause"].isChecked():
+            self.commands["pause"].setChecked(True)
         self._advance_ticks(1)
         self.draw()
 
@@ -398,9 +399,9 @@ class SimulationWindow(QMainWindow):
                 chosen, _ = QFileDialog.getSaveFileName(self, "Record a log", str(start / "record.csv"),
                                                         "CSV logs (*.csv)")
                 if not chosen:
-                    self.actions["record"].blockSignals(True)
-                    self.actions["record"].setChecked(False)
-                    self.actions["record"].blockSignals(False)
+                    self.commands["record"].blockSignals(True)
+                    self.commands["record"].setChecked(False)
+                    self.commands["record"].blockSignals(False)
                     return
                 path = chosen
             self.simulation.start_log(path)
@@ -485,7 +486,7 @@ class SimulationWindow(QMainWindow):
         for index, obstacle in enumerate(world.obstacles):
             item = self.obstacle_items.get(index)
             if item is None:
-                item = _mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.actions["debug"].isChecked())
+                item = _mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.commands["debug"].isChecked())
                 self.view.addItem(item)
                 self.obstacle_items[index] = item
                 pos, orn = world.obstacle_pose(obstacle)
@@ -515,7 +516,8 @@ class SimulationWindow(QMainWindow):
         batches = list(self.simulation.sensors.rays_by_sensor.values())
         if not batches:
             return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
-        return tuple(np.concatenate(parts) for parts in zip(*batches, strict=True))
+        starts, ends, hits = (np.concatenate(parts) for parts in zip(*batches, strict=True))
+        return starts, ends, hits
 
     def _follow_camera(self, position: np.ndarray, orientation: np.ndarray) -> None:
         mode = self.camera_mode

@@ -136,7 +136,7 @@ def test_hud_survives_readings_of_any_shape(window):
 def test_sensor_rays_toggle(window):
     w = window
     assert not w.rays_item.visible()
-    w.actions["rays"].setChecked(True)
+    w.commands["rays"].setChecked(True)
     w.advance(0.2)
     starts, _ends, _hits = w.visible_rays()
     assert w.rays_item.visible() and len(w.rays_item.pos) == 2 * len(starts) > 0
@@ -145,7 +145,7 @@ def test_sensor_rays_toggle(window):
     ray_sensors = {s.name for s in suite.sensors if s.TYPE in ("infrared", "ultrasonic", "lidar")}
     assert set(suite.rays_by_sensor) == ray_sensors
     assert len(starts) == sum(len(r[0]) for r in suite.rays_by_sensor.values()) >= len(suite.last_rays[0])
-    w.actions["rays"].setChecked(False)
+    w.commands["rays"].setChecked(False)
     assert not w.rays_item.visible()
 
 
@@ -162,7 +162,7 @@ def test_record_writes_a_log(window, tmp_path):
 
 def test_pause_single_step_and_cameras(window):
     w = window
-    w.actions["pause"].setChecked(True)
+    w.commands["pause"].setChecked(True)
     t = w.simulation.world.time
     w.frame()
     assert w.simulation.world.time == t
@@ -199,7 +199,7 @@ def test_the_window_stops_exactly_at_its_duration_and_records_control_ticks(qtbo
     qtbot.addWidget(w)
     w.show()
     try:
-        w.actions["realtime"].setChecked(False)  # as fast as possible: up to a simulated second a frame
+        w.commands["realtime"].setChecked(False)  # as fast as possible: up to a simulated second a frame
         assert not w.realtime
         for _ in range(200):
             if not w.isVisible():
