@@ -55,8 +55,8 @@ def main() -> int:
         window = SimulationWindow(simulation)
         window.resize(1400, 880)
         window.show()
-        window.actions["rays"].setChecked(True)
-        window.actions["realtime"].setChecked(mode == "real time")
+        window.commands["rays"].setChecked(True)
+        window.commands["realtime"].setChecked(mode == "real time")
         # The window as a user has it: its own 15 ms timer runs frame() (simulate, then draw once) inside
         # Qt's event loop; count those frames.
         frames_done = []

@@ -32,7 +32,7 @@ def main(out: Path) -> int:
     window.start()
     window.timer.stop()  # stepped by hand to the chosen moment below
     window.start_user_code()
-    window.actions["rays"].setChecked(True)
+    window.commands["rays"].setChecked(True)
     window.advance(19.0)  # on the second leg, passing the tree at (6, 16) on its right
     window.timer.start(15)  # then a moment in real time, so the status bar shows measured frames/s
 

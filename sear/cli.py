@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from sear import __version__, resources
 from sear.errors import SearError
@@ -28,16 +28,6 @@ EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE = 0, 1, 2
 def _error(message: str) -> int:
     print(f"sear: {message}", file=sys.stderr)
     return EXIT_USER_ERROR
-
-
-def has_display() -> bool:
-    """Whether a window can be shown: an X11 or Wayland display, or a Qt platform chosen explicitly that
-    needs no display server (e.g. QT_QPA_PLATFORM=offscreen). xcb or wayland without their server would
-    make Qt abort, so they do not count."""
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
-        return True
-    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
-    return bool(platform) and platform not in ("xcb", "wayland", "wayland-egl")
 
 
 # --- subcommands ---------------------------------------------------------------------------------
@@ -79,7 +69,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sear.runtime import run_from_cli
+    from sear.launcher import run_from_cli
 
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
@@ -88,6 +78,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
+    from sear.launcher import has_display, run_from_cli
+
     project = Path(args.project) if args.project else None
     target = project or resources.demo_project()
     if not has_display():
@@ -98,15 +90,13 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
         return run_settings_app(project)
     print(f"sear: {reason}; running {target} headless for 20 simulated seconds instead.", flush=True)
-    from sear.runtime import run_from_cli
-
     return run_from_cli(target, headless=True, duration=20.0, log=None, seed=0, realtime=False)
 
 
 # --- parsing -------------------------------------------------------------------------------------
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit status 2 for usage errors, as documented
+    def error(self, message: str) -> NoReturn:  # exit status 2 for usage errors, as documented
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 

@@ -50,6 +50,11 @@ class UserCodeError(SearError):
     """The user's control code failed to load, raised, or did not return in time."""
 
 
+class StuckHookError(UserCodeError):
+    """A hook of the user code did not return within its time-out. Its thread cannot be stopped (Python
+    cannot kill a thread), so the run ends: the loop recognises this error by its class."""
+
+
 SETTINGS_TABS = {
     "terrain": "Terrain Model", "body": "Robot Body Model", "wheels": "Wheel Models",
     "dynamics": "Vehicle Dynamics", "code": "Code Setup", "simulation": "Code Setup",

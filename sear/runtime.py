@@ -4,6 +4,11 @@ One `Simulation.tick()` is one fixed physics step: inputs -> vehicle -> pybullet
 (each on its own period of simulated time) -> user code (every control tick, once started) -> log row.
 The window only adds a view and a keyboard around the same ticks, so a windowed run and a headless run
 with the same seed and inputs compute the same readings.
+
+`tick()` says what it did (a `TickResult`). The one loop around it is `Simulation.advance()`: a number of
+ticks, within a wall-time budget for a window's frame; `run(duration)` is that loop for a stretch of
+simulated time, optionally kept to the wall clock by a `Pacer`, which also tells a window's timer how many
+ticks are due. Choosing a window or none, the summary and the process's exit are sear.launcher's.
 """
 
 from __future__ import annotations
@@ -11,7 +16,6 @@ from __future__ import annotations
 import builtins
 import csv
 import math
-import os
 import sys
 import time as _time
 from collections import deque
@@ -21,9 +25,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sear.errors import ProjectError, UserCodeError
+from sear.errors import ProjectError, StuckHookError, UserCodeError
 from sear.physics.world import World
 from sear.project import Project
+from sear.sensors.base import Sensor
 from sear.sensors.config import SensorConfig, load_sensors
 from sear.sensors.suite import SensorSuite
 from sear.state import VehicleState
@@ -51,6 +56,18 @@ def quaternion_to_euler(q: np.ndarray) -> tuple[float, float, float]:
     yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
     return roll, pitch, yaw
 
+
+class TickResult(NamedTuple):
+    """What one `Simulation.tick()` did, so nothing outside the loop works it out again."""
+
+    control: bool
+    """A control tick: user code had its turn (when running) and the log got a row (when recording)."""
+    sampled: tuple[Sensor, ...]
+    """The sensors that took a sample on this tick (their periods are in simulated time)."""
+
+
+_QUIET_TICK, _CONTROL_TICK = TickResult(False, ()), TickResult(True, ())
+"""The results of the ticks that sample no sensor: most ticks, so they allocate nothing."""
 
 TRUTH_COLUMNS = ["truth.x", "truth.y", "truth.z", "truth.roll", "truth.pitch", "truth.yaw", "truth.speed"]
 
@@ -97,7 +114,7 @@ class CsvLog:
         if not self._file.closed:
             self._file.close()
             if self.arrays:
-                out = {}
+                out: dict[str, Any] = {}
                 for name, (times, by_key) in self.arrays.items():
                     out[f"{name}.time"] = np.array(times)
                     for key, arrays in by_key.items():
@@ -164,7 +181,9 @@ class Sim:
     def pose(self) -> Pose:
         """Ground-truth pose (for debugging; a real robot has only its sensors)."""
         state = self._s.state
-        return Pose(*(float(v) for v in state.position), *quaternion_to_euler(state.orientation))
+        x, y, z = state.position.tolist()
+        roll, pitch, yaw = quaternion_to_euler(state.orientation)
+        return Pose(x, y, z, roll, pitch, yaw)
 
     @property
     def speed(self) -> float:
@@ -293,11 +312,12 @@ class Simulation:
 
     def start_user_code(self) -> None:
         """Start main_loop / run(sim) (Space in the window; at once in headless runs)."""
-        if self.user_started or self.runner is None:
+        runner = self.runner
+        if self.user_started or runner is None:
             return
         self.user_started = True
-        if self.runner.program is not None and self.runner.program.blocking:
-            self._guard(lambda: self.runner.start_blocking(self.sim))
+        if runner.program is not None and runner.program.blocking:
+            self._guard(lambda: runner.start_blocking(self.sim))
 
     def reset(self) -> None:
         """Put the robot back at its start pose (Enter in the window)."""
@@ -318,7 +338,7 @@ class Simulation:
             action()
         except UserCodeError as exc:
             self.user_error = exc
-            self.stuck = "did not return" in exc.message
+            self.stuck = isinstance(exc, StuckHookError)
             self.emit(f"{exc}\n")
 
     # --- the loop ----------------------------------------------------------------------------------------
@@ -332,135 +352,132 @@ class Simulation:
             state = self._state = self.world.vehicle.state(self.world.time)
         return state
 
-    def tick(self) -> None:
-        """One physics step, then sensors, then (on control ticks) user code and the log."""
+    def tick(self) -> TickResult:
+        """One physics step, then sensors, then (on control ticks) user code and the log; says which."""
         world = self.world
         world.step()
         self.steps += 1
         self._state = None
         sensors = self.sensors
+        sampled: list[Sensor] | tuple[()] = ()
         if world.time + 1e-9 >= sensors.next_due:
             sampled = sensors.update(self.state)
             if self._with_arrays and self.log is not None:
                 for sensor in sampled:
                     if sensor.HAS_ARRAYS and sensor.reading is not None:
                         self.log.add_arrays(sensor.name, world.time, sensor.arrays(sensor.reading))
-        if self.steps % self.control_every == 0:
-            if self.user_code_running and not self.stuck:
-                runner = self.runner
-                if runner.program.blocking:
+        control = self.steps % self.control_every == 0
+        if control:
+            runner = self.runner
+            if runner is not None and self.user_code_running and not self.stuck:
+                if runner.program is not None and runner.program.blocking:
                     self._guard(runner.resume)
                 else:
                     self._guard(lambda: runner.call("main_loop", self.sim))
             if self.log is not None:
                 self.log.write(self.state, sensors.log_values())
+        if sampled:
+            return TickResult(control, tuple(sampled))
+        return _CONTROL_TICK if control else _QUIET_TICK
 
-    def run(self, duration: float, *, realtime: bool | None = None) -> None:
-        """Tick until `duration` more simulated seconds have passed (or a hook got stuck)."""
-        realtime = self.realtime if realtime is None else realtime
-        steps = round(duration * self.physics_hz)
-        start_wall, start_sim = _time.perf_counter(), self.world.time
-        for _ in range(steps):
-            self.tick()
-            if self.stuck:
-                break
-            if realtime:
-                ahead = (self.world.time - start_sim) - (_time.perf_counter() - start_wall)
-                if ahead > 0.002:
-                    _time.sleep(ahead)
+    def steps_until(self, time: float) -> int:
+        """Ticks from now until simulated `time` (s), 0 when it has passed: a run stops exactly there."""
+        return max(0, round((time - self.world.time) * self.physics_hz))
+
+    def advance(self, steps: int, *, budget: float | None = None, pacer: Pacer | None = None,
+                before_tick: Callable[[], None] | None = None,
+                after_tick: Callable[[TickResult], None] | None = None) -> int:
+        """Up to `steps` ticks; returns how many were done. Fewer when a hook got stuck (the run is over)
+        or, with `budget`, once that many wall seconds have passed (a window's frame must not freeze).
+        With `pacer`, each tick waits for the wall clock. `before_tick` runs before every tick (a window's
+        held keys), `after_tick` after it with what the tick did."""
+        deadline = None if budget is None else _time.perf_counter() + budget
+        tick = self.tick
+        for done in range(steps):
+            if self.stuck or (deadline is not None and _time.perf_counter() > deadline):
+                return done
+            if before_tick is not None:
+                before_tick()
+            result = tick()
+            if after_tick is not None:
+                after_tick(result)
+            if pacer is not None:
+                pacer.wait()
+        return steps
+
+    def run(self, duration: float, *, pace: bool | None = None,
+            after_tick: Callable[[TickResult], None] | None = None) -> int:
+        """Tick until `duration` more simulated seconds have passed (or a hook got stuck); returns the
+        ticks done. `pace` keeps to the wall clock (default: the simulation's `realtime`); `after_tick`
+        as for advance()."""
+        pace = self.realtime if pace is None else pace
+        return self.advance(round(duration * self.physics_hz), pacer=Pacer(self) if pace else None,
+                            after_tick=after_tick)
 
     def close(self) -> None:
-        """Stop user code, flush the log, free the physics."""
-        if self.runner is not None and not self.stuck:
+        """Stop user code (a stuck hook's thread cannot be stopped: it is left behind, and the process
+        should end soon), flush the log, free the physics. Closing twice does nothing more."""
+        if self.runner is not None:
             self.runner.close()
         self.stop_log()
         self.world.close()
 
 
-# --- command line ------------------------------------------------------------------------------------------
+class Pacer:
+    """Keeps a simulation to the wall clock: simulated time since `restart()` against wall time since.
 
-def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
-                 realtime: bool | None) -> int:
-    """`sear run`: validate, build, simulate, summarise. Returns the exit status."""
-    from sear.validate import load_project
+    A blocking run sleeps when it is ahead (`wait()`); a window's timer asks how many ticks are due for
+    its frame (`due()`), simulates those, draws, and comes back. A simulation that cannot keep up slips
+    behind the clock rather than trying to catch up without end.
+    """
 
-    loaded = load_project(project_path)
-    if loaded.project is None:  # the project file itself: one paragraph, as for any SearError
-        print(f"sear: {loaded.problems[0]}", file=sys.stderr)
-        return 1
-    problems = loaded.problems
-    if problems:
-        print(f"sear: {project_path}: cannot simulate, {len(problems)} problem(s):", file=sys.stderr)
-        for problem in problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return 1
-    window = None
-    if not headless:
-        from sear.cli import has_display
+    SLEEP_AHEAD = 0.002
+    """s: ahead of the clock by more than this, wait() sleeps (sleeps shorter than that are not kept)."""
+    CATCH_UP = 0.25
+    """s of simulated time due() asks for at most; further behind than that, the clock restarts."""
 
-        if has_display():
-            try:
-                from sear.gui.simwindow import run_window as window
-            except ImportError as exc:
-                print(f"sear: the simulation window is not available ({exc}); running headless.", file=sys.stderr)
+    def __init__(self, simulation: Simulation, *, realtime: bool = True, until: float | None = None,
+                 clock: Callable[[], float] = _time.perf_counter) -> None:
+        """`realtime` False: due() asks for one simulated second a call (as fast as possible). `until`:
+        a simulated time (s) that due() never passes. `clock`: wall seconds (a test's own clock)."""
+        self.simulation = simulation
+        self.realtime = realtime
+        self.until = until
+        self.clock = clock
+        self.wall_start = self.sim_start = 0.0
+        self.restart()
+
+    def restart(self) -> None:
+        """Count from now: after a pause, a change of mode, or a jump the clock should not see."""
+        self.wall_start = self.clock()
+        self.sim_start = self.simulation.world.time
+
+    def ahead(self) -> float:
+        """Seconds the simulation is ahead of the wall clock (negative: behind)."""
+        return (self.simulation.world.time - self.sim_start) - (self.clock() - self.wall_start)
+
+    def wait(self) -> None:
+        """Sleep while the simulation is ahead of the wall clock."""
+        ahead = self.ahead()
+        if ahead > self.SLEEP_AHEAD:
+            _time.sleep(ahead)
+
+    def due(self) -> int:
+        """Ticks to simulate now: as many as the simulation is behind the clock, at most CATCH_UP s of
+        them (restarting the clock: it slips); not realtime, one simulated second's; never past `until`."""
+        hz = self.simulation.physics_hz
+        if self.realtime:
+            steps = int(-self.ahead() * hz)
+            if steps > hz * self.CATCH_UP:  # too slow to keep up: do not spiral, slip instead
+                steps = int(hz * self.CATCH_UP)
+                self.restart()
         else:
-            print("sear: no display is available, so the simulation window cannot open; running headless.")
-    try:
-        simulation = Simulation(loaded, seed=seed, log_path=log,
-                                realtime=bool(realtime) if realtime is not None else window is not None)
-    except UserCodeError as exc:
-        print(f"sear: {exc}", file=sys.stderr)
-        return 1
-    if window is not None:
-        return window(simulation, duration=duration)
-    return _run_headless(simulation, duration if duration is not None else 60.0)
+            steps = int(hz)
+        if self.until is not None:  # stop exactly at `until`, as a headless run does
+            steps = min(steps, self.simulation.steps_until(self.until))
+        return max(0, steps)
 
-
-def _run_headless(simulation: Simulation, duration: float) -> int:
-    wall0 = _time.perf_counter()
-    start = simulation.state.position.copy()
-    path_length, last = 0.0, start.copy()
-    simulation.start_user_code()
-    steps = round(duration * simulation.physics_hz)
-    interrupted = False
-    try:
-        for _ in range(steps):
-            simulation.tick()
-            if simulation.stuck:
-                break
-            if simulation.steps % simulation.control_every == 0:
-                here = simulation.state.position
-                path_length += float(np.linalg.norm(here - last))
-                last = here.copy()
-            if simulation.realtime:
-                ahead = simulation.world.time - (_time.perf_counter() - wall0)
-                if ahead > 0.002:
-                    _time.sleep(ahead)
-    except KeyboardInterrupt:  # Ctrl-C: end the run early but keep the log and the summary
-        interrupted = True
-        print("sear: interrupted; the log so far is kept.", file=sys.stderr)
-    wall = _time.perf_counter() - wall0
-    sim_time = simulation.world.time
-    end = simulation.state.position
-    log_path = simulation.log.path if simulation.log is not None else None
-    rows = simulation.log.rows if simulation.log is not None else 0
-    error = simulation.user_error
-    stuck = simulation.stuck
-    if stuck:
-        simulation.stop_log()
-        simulation.world.close()
-    else:
-        simulation.close()
-    print(f"sear: simulated {sim_time:.2f} s in {wall:.2f} s of real time ({sim_time / max(wall, 1e-9):.1f}x real "
-          f"time); the robot drove {path_length:.1f} m and ended {np.linalg.norm(end[:2] - start[:2]):.1f} m "
-          f"from its start at x={end[0]:.2f} y={end[1]:.2f} z={end[2]:.2f}.")
-    if log_path is not None:
-        print(f"sear: log written to {log_path} ({rows} rows).")
-    if error is not None:
-        print("sear: the run ended with an error in the user code (above).", file=sys.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if stuck:
-            os._exit(1)  # the stuck user thread cannot be stopped; leave without waiting for it
-        return 1
-    return 130 if interrupted else 0
+    @property
+    def finished(self) -> bool:
+        """Whether `until` has been reached (to within half a tick)."""
+        return self.until is not None and self.simulation.world.time >= self.until - 0.5 / self.simulation.physics_hz

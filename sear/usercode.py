@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sear.errors import UserCodeError
+from sear.errors import StuckHookError, UserCodeError
 
 _SEAR_DIR = str(Path(__file__).resolve().parent)
 
@@ -142,13 +142,14 @@ class UserCodeRunner:
             self._to_main.release()
 
     def _hand_over(self, what: str) -> Any:
-        """Let the worker run until it finishes its job or yields; raise UserCodeError on error or timeout."""
+        """Let the worker run until it finishes its job or yields; raise UserCodeError on error, and
+        StuckHookError when it has not finished or yielded after `timeout` wall seconds."""
         if self._dead:
             raise UserCodeError("user code is no longer running.", file=self.path)
         self._to_worker.release()
         if not self._to_main.acquire(timeout=self.timeout):
             self._dead = True
-            raise UserCodeError(self._stuck_message(what), file=self.path, line=self._stuck_line())
+            raise StuckHookError(self._stuck_message(what), file=self.path, line=self._stuck_line())
         kind, value = self._result
         self._result = ("idle", None)
         if kind == "error":
@@ -292,12 +293,16 @@ class UserCodeRunner:
         return self._blocking_done
 
     def close(self) -> None:
-        """End the worker thread (unwinding a blocked run(sim)); a stuck thread is left as a daemon."""
+        """End the worker thread (unwinding a blocked run(sim)). A stuck thread cannot be stopped: it is
+        left as a daemon, told to end should its hook ever return."""
         if self._sys_path_entry is not None:
             if self._sys_path_entry in sys.path:
                 sys.path.remove(self._sys_path_entry)
             self._sys_path_entry = None
         if self._dead:
+            self._stop = True
+            self._job = None
+            self._to_worker.release()  # a worker whose job has ended finds no next job, and returns
             return
         self._stop = True
         self._job = None

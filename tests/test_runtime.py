@@ -7,12 +7,13 @@ import math
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 from sear.project import Project
-from sear.runtime import TRUTH_COLUMNS, Simulation
+from sear.runtime import TRUTH_COLUMNS, Pacer, Simulation, TickResult
 
 from .physics.helpers import rover_project
 
@@ -62,6 +63,102 @@ def test_same_seed_same_log_and_another_seed_another(demo_copy, tmp_path):
     a, b, c = run(7, "a.csv"), run(7, "b.csv"), run(8, "c.csv")
     assert a == b
     assert a != c  # the GPS, IMU and compass noise differ
+
+
+def test_tick_says_which_ticks_are_control_ticks_and_which_sensors_sampled(demo_copy):
+    project = Project.load(demo_copy / "demo.prj")
+    assert (project.simulation.physics_hz, project.simulation.control_hz) == (240.0, 60.0)
+    simulation = Simulation(project, seed=1)
+    try:
+        results = [simulation.tick() for _ in range(240)]  # one simulated second
+    finally:
+        simulation.close()
+    assert all(isinstance(r, TickResult) for r in results) and len(results) == 240
+    # 240 Hz physics, 60 Hz control: every 4th tick, counting from the first (tick 1 at t = 1/240 s).
+    assert [n for n, r in enumerate(results, start=1) if r.control] == list(range(4, 241, 4))
+
+    def ticks_sampling(name):
+        return [n for n, r in enumerate(results, start=1) if name in [s.name for s in r.sampled]]
+
+    # Every sensor samples on the first tick, then on its own period: LIDAR 10 Hz = every 24 ticks,
+    # GPS 5 Hz = every 48, sonar 20 Hz = every 12.
+    assert ticks_sampling("lidar") == [1, *range(24, 241, 24)]
+    assert len(ticks_sampling("lidar")[1:]) == 10
+    assert ticks_sampling("gps") == [1, *range(48, 241, 48)]
+    assert ticks_sampling("front_sonar") == [1, *range(12, 241, 12)]
+    quiet = [r for r in results if not r.sampled]
+    assert quiet and all(r.sampled == () for r in quiet)
+
+
+def test_run_advances_exactly_the_steps_of_its_duration(tmp_path):
+    simulation = Simulation(rover_project(tmp_path / "p"))
+    try:
+        assert simulation.run(0.5) == 120 and simulation.steps == 120
+        assert simulation.run(1 / 3) == 80 and simulation.steps == 200  # 80.0
+        assert simulation.run(0.051) == 12 and simulation.steps == 212  # 12.24 rounds to 12
+        assert simulation.world.time == pytest.approx(212 / 240)
+        ticks = []
+        assert simulation.run(0.1, after_tick=ticks.append) == 24
+        assert len(ticks) == 24 and [t.control for t in ticks].count(True) == 6
+    finally:
+        simulation.close()
+
+
+def test_a_paced_run_keeps_to_the_wall_clock(tmp_path):
+    simulation = Simulation(rover_project(tmp_path / "p"))
+    try:
+        start = time.perf_counter()
+        simulation.run(0.5, pace=True)
+        assert time.perf_counter() - start >= 0.45
+        assert simulation.steps == 120
+    finally:
+        simulation.close()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_pacer_asks_for_the_ticks_the_clock_says_catching_up_at_most_a_quarter_second(tmp_path):
+    simulation = Simulation(rover_project(tmp_path / "p"))
+    clock = _Clock()
+    try:
+        pacer = Pacer(simulation, clock=clock)
+        assert pacer.due() == 0
+        clock.now += 0.125
+        assert pacer.due() == 30  # 0.125 s behind at 240 Hz
+        simulation.advance(30)
+        assert pacer.due() == 0
+        clock.now += 2.0  # far behind: a quarter second of ticks, and the clock slips
+        assert pacer.due() == 60
+        simulation.advance(60)
+        assert pacer.due() == 0 and pacer.ahead() == pytest.approx(0.25)
+        clock.now += 0.5
+        assert pacer.due() == 60
+        pacer.realtime = False  # as fast as possible: a simulated second a call
+        assert pacer.due() == 240
+        pacer.until = simulation.world.time + 0.1  # never past the end
+        assert pacer.due() == 24 and not pacer.finished
+        simulation.advance(pacer.due())
+        assert pacer.due() == 0 and pacer.finished
+    finally:
+        simulation.close()
+
+
+def test_advance_stops_when_its_wall_budget_is_spent(tmp_path):
+    simulation = Simulation(rover_project(tmp_path / "p"))
+    try:
+        calls = []
+        assert simulation.advance(5, before_tick=lambda: calls.append(simulation.steps)) == 5
+        assert calls == [0, 1, 2, 3, 4]
+        done = simulation.advance(10_000_000, budget=0.05)
+        assert 0 < done < 10_000_000
+    finally:
+        simulation.close()
 
 
 def test_demo_drives_its_route_in_sixty_seconds(demo_copy, tmp_path):

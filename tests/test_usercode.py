@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from sear.errors import UserCodeError
+from sear.errors import StuckHookError, UserCodeError
 from sear.runtime import Simulation
+from sear.usercode import UserCodeRunner
 
 from .physics.helpers import rover_project
 
@@ -84,21 +85,71 @@ def test_exception_in_a_hook_stops_user_code_but_not_the_simulation(tmp_path):
 
 
 def test_a_stuck_hook_is_reported_with_its_line_and_ends_the_run(tmp_path):
+    # Spins like `while True:` until the test lets it go, so no busy thread outlives the test.
     project = _project(tmp_path, """\
+        import threading
+        let_go = threading.Event()
+
         def main_loop(sim):
             x = 0
-            while True:
+            while not let_go.is_set():
                 x += 1
         """, timeout=0.5)
     out = []
     simulation = Simulation(project, output=out.append)
-    start = time.perf_counter()
-    simulation.start_user_code()
-    simulation.run(5.0)
-    assert time.perf_counter() - start < 3.0
-    assert simulation.stuck and simulation.world.time < 0.1
-    assert "did not return within 0.5 s" in "".join(out)
-    assert simulation.user_error.line in (3, 4)
+    worker = simulation.runner._thread
+    try:
+        start = time.perf_counter()
+        simulation.start_user_code()
+        simulation.run(5.0)
+        assert time.perf_counter() - start < 3.0
+        assert simulation.stuck and simulation.world.time < 0.1
+        assert type(simulation.user_error) is StuckHookError
+        assert "did not return within 0.5 s" in "".join(out)
+        assert simulation.user_error.line in (6, 7)
+        assert worker.is_alive()  # still spinning in main_loop: it cannot be stopped
+    finally:
+        simulation.runner.program.module.let_go.set()
+        simulation.close()
+    worker.join(timeout=5.0)
+    assert not worker.is_alive()
+
+
+def test_a_hook_that_raises_is_not_taken_for_a_stuck_one(tmp_path):
+    # The error's message says "did not return" yet the hook returned: only the class marks a stuck hook.
+    project = _project(tmp_path, """\
+        def main_loop(sim):
+            raise TimeoutError("the motor did not return its position")
+        """, timeout=0.5)
+    out = []
+    simulation = Simulation(project, output=out.append)
+    try:
+        simulation.start_user_code()
+        simulation.run(0.5)
+        assert simulation.user_error is not None and not isinstance(simulation.user_error, StuckHookError)
+        assert "did not return its position" in "".join(out)
+        assert not simulation.stuck and simulation.world.time == pytest.approx(0.5)
+    finally:
+        simulation.close()
+    simulation.runner._thread.join(timeout=5.0)
+    assert not simulation.runner._thread.is_alive()  # its job ended with the error: closing ends it
+
+
+def test_the_watchdog_raises_stuck_hook_error(tmp_path):
+    code = tmp_path / "slow.py"
+    code.write_text("import threading\nlet_go = threading.Event()\n\ndef main_loop(sim):\n    let_go.wait()\n")
+    runner = UserCodeRunner(code, timeout=0.3)
+    try:
+        program = runner.load()
+        with pytest.raises(StuckHookError) as info:
+            runner.call("main_loop", None)
+        assert isinstance(info.value, UserCodeError)  # the CLI and the window report it like any user code error
+        assert info.value.line == 5 and "main_loop(sim) did not return within 0.3 s" in info.value.message
+    finally:
+        program.module.let_go.set()
+        runner.close()
+    runner._thread.join(timeout=5.0)
+    assert not runner._thread.is_alive()
 
 
 def test_blocking_style_runs_in_lock_step(tmp_path):

@@ -191,7 +191,8 @@ class SettingsWindow(QMainWindow):
         toolbar = self.addToolBar("File")
         toolbar.setObjectName("file-toolbar")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.actions: dict[str, QAction] = {}
+        self.commands: dict[str, QAction] = {}
+        """The window's menu and toolbar actions by name (not QWidget.actions(), the list Qt keeps)."""
         for key, text, shortcut, pixmap, slot in (
             ("new", "&New", QKeySequence.StandardKey.New, sp.SP_FileIcon, self.new_project),
             ("open", "&Open…", QKeySequence.StandardKey.Open, sp.SP_DialogOpenButton, lambda: self.open_project()),
@@ -204,7 +205,7 @@ class SettingsWindow(QMainWindow):
             action.triggered.connect(slot)
             menu.addAction(action)
             toolbar.addAction(action)
-            self.actions[key] = action
+            self.commands[key] = action
             if key == "open":
                 self.recent_menu = menu.addMenu("Open &Recent")
         menu.addSeparator()
@@ -212,7 +213,7 @@ class SettingsWindow(QMainWindow):
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
         menu.addAction(quit_action)
-        self.actions["quit"] = quit_action
+        self.commands["quit"] = quit_action
 
         run_menu = self.menuBar().addMenu("&Simulation")
         toolbar.addSeparator()
@@ -227,8 +228,8 @@ class SettingsWindow(QMainWindow):
             action.triggered.connect(slot)
             run_menu.addAction(action)
             toolbar.addAction(action)
-            self.actions[key] = action
-        self.actions["stop"].setEnabled(False)
+            self.commands[key] = action
+        self.commands["stop"].setEnabled(False)
         self.simulate_button.setIcon(icon(sp.SP_MediaPlay))
         self.stop_button.setIcon(icon(sp.SP_MediaStop))
         self._update_recent_menu()
@@ -236,9 +237,9 @@ class SettingsWindow(QMainWindow):
     def _set_running(self, running: bool) -> None:
         """Enable Simulate or Stop (buttons and actions) as a run starts or ends."""
         self.simulate_button.setEnabled(not running)
-        self.actions["simulate"].setEnabled(not running)
+        self.commands["simulate"].setEnabled(not running)
         self.stop_button.setEnabled(running)
-        self.actions["stop"].setEnabled(running)
+        self.commands["stop"].setEnabled(running)
 
     def _with_preview(self, form_widget: QWidget, preview: MeshPreview) -> QWidget:
         page = QWidget()

@@ -8,7 +8,6 @@ what a headless run with the same seed and inputs computes. Drawing never change
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from collections import deque
@@ -37,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from sear.gui.preview import shaded_colours
 from sear.gui.widgets import cross_marks
-from sear.runtime import Simulation, quaternion_to_euler
+from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
 from sear.sensors.base import Sensor
 
 if TYPE_CHECKING:
@@ -118,7 +117,7 @@ class SimView(gl.GLViewWidget):
     def __init__(self, window: SimulationWindow) -> None:
         super().__init__()
         self.window = window
-        self.held: set[int] = set()
+        self.held: set[Qt.Key] = set()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
     def keyPressEvent(self, event) -> None:
@@ -142,15 +141,14 @@ class SimulationWindow(QMainWindow):
     def __init__(self, simulation: Simulation, *, duration: float | None = None) -> None:
         super().__init__()
         self.simulation = simulation
-        self.duration = duration
-        self.realtime = True
+        self.pacer = Pacer(simulation, realtime=True, until=duration)
+        """The wall clock the timer keeps to (real time), or one simulated second a frame (fast); the
+        window closes at `duration` simulated seconds."""
         self.paused = False
         self.camera_mode = "free"
         self._manual_active = False
         self._frames: deque[float] = deque(maxlen=60)
         self._panels_drawn = 0.0
-        self._wall_start = time.perf_counter()
-        self._sim_start = simulation.world.time
         self._history: dict[str, deque] = {}
         self._history_t: deque[float] = deque(maxlen=1800)
         self.setWindowTitle(f"{simulation.project.name} — SEAR simulation")
@@ -303,7 +301,8 @@ class SimulationWindow(QMainWindow):
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Simulation")
         bar.setObjectName("simulation-toolbar")
-        self.actions: dict[str, QAction] = {}
+        self.commands: dict[str, QAction] = {}
+        """The window's menu and toolbar actions by name (not QWidget.actions(), the list Qt keeps)."""
 
         def add(key: str, text: str, checkable: bool, slot, shortcut: str | None = None, checked: bool = False):
             action = QAction(text, self)
@@ -313,7 +312,7 @@ class SimulationWindow(QMainWindow):
                 action.setShortcut(QKeySequence(shortcut))
             (action.toggled if checkable else action.triggered).connect(slot)
             bar.addAction(action)
-            self.actions[key] = action
+            self.commands[key] = action
             return action
 
         add("start", "Start user code (Space)", False, lambda: self.start_user_code())
@@ -350,7 +349,7 @@ class SimulationWindow(QMainWindow):
         elif key == Qt.Key.Key_Space:
             self.start_user_code()
         elif key == Qt.Key.Key_F1:
-            self.actions["help"].toggle()
+            self.commands["help"].toggle()
         else:
             return False
         return True
@@ -364,21 +363,22 @@ class SimulationWindow(QMainWindow):
         self.simulation.reset()
         self.draw()
 
+    @property
+    def realtime(self) -> bool:
+        """Whether the simulation keeps to the wall clock (else it runs as fast as frames allow)."""
+        return self.pacer.realtime
+
     def set_paused(self, paused: bool) -> None:
         self.paused = paused
-        self._restart_clock()
+        self.pacer.restart()
 
     def set_realtime(self, on: bool) -> None:
-        self.realtime = on
-        self._restart_clock()
-
-    def _restart_clock(self) -> None:
-        self._wall_start = time.perf_counter()
-        self._sim_start = self.simulation.world.time
+        self.pacer.realtime = on
+        self.pacer.restart()
 
     def single_step(self) -> None:
-        if not self.actions["pause"].isChecked():
-            self.actions["pause"].setChecked(True)
+        if not self.commands["pause"].isChecked():
+            self.commands["pause"].setChecked(True)
         self._advance_ticks(1)
         self.draw()
 
@@ -399,9 +399,9 @@ class SimulationWindow(QMainWindow):
                 chosen, _ = QFileDialog.getSaveFileName(self, "Record a log", str(start / "record.csv"),
                                                         "CSV logs (*.csv)")
                 if not chosen:
-                    self.actions["record"].blockSignals(True)
-                    self.actions["record"].setChecked(False)
-                    self.actions["record"].blockSignals(False)
+                    self.commands["record"].blockSignals(True)
+                    self.commands["record"].setChecked(False)
+                    self.commands["record"].blockSignals(False)
                     return
                 path = chosen
             self.simulation.start_log(path)
@@ -435,42 +435,27 @@ class SimulationWindow(QMainWindow):
 
     def _advance_ticks(self, count: int, budget: float | None = None) -> None:
         """Run `count` ticks with the held keys, or fewer if `budget` wall seconds run out first."""
-        deadline = None if budget is None else time.perf_counter() + budget
-        for _ in range(count):
-            if self.simulation.stuck or (deadline is not None and time.perf_counter() > deadline):
-                return
-            self._drive_input()
-            self.simulation.tick()
-            t = self.simulation.world.time
-            if self.simulation.steps % self.simulation.control_every == 0:
-                self._record_history(t)
+        self.simulation.advance(count, budget=budget, before_tick=self._drive_input, after_tick=self._ticked)
+
+    def _ticked(self, result: TickResult) -> None:
+        if result.control:
+            self._record_history(self.simulation.world.time)
 
     def advance(self, seconds: float) -> None:
         """Simulate `seconds` with the keys as they are now held (what the timer does, minus the clock)."""
         self._advance_ticks(round(seconds * self.simulation.physics_hz))
-        self._restart_clock()  # the real-time clock and factor count from here, not across this jump
+        self.pacer.restart()  # the real-time clock and factor count from here, not across this jump
         self.draw()
 
     def frame(self) -> None:
-        """Timer tick: advance the simulation as the clock says, then draw one frame."""
+        """Timer tick: advance the simulation as the clock says (stopping exactly at `duration`), then
+        draw one frame."""
         if not self.paused:
-            if self.realtime:
-                target = self._sim_start + (time.perf_counter() - self._wall_start)
-                behind = target - self.simulation.world.time
-                steps = int(behind * self.simulation.physics_hz)
-                if steps > self.simulation.physics_hz / 4:  # too slow to keep up: do not spiral, slip instead
-                    steps = int(self.simulation.physics_hz / 4)
-                    self._restart_clock()
-            else:
-                steps = int(self.simulation.physics_hz)
-            if self.duration is not None:  # stop exactly at --duration, as a headless run does
-                left = round((self.duration - self.simulation.world.time) * self.simulation.physics_hz)
-                steps = min(steps, left)
-            self._advance_ticks(max(0, steps), TICK_BUDGET[self.realtime])
+            self._advance_ticks(self.pacer.due(), TICK_BUDGET[self.realtime])
         self._move_camera_keys()
         self.draw()
         self._frames.append(time.perf_counter())
-        if self.duration is not None and self.simulation.world.time >= self.duration - 0.5 / self.simulation.physics_hz:
+        if self.pacer.finished:
             self.close()
 
     def _move_camera_keys(self) -> None:
@@ -501,7 +486,7 @@ class SimulationWindow(QMainWindow):
         for index, obstacle in enumerate(world.obstacles):
             item = self.obstacle_items.get(index)
             if item is None:
-                item = _mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.actions["debug"].isChecked())
+                item = _mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.commands["debug"].isChecked())
                 self.view.addItem(item)
                 self.obstacle_items[index] = item
                 pos, orn = world.obstacle_pose(obstacle)
@@ -531,7 +516,8 @@ class SimulationWindow(QMainWindow):
         batches = list(self.simulation.sensors.rays_by_sensor.values())
         if not batches:
             return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
-        return tuple(np.concatenate(parts) for parts in zip(*batches, strict=True))
+        starts, ends, hits = (np.concatenate(parts) for parts in zip(*batches, strict=True))
+        return starts, ends, hits
 
     def _follow_camera(self, position: np.ndarray, orientation: np.ndarray) -> None:
         mode = self.camera_mode
@@ -617,8 +603,8 @@ class SimulationWindow(QMainWindow):
         fps = 0.0
         if len(self._frames) > 1:
             fps = (len(self._frames) - 1) / max(self._frames[-1] - self._frames[0], 1e-9)
-        wall = time.perf_counter() - self._wall_start
-        rtf = (sim.world.time - self._sim_start) / wall if wall > 0.5 and not self.paused else float("nan")
+        wall = time.perf_counter() - self.pacer.wall_start
+        rtf = (sim.world.time - self.pacer.sim_start) / wall if wall > 0.5 and not self.paused else float("nan")
         mode = "paused" if self.paused else ("real time" if self.realtime else "fast")
         rtf_text = f", running at {rtf:4.2f}x real time" if math.isfinite(rtf) else ""
         self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {mode}{rtf_text}   |   "
@@ -637,7 +623,7 @@ class SimulationWindow(QMainWindow):
     # --- life cycle -------------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._restart_clock()
+        self.pacer.restart()
         self.timer.start(15)
         self.view.setFocus()
         self.view.setCameraPosition(pos=Vector(*self.simulation.state.position), distance=8.0, elevation=25,
@@ -650,11 +636,10 @@ class SimulationWindow(QMainWindow):
 
 
 def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
-    """Show the simulation window until it is closed (or `duration` simulated seconds pass).
+    """Show the simulation window until it is closed (or `duration` simulated seconds pass); returns 0.
 
-    Returns 0 for a window the user closed (a user code error was shown in the console while the window
-    kept running). When user code got stuck its thread cannot be stopped, so the process ends at once
-    with status 1 after the log is closed."""
+    A user code error is shown in the console while the window keeps running. The caller closes the
+    simulation and ends the process (sear.launcher: a stuck hook's thread cannot be stopped)."""
     from sear.gui.app import configure_qt
 
     configure_qt()
@@ -663,11 +648,4 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     window.show()
     window.start()
     app.exec()
-    if simulation.stuck:
-        simulation.stop_log()
-        simulation.world.close()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(1)
-    simulation.close()
     return 0

@@ -27,7 +27,7 @@ class SensorSuite:
 
     def __init__(self, configs: list[SensorConfig], *, rng: np.random.Generator, client: int,
                  ignore_bodies: list[int], origin: tuple[float, float, float] = (0.0, 0.0, 0.0),
-                 body: int | None = None, body_centre: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+                 body: int | None = None, body_centre: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0)) -> None:
         """`body`: the pybullet body the sensors are mounted on, whose frame pybullet reports at
         `body_centre` (its centre of mass, m, in the body model frame). With it, rays are cast in the
         body's frame: fixed arrays made once, which pybullet moves with the body itself. Without it

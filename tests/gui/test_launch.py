@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from sear.cli import has_display
 from sear.gui import app as gui_app
 from sear.gui.settings import SettingsWindow
+from sear.launcher import has_display
 
 
 @pytest.mark.parametrize(("env", "expected"), [

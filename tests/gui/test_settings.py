@@ -223,9 +223,9 @@ def test_simulate_with_broken_user_code_shows_the_error_and_starts_nothing(windo
 
 
 def test_shortcuts_and_buttons_on_every_tab(window):
-    assert window.actions["save"].shortcut().toString() == "Ctrl+S"
-    assert window.actions["open"].shortcut().toString() == "Ctrl+O"
-    assert window.actions["quit"].shortcut().toString() == "Ctrl+Q"
+    assert window.commands["save"].shortcut().toString() == "Ctrl+S"
+    assert window.commands["open"].shortcut().toString() == "Ctrl+O"
+    assert window.commands["quit"].shortcut().toString() == "Ctrl+Q"
     for i in range(window.tabs.count()):
         window.tabs.setCurrentIndex(i)
         for button in (window.simulate_button, window.wizard_button, window.save_button, window.load_button):

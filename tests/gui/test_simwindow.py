@@ -170,7 +170,7 @@ def test_the_ray_count_from_the_figures_of_the_demo_sensors(demo_dir):
 def test_sensor_rays_toggle(window):
     w = window
     assert not w.rays_item.visible()
-    w.actions["rays"].setChecked(True)
+    w.commands["rays"].setChecked(True)
     w.advance(0.2)
     starts, _ends, _hits = w.visible_rays()
     # Every ray sensor's latest rays are drawn, whichever of them sampled on the last tick: as many as the
@@ -179,7 +179,7 @@ def test_sensor_rays_toggle(window):
     assert set(w.simulation.sensors.rays_by_sensor) == set(expected)
     assert len(starts) == sum(expected.values())
     assert w.rays_item.visible() and len(w.rays_item.pos) == 2 * sum(expected.values())   # a line per ray
-    w.actions["rays"].setChecked(False)
+    w.commands["rays"].setChecked(False)
     assert not w.rays_item.visible()
 
 
@@ -196,7 +196,7 @@ def test_record_writes_a_log(window, tmp_path):
 
 def test_pause_single_step_and_cameras(window):
     w = window
-    w.actions["pause"].setChecked(True)
+    w.commands["pause"].setChecked(True)
     t = w.simulation.world.time
     w.frame()
     assert w.simulation.world.time == t
@@ -224,6 +224,28 @@ def test_a_user_code_error_shows_and_the_window_keeps_running(qtbot, demo_copy):
         w.advance(1.0)
         assert np.linalg.norm(simulation.state.position - before) > 0.3
     finally:
+        simulation.close()
+
+
+def test_the_window_stops_exactly_at_its_duration_and_records_control_ticks(qtbot, demo_copy):
+    simulation = Simulation(Project.load(demo_copy / "demo.prj"))
+    w = SimulationWindow(simulation, duration=0.7)
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        w.commands["realtime"].setChecked(False)  # as fast as possible: up to a simulated second a frame
+        assert not w.realtime
+        for _ in range(200):
+            if not w.isVisible():
+                break
+            w.frame()
+        assert not w.isVisible()  # closed itself
+        assert simulation.steps == 168  # 0.7 s at 240 Hz, not a tick more
+        # The plots' history has a point per control tick (every 4th of them at 240/60 Hz).
+        assert len(w._history_t) == 168 // 4
+        assert list(w._history_t)[:2] == pytest.approx([4 / 240, 8 / 240])
+    finally:
+        w.timer.stop()
         simulation.close()
 
 

@@ -1,0 +1,136 @@
+"""Starting a simulation from the command line (`sear run`): window or headless, the run, its summary,
+Ctrl-C and the process's exit status.
+
+Above sear.gui (it opens the simulation window when there is a display) and below sear.cli (which reads
+the arguments); the loop itself (sear.runtime) knows neither. Importing this module loads neither the
+physics nor numpy (they are imported when a run starts), so `sear` can ask has_display() before it opens
+the settings window, which has no use for them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sear.errors import UserCodeError
+
+if TYPE_CHECKING:
+    from sear.runtime import Simulation, TickResult
+
+EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 130
+HEADLESS_DURATION = 60.0
+"""Simulated seconds of a headless run given no --duration."""
+
+WindowRunner = Callable[..., int]
+"""sear.gui.simwindow.run_window: shows a simulation until its window closes; returns the exit status."""
+
+
+def has_display() -> bool:
+    """Whether a window can be shown: an X11 or Wayland display, or a Qt platform chosen explicitly that
+    needs no display server (e.g. QT_QPA_PLATFORM=offscreen). xcb or wayland without their server would
+    make Qt abort, so they do not count."""
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return True
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
+    return bool(platform) and platform not in ("xcb", "wayland", "wayland-egl")
+
+
+def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
+                 realtime: bool | None) -> int:
+    """`sear run`: validate, build, simulate (in the window, or headless), summarise. Returns the exit
+    status: 0, 1 for a problem with the project or its user code, 130 when interrupted."""
+    from sear.runtime import Simulation
+    from sear.validate import load_project
+
+    loaded = load_project(project_path)
+    if loaded.project is None:  # the project file itself: one paragraph, as for any SearError
+        print(f"sear: {loaded.problems[0]}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    problems = loaded.problems
+    if problems:
+        print(f"sear: {project_path}: cannot simulate, {len(problems)} problem(s):", file=sys.stderr)
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    window = None if headless else window_runner()
+    try:
+        simulation = Simulation(loaded, seed=seed, log_path=log,
+                                realtime=bool(realtime) if realtime is not None else window is not None)
+    except UserCodeError as exc:
+        print(f"sear: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    if window is not None:
+        status = window(simulation, duration=duration)
+    else:
+        status = run_headless(simulation, duration if duration is not None else HEADLESS_DURATION)
+    return leave(simulation, status)
+
+
+def window_runner() -> WindowRunner | None:
+    """The simulation window's runner, or None, saying why, when no window can open (a headless run then)."""
+    if not has_display():
+        print("sear: no display is available, so the simulation window cannot open; running headless.")
+        return None
+    try:
+        from sear.gui.simwindow import run_window
+    except ImportError as exc:
+        print(f"sear: the simulation window is not available ({exc}); running headless.", file=sys.stderr)
+        return None
+    return run_window
+
+
+def leave(simulation: Simulation, status: int) -> int:
+    """The end of every run: close the simulation (the log is flushed, the physics freed) and return
+    `status`. When a hook got stuck its thread cannot be stopped, so the process ends here at once, with
+    status 1, rather than wait for it at exit."""
+    simulation.close()
+    if simulation.stuck:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_USER_ERROR)
+    return status
+
+
+def run_headless(simulation: Simulation, duration: float) -> int:
+    """Start the user code, simulate `duration` s (Ctrl-C ends it early, keeping the log), close the
+    simulation and print a summary. Returns the exit status (the caller still calls leave())."""
+    import numpy as np
+
+    wall0 = time.perf_counter()
+    start = simulation.state.position.copy()
+    path_length, last = 0.0, start.copy()
+
+    def measure(tick: TickResult) -> None:  # the path, from one control tick's position to the next
+        nonlocal path_length, last
+        if tick.control and not simulation.stuck:
+            here = simulation.state.position
+            path_length += float(np.linalg.norm(here - last))
+            last = here.copy()
+
+    simulation.start_user_code()
+    interrupted = False
+    try:
+        simulation.run(duration, after_tick=measure)
+    except KeyboardInterrupt:  # Ctrl-C: end the run early but keep the log and the summary
+        interrupted = True
+        print("sear: interrupted; the log so far is kept.", file=sys.stderr)
+    wall = time.perf_counter() - wall0
+    sim_time = simulation.world.time
+    end = simulation.state.position
+    log_path = simulation.log.path if simulation.log is not None else None
+    rows = simulation.log.rows if simulation.log is not None else 0
+    error = simulation.user_error
+    simulation.close()
+    print(f"sear: simulated {sim_time:.2f} s in {wall:.2f} s of real time ({sim_time / max(wall, 1e-9):.1f}x real "
+          f"time); the robot drove {path_length:.1f} m and ended {np.linalg.norm(end[:2] - start[:2]):.1f} m "
+          f"from its start at x={end[0]:.2f} y={end[1]:.2f} z={end[2]:.2f}.")
+    if log_path is not None:
+        print(f"sear: log written to {log_path} ({rows} rows).")
+    if error is not None:
+        print("sear: the run ended with an error in the user code (above).", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK
