@@ -1,6 +1,7 @@
 # Two entry points that work on a fresh Debian machine (see README):
 #   make run   - set everything up, open SEAR on the bundled demo project
-#   make test  - set everything up, run the whole test suite
+#   make test  - set everything up, run ruff, the import contracts (lint-imports) and the whole test suite;
+#                it leaves no file behind in the working tree (no ruff, import-linter or pytest cache)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,19 +14,15 @@ run: setup
 	$(BIN)/sear $(DEMO)
 
 test: setup
-	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/ruff check --no-cache .
+	$(BIN)/lint-imports --no-cache --no-logo
+	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: setup
-	$(BIN)/ruff check .
+	$(BIN)/ruff check --no-cache .
+	$(BIN)/lint-imports --no-cache --no-logo
 
-DEMO_MODELS := assets/demo/terrain.obj
-
-setup: system-deps $(STAMP) $(DEMO_MODELS)
-
-# The demo's meshes are made by a script of ours, not stored in the repository.
-$(DEMO_MODELS): sear/demo.py $(STAMP)
-	$(BIN)/python -m sear.demo assets/demo
+setup: system-deps $(STAMP)
 
 system-deps:
 	@bash packaging/install-system-deps.sh
@@ -37,4 +34,4 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache

@@ -25,10 +25,10 @@ import pybullet as p
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sear.cli import DEMO_DIR, ensure_demo_models  # noqa: E402
-from sear.physics.vehicle import ROBOT_COLLISION_GROUP  # noqa: E402
+from sear.collision import ROBOT_COLLISION_GROUP  # noqa: E402
 from sear.physics.world import World  # noqa: E402
 from sear.project import Project  # noqa: E402
+from sear.resources import demo_project  # noqa: E402
 from sear.sensors.config import LidarConfig, Pose, load_sensors  # noqa: E402
 from sear.sensors.suite import SensorSuite  # noqa: E402
 
@@ -88,8 +88,7 @@ def _measure(world: World, configs, repeats: int, blocks: int) -> tuple[int, flo
 
 
 def main() -> int:
-    ensure_demo_models(DEMO_DIR)
-    project = Project.load(DEMO_DIR / "demo.prj")
+    project = Project.load(demo_project())
     world = World(project)
     world.add_tree(3.0, 1.0)
     world.add_wall(-4.0, -4.0, -4.0, 4.0)

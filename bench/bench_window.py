@@ -22,14 +22,14 @@ sys.path.insert(0, str(ROOT))
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from sear.cli import DEMO_DIR, ensure_demo_models  # noqa: E402
 from sear.gui.app import configure_qt  # noqa: E402
 from sear.project import Project  # noqa: E402
+from sear.resources import demo_project  # noqa: E402
 from sear.runtime import Simulation  # noqa: E402
 
 
 def _simulation() -> Simulation:
-    simulation = Simulation(Project.load(DEMO_DIR / "demo.prj"), seed=0, output=lambda text: None)
+    simulation = Simulation(Project.load(demo_project()), seed=0, output=lambda text: None)
     simulation.start_user_code()
     return simulation
 
@@ -40,7 +40,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="wall seconds per window measurement")
     args = parser.parse_args()
-    ensure_demo_models(DEMO_DIR)
     configure_qt()
     app = QApplication(sys.argv[:1])
 

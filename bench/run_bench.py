@@ -44,8 +44,8 @@ import pybullet as p
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sear.cli import DEMO_DIR, ensure_demo_models  # noqa: E402
 from sear.project import Project  # noqa: E402
+from sear.resources import demo_project  # noqa: E402
 from sear.runtime import Simulation  # noqa: E402
 
 PHASES = ("pybullet step", "vehicle update", "vehicle state", "sensors", "  of which ray casts", "user code",
@@ -145,9 +145,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=4.0, help="simulated seconds per round")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of SEAR ticks and bare steps")
     args = parser.parse_args()
-    ensure_demo_models(DEMO_DIR)
     with tempfile.TemporaryDirectory() as tmp:
-        simulation = Simulation(Project.load(DEMO_DIR / "demo.prj"), seed=0, output=lambda text: None,
+        simulation = Simulation(Project.load(demo_project()), seed=0, output=lambda text: None,
                                 log_path=Path(tmp) / "bench.csv")
         simulation.start_user_code()
         simulation.run(2.0)  # warm up: settle, first sensor samples, user code running

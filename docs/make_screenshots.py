@@ -16,20 +16,19 @@ sys.path.insert(0, str(ROOT))
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from sear.cli import DEMO_DIR, ensure_demo_models  # noqa: E402
 from sear.gui.app import configure_qt  # noqa: E402
 from sear.project import Project  # noqa: E402
+from sear.resources import demo_project  # noqa: E402
 
 
 def main(out: Path) -> int:
     from sear.gui.settings import SettingsWindow
     from sear.gui.wizard import SensorWizard
 
-    ensure_demo_models(DEMO_DIR)
     out.mkdir(parents=True, exist_ok=True)
     configure_qt()
     app = QApplication(sys.argv[:1])
-    project = Project.load(DEMO_DIR / "demo.prj")
+    project = Project.load(demo_project())
     window = SettingsWindow(project)
     window.resize(1280, 820)
     window.show()

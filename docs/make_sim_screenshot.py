@@ -14,19 +14,18 @@ sys.path.insert(0, str(ROOT))
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from sear.cli import DEMO_DIR, ensure_demo_models  # noqa: E402
 from sear.gui.app import configure_qt  # noqa: E402
 from sear.project import Project  # noqa: E402
+from sear.resources import demo_project  # noqa: E402
 from sear.runtime import Simulation  # noqa: E402
 
 
 def main(out: Path) -> int:
     from sear.gui.simwindow import SimulationWindow
 
-    ensure_demo_models(DEMO_DIR)
     configure_qt()
     app = QApplication(sys.argv[:1])
-    simulation = Simulation(Project.load(DEMO_DIR / "demo.prj"), seed=1)
+    simulation = Simulation(Project.load(demo_project()), seed=1)
     window = SimulationWindow(simulation)
     window.resize(1500, 900)
     window.show()

@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from sear import __version__
+from sear import __version__, resources
 from sear.errors import SearError
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE = 0, 1, 2
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEMO_DIR = REPO_ROOT / "assets" / "demo"
-DEMO_PROJECT = DEMO_DIR / "demo.prj"
 
 
 def _error(message: str) -> int:
@@ -52,29 +48,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def ensure_demo_models(folder: Path) -> None:
-    """Generate the demo's mesh files into `folder` when any is missing (they are made by a script,
-    not stored in the repository)."""
-    from sear.demo import DEMO_MODEL_FILES, write_demo_models
-
-    if not all((folder / name).exists() for name in DEMO_MODEL_FILES):
-        write_demo_models(folder)
-
-
 def cmd_new(args: argparse.Namespace) -> int:
     target = Path(args.dir)
     if target.exists() and not target.is_dir():
         return _error(f"{target} is a file; give the name of a new folder for the project.")
     if target.is_dir() and any(target.iterdir()):
         return _error(f"{target} exists and is not empty; choose a new or empty folder.")
-    if not DEMO_DIR.is_dir():
-        return _error(f"the demo project is not installed ({DEMO_DIR} is missing).")
-    ignore = shutil.ignore_patterns("*.bak", "__pycache__", "*.csv", "*.npz", ".*.tmp")
+    demo = resources.demo_folder()
+    if not demo.joinpath(resources.DEMO_PROJECT_FILE).is_file():
+        return _error(f"the demo project is not installed ({demo} has no {resources.DEMO_PROJECT_FILE}); "
+                      "reinstall SEAR.")
     try:
-        shutil.copytree(DEMO_DIR, target, dirs_exist_ok=True, ignore=ignore)
-        # Models missing from the demo folder (not generated yet) are made in the copy, so an installed
-        # SEAR never needs to write into its own folder.
-        ensure_demo_models(target)
+        resources.copy_demo(target)
     except OSError as exc:
         return _error(f"cannot create the project in {target} ({exc.strerror or exc}); "
                       "choose a folder you can write to.")
@@ -96,7 +81,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
     from sear.launcher import has_display, run_from_cli
 
     project = Path(args.project) if args.project else None
-    target = project or DEMO_PROJECT
+    target = project or resources.demo_project()
     if not has_display():
         reason = ("no display is available (DISPLAY and WAYLAND_DISPLAY are not set), so the settings window "
                   "cannot open")
@@ -105,8 +90,6 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
         return run_settings_app(project)
     print(f"sear: {reason}; running {target} headless for 20 simulated seconds instead.", flush=True)
-    if target == DEMO_PROJECT:
-        ensure_demo_models(DEMO_DIR)
     return run_from_cli(target, headless=True, duration=20.0, log=None, seed=0, realtime=False)
 
 

@@ -4,7 +4,9 @@
 
 writes the terrain (100 m x 100 m of gentle hills with a level area around the centre, coloured by
 height), a small rover's body and four wheels in several common formats, and a tree. The hand-written
-demo files (demo.prj, sensors.xml, demo_code.py) refer to these names.
+demo files (demo.prj, sensors.xml, demo_code.py) refer to these names. The package ships the output in
+sear/data/demo (tests/test_demo.py fails when it differs): after a change here, run
+`python -m sear.demo sear/data/demo`.
 """
 
 from __future__ import annotations

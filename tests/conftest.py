@@ -3,6 +3,10 @@
 GUI tests need a display with OpenGL: Qt's offscreen platform has none. When no DISPLAY is set, a
 private Xvfb server is started for the session (from Debian's xvfb, installed by `make test`), and Qt
 uses its xcb platform on it.
+
+Tests never write into the repository or the user's settings: the demo is copied into tmp_path
+(`demo_copy`), Qt's settings go to a temporary XDG_CONFIG_HOME (also for the processes tests start), and
+hypothesis keeps its caches in the system's temporary folder.
 """
 
 from __future__ import annotations
@@ -10,10 +14,21 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+from sear import resources
+
+# Hypothesis keeps its caches (and would keep its example database) in ./.hypothesis: in the system's
+# temporary folder instead, and no database, so a test run leaves the repository as it was.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "sear-tests-hypothesis")
+hypothesis_settings.register_profile("sear-tests", database=None)
+hypothesis_settings.load_profile("sear-tests")
 
 
 def _start_xvfb() -> None:
@@ -28,11 +43,13 @@ def _start_xvfb() -> None:
     for number in range(90, 140):
         if Path(f"/tmp/.X{number}-lock").exists():
             continue
-        script = (f"Xvfb :{number} -screen 0 1600x1000x24 -nolisten tcp +extension GLX >/dev/null 2>&1 & x=$!; "
-                  f"while kill -0 {os.getpid()} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 0.5; done; "
-                  "kill $x 2>/dev/null")
-        subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        watcher = (f"Xvfb :{number} -screen 0 1600x1000x24 -nolisten tcp +extension GLX >/dev/null 2>&1 & x=$!; "
+                   f"while kill -0 {os.getpid()} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 0.5; done; "
+                   "kill $x 2>/dev/null")
+        # The shell started here returns at once, leaving the watcher in the background (no child of this
+        # process is left running, so none is reported as leaked).
+        subprocess.run(["sh", "-c", f"( {watcher} ) >/dev/null 2>&1 &"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, check=True)
         for _ in range(100):
             if Path(f"/tmp/.X11-unix/X{number}").exists():
                 os.environ["DISPLAY"] = f":{number}"
@@ -47,27 +64,25 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("LIBGL_ALWAYS_SOFTWARE", "1")
-    # Keep QSettings written by GUI tests out of the user's real configuration.
-    os.environ.setdefault("XDG_CONFIG_HOME", str(Path(config.rootpath) / ".pytest_cache" / "xdg-config"))
+    # QSettings written by GUI tests (recent projects, window geometry) go to a folder of this session,
+    # never to the user's configuration nor into the repository; removed when the session ends.
+    config_home = tempfile.mkdtemp(prefix="sear-tests-config-")
+    config.add_cleanup(lambda: shutil.rmtree(config_home, ignore_errors=True))
+    os.environ["XDG_CONFIG_HOME"] = config_home
     from sear.gui.app import configure_qt
 
     configure_qt()
 
 
-REPO = Path(__file__).resolve().parent.parent
-DEMO_DIR = REPO / "assets" / "demo"
-
-
 @pytest.fixture(scope="session")
 def demo_dir() -> Path:
-    """The bundled demo project folder, its generated models present (read-only: copy it first).
+    """The bundled demo project folder (sear/data/demo): read it only; `demo_copy` gives one to change."""
+    return resources.demo_project().parent
 
-    The models are (re)made by sear.demo when any is missing or older than sear/demo.py, so a bare
-    `pytest` after a pull tests the current models, as `make test` does."""
-    from sear.demo import DEMO_MODEL_FILES, write_demo_models
 
-    made_by = (REPO / "sear" / "demo.py").stat().st_mtime
-    models = [DEMO_DIR / name for name in DEMO_MODEL_FILES]
-    if not all(m.exists() and m.stat().st_mtime >= made_by for m in models):
-        write_demo_models(DEMO_DIR)
-    return DEMO_DIR
+@pytest.fixture
+def demo_copy(tmp_path: Path) -> Path:
+    """A copy of the bundled demo project in tmp_path/demo, made the way `sear new` makes one."""
+    folder = tmp_path / "demo"
+    resources.copy_demo(folder)
+    return folder

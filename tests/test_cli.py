@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from sear.project import Project
 
+REPO = Path(__file__).resolve().parent.parent
+
 
 def _sear(*args, timeout=60):
     return subprocess.run([sys.executable, "-m", "sear", *args], capture_output=True, text=True, timeout=timeout)
-
-
-@pytest.fixture
-def demo_copy(demo_dir, tmp_path):
-    folder = tmp_path / "demo"
-    shutil.copytree(demo_dir, folder)
-    return folder
 
 
 def test_validate_accepts_the_demo(demo_copy):
@@ -110,17 +105,26 @@ def test_new_refuses_a_file_or_an_unwritable_place_without_a_traceback(tmp_path,
     assert "cannot create the project" in err and "Traceback" not in err
 
 
-def test_new_generates_demo_models_that_are_missing_into_the_copy(tmp_path, demo_dir, monkeypatch, capsys):
+def test_new_copies_every_file_of_the_bundled_demo_and_the_copy_validates(tmp_path, capsys):
     from sear import cli
     from sear.demo import DEMO_MODEL_FILES
 
-    bare = tmp_path / "bare-demo"
-    shutil.copytree(demo_dir, bare, ignore=shutil.ignore_patterns(*DEMO_MODEL_FILES))
-    monkeypatch.setattr(cli, "DEMO_DIR", bare)
+    shipped = REPO / "sear" / "data" / "demo"     # read here without importlib.resources, which cli uses
+    expected = set(DEMO_MODEL_FILES) | {"demo.prj", "sensors.xml", "demo_code.py"}
     assert cli.main(["new", str(tmp_path / "mine")]) == 0, capsys.readouterr().err
-    assert all((tmp_path / "mine" / name).is_file() for name in DEMO_MODEL_FILES)
-    assert not any((bare / name).exists() for name in DEMO_MODEL_FILES)  # the source folder is left alone
+    assert {p.name for p in (tmp_path / "mine").iterdir()} == expected
+    for name in expected:
+        assert (tmp_path / "mine" / name).read_bytes() == (shipped / name).read_bytes(), name
     assert cli.main(["validate", str(tmp_path / "mine" / "demo.prj")]) == 0
+
+
+def test_new_refuses_a_folder_that_is_not_empty(tmp_path, capsys):
+    from sear.cli import main
+
+    (tmp_path / "keep.txt").write_text("mine")
+    assert main(["new", str(tmp_path)]) == 1
+    assert "not empty" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 
 def test_a_mistyped_command_is_a_usage_error_with_a_suggestion():

@@ -7,7 +7,6 @@ import csv
 import itertools
 import math
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -81,13 +80,6 @@ def test_importing_the_launcher_loads_no_physics():
                                 timeout=120).stdout.split())
     assert "sear.launcher" in loaded
     assert not {"pybullet", "numpy", "sear.runtime", "sear.gui"} & loaded
-
-
-@pytest.fixture(scope="module")
-def demo_copy(demo_dir, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("demo")
-    shutil.copytree(demo_dir, folder, dirs_exist_ok=True)
-    return folder
 
 
 SUMMARY = re.compile(r"sear: simulated (\d+\.\d\d) s in \d+\.\d\d s of real time \(\d+\.\dx real time\); the robot "

@@ -6,31 +6,23 @@ import csv
 import itertools
 import math
 import re
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from sear import resources
 from sear.project import Project
 from sear.validate import check_project
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = resources.packaged("templates")
 
 
-@pytest.fixture
-def demo(demo_dir, tmp_path):
-    folder = tmp_path / "demo"
-    shutil.copytree(demo_dir, folder)
-    return folder
-
-
-def test_user_code_template_holds_its_target_speed(demo):
+def test_user_code_template_holds_its_target_speed(demo_copy):
     from sear.runtime import Simulation
 
-    shutil.copy(TEMPLATES / "user_code.py", demo / "demo_code.py")
-    project = Project.load(demo / "demo.prj")
+    (demo_copy / "demo_code.py").write_bytes(TEMPLATES.joinpath("user_code.py").read_bytes())
+    project = Project.load(demo_copy / "demo.prj")
     assert check_project(project) == []
     simulation = Simulation(project, seed=0)
     try:
@@ -45,14 +37,14 @@ def test_user_code_template_holds_its_target_speed(demo):
         simulation.close()
 
 
-def test_simulator_script_template_agrees_with_the_log(demo):
-    result = subprocess.run([sys.executable, str(TEMPLATES / "simulator_script.py"), str(demo / "demo.prj"), "3"],
+def test_simulator_script_template_agrees_with_the_log(demo_copy):
+    result = subprocess.run([sys.executable, str(TEMPLATES / "simulator_script.py"), str(demo_copy / "demo.prj"), "3"],
                             capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     seconds = re.findall(r"^t=\s*([\d.]+) s\s+x=\s*(-?[\d.]+) m\s+y=\s*(-?[\d.]+) m", result.stdout, flags=re.M)
     assert [float(t) for t, _, _ in seconds] == [float(n) for n in range(1, 21)]
     travelled = float(re.search(r"travelled ([\d.]+) m in 20.00 s", result.stdout)[1])
-    with open(demo / "demo.csv", newline="") as fh:
+    with open(demo_copy / "demo.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert float(rows[-1]["time"]) == pytest.approx(20.0)
     last_x, last_y = float(seconds[-1][1]), float(seconds[-1][2])

@@ -3,7 +3,6 @@ compiled, never run; models are read as a run reads them, and only once for a ru
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +14,8 @@ from sear.validate import check_project, load_project
 
 
 @pytest.fixture
-def demo(demo_dir, tmp_path):
-    folder = tmp_path / "demo"
-    shutil.copytree(demo_dir, folder)
-    return Project.load(folder / "demo.prj")
+def demo(demo_copy):
+    return Project.load(demo_copy / "demo.prj")
 
 
 def test_the_demo_has_no_problems(demo):

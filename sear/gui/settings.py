@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -61,9 +59,9 @@ from sear.project import (
     Wheel,
     model_suffix,
 )
+from sear.resources import packaged
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-TEMPLATES = REPO_ROOT / "templates"
+TEMPLATES = packaged("templates")
 MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
 TERRAIN_FILTER = ("Terrain models and heightmaps (" + " ".join(f"*{s}" for s in MESH_SUFFIXES + HEIGHTMAP_SUFFIXES)
                   + ");;Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES)
@@ -712,7 +710,7 @@ class SettingsWindow(QMainWindow):
         target = Path(chosen)
         if target.suffix != ".py":
             target = target.with_suffix(".py")
-        shutil.copyfile(TEMPLATES / template, target)
+        target.write_bytes(TEMPLATES.joinpath(template).read_bytes())
         if template == "user_code.py":
             self.code_file.set(target)
             self._set("code", "user_code", target)
@@ -725,7 +723,9 @@ class SettingsWindow(QMainWindow):
             return
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
         if editor:
-            subprocess.Popen([*shlex.split(editor), str(path)], start_new_session=True)
+            # Detached (Qt reaps it): the editor outlives this window and leaves no zombie behind.
+            program, *arguments = shlex.split(editor)
+            QProcess.startDetached(program, [*arguments, str(path)])
         else:
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 

@@ -42,17 +42,18 @@ from sear.errors import SearError
 from sear.fields import FieldInfo, field_info, fields_of
 from sear.gui.widgets import IntField, NumberField, cross_marks
 from sear.project import Project
+from sear.resources import packaged
 from sear.sensors import registry
 from sear.sensors.base import Sensor
 from sear.sensors.config import COMMON_FIELDS, Pose, SensorConfig, consistency_problems, load_sensors, save_sensors
 
-PRESETS_FILE = Path(__file__).resolve().parent.parent.parent / "assets" / "sensor_presets.json"
+PRESETS_FILE = packaged("sensor_presets.json")
 AXES_OPTIONS = ("xyz", "xy", "xz", "yz", "x", "y", "z")
 """What an `axes` field offers (subsets of the sensor's axes)."""
 
 
 def load_presets() -> list[dict]:
-    """Datasheet presets (assets/sensor_presets.json); empty when the file is missing."""
+    """Datasheet presets (sear/data/sensor_presets.json); empty when the file is missing."""
     try:
         return json.loads(PRESETS_FILE.read_text(encoding="utf-8"))["presets"]
     except (OSError, ValueError, KeyError):

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
+from sear.collision import ROBOT_COLLISION_GROUP
 from sear.project import WHEEL_IDS, Dynamics
 from sear.state import VehicleState
 
@@ -54,10 +55,6 @@ ROLL_INFLUENCE = 0.1
 ROLLING_RESISTANCE = 0.015
 """Rolling resistance coefficient of a free-rolling tyre (0.01-0.02 on hard ground). Bullet has none,
 so its vehicles roll for ever and creep after any bump; real ones stop."""
-
-ROBOT_COLLISION_GROUP = 0x40
-"""Collision filter group bit of the robot's bodies; the sensors' rays leave it out of their mask.
-Not 1 or 2: Bullet gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
 
 # For the per-step update: the same values as the expressions they stand for, computed once.
 _WHEEL_RAY_MASK = 0xFFFF & ~ROBOT_COLLISION_GROUP

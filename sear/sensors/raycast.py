@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from sear.physics.vehicle import ROBOT_COLLISION_GROUP
+from sear.collision import ROBOT_COLLISION_GROUP
 
 MAX_BATCH = 16_383
 RAY_THREADS = 0

@@ -1,18 +1,9 @@
-"""GUI test fixtures: dialogs answered by the test, a private copy of the demo project."""
+"""GUI test fixtures: dialogs answered by the test (the demo copy is tests/conftest.py's demo_copy)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
-
-
-@pytest.fixture
-def demo_copy(demo_dir, tmp_path):
-    folder = tmp_path / "demo"
-    shutil.copytree(demo_dir, folder, ignore=shutil.ignore_patterns("*.bak", "*.csv", "*.npz"))
-    return folder
 
 
 class Answers:

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from lxml import etree
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtTest import QTest
@@ -133,18 +134,51 @@ def test_hud_survives_readings_of_any_shape(window):
         assert _hud_line(w, "gps")  # some text, no exception
 
 
+def _cone_rays(beam_width: float, resolution: float) -> int:
+    """Rays of a cone sensor's sample: one on the axis, and around each nested cone (outermost radius
+    beam/2 at the far end, each next diameter smaller by the resolution while radius - resolution > 0)
+    one ray per resolution of circumference, at least one."""
+    rays, k = 1, 0
+    while (radius := (beam_width - k * resolution) / 2.0) - resolution > 1e-12:
+        rays += max(1, math.floor(2.0 * math.pi * radius / resolution))
+        k += 1
+    return rays
+
+
+def _rays_defined_in(sensors_xml) -> dict[str, int]:
+    """Rays per sample of each ray sensor of a sensors file, from its XML figures."""
+    counts = {}
+    for element in etree.parse(str(sensors_xml)).getroot():
+        def number(tag: str, element=element) -> float:
+            return float(element.findtext(tag))
+
+        if element.tag in ("infrared", "ultrasonic"):
+            counts[element.get("name")] = _cone_rays(number("beam_width_cm"), number("resolution_cm"))
+        elif element.tag == "lidar":
+            layers = len((element.findtext("layers_deg") or "0").split())
+            counts[element.get("name")] = round(number("spread_deg") / number("angle_step_deg")) * layers
+    return counts
+
+
+def test_the_ray_count_from_the_figures_of_the_demo_sensors(demo_dir):
+    # The demo's sensors: infrared 6 cm beam at 1 cm (cones of radius 3, 2.5, 2, 1.5 cm: 18 + 15 + 12 + 9
+    # rays, and the axis), LIDAR 180° at 1° (0 ... 179°).
+    assert _cone_rays(6.0, 1.0) == 55
+    assert _rays_defined_in(demo_dir / "sensors.xml")["lidar"] == 180
+
+
 def test_sensor_rays_toggle(window):
     w = window
     assert not w.rays_item.visible()
     w.commands["rays"].setChecked(True)
     w.advance(0.2)
     starts, _ends, _hits = w.visible_rays()
-    assert w.rays_item.visible() and len(w.rays_item.pos) == 2 * len(starts) > 0
-    # Every ray sensor's latest rays are drawn, whichever of them sampled on the last tick.
-    suite = w.simulation.sensors
-    ray_sensors = {s.name for s in suite.sensors if s.TYPE in ("infrared", "ultrasonic", "lidar")}
-    assert set(suite.rays_by_sensor) == ray_sensors
-    assert len(starts) == sum(len(r[0]) for r in suite.rays_by_sensor.values()) >= len(suite.last_rays[0])
+    # Every ray sensor's latest rays are drawn, whichever of them sampled on the last tick: as many as the
+    # sensors file defines, counted here from its figures (SPEC §5), not from the sensor models.
+    expected = _rays_defined_in(w.simulation.project.code.sensors)
+    assert set(w.simulation.sensors.rays_by_sensor) == set(expected)
+    assert len(starts) == sum(expected.values())
+    assert w.rays_item.visible() and len(w.rays_item.pos) == 2 * sum(expected.values())   # a line per ray
     w.commands["rays"].setChecked(False)
     assert not w.rays_item.visible()
 

@@ -9,6 +9,7 @@ import pybullet as p
 import pytest
 from geographiclib.geodesic import Geodesic
 
+from sear.errors import SearError
 from sear.sensors.config import (
     AccelerometerConfig,
     CompassConfig,
@@ -370,7 +371,7 @@ def test_readings_are_none_before_the_first_sample_and_sensors_keep_their_own_ra
 
 def test_unknown_names_list_the_sensors_that_exist(client):
     s = suite(client, GpsConfig(name="gps"), CompassConfig(name="north"))
-    with pytest.raises(Exception, match="'gps', 'north'"):
+    with pytest.raises(SearError, match="'gps', 'north'"):
         s.read("compass")
 
 
@@ -391,6 +392,11 @@ def test_rays_ignore_the_robot_itself(client):
     robot = box(client, (0.0, 0.0, 0.1), (0.3, 0.2, 0.1))
     # An infrared sensor behind the body looking forward through it: it must not see its own robot.
     config = InfraredConfig(name="ir", pose=Pose(x=-0.5, z=0.1))
+    # Positive control first (ignoring puts the body into the robot's collision group for good): the
+    # same rays without the ignore see the body's back face, 0.2 m ahead.
+    seeing = suite(client, config)
+    seeing.update(state())
+    assert seeing.read("ir") == pytest.approx(0.2, abs=0.011)
     blind = suite(client, config, ignore=[robot])
     blind.update(state())
     assert blind.read("ir") is None
