@@ -16,6 +16,7 @@ run: setup
 test: setup
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/lint-imports --no-cache --no-logo
+	$(BIN)/mypy --cache-dir=/dev/null
 	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: setup

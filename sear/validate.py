@@ -165,7 +165,7 @@ def _load_models(project: Project, problems: list[Problem]) -> Models | None:
                          f"wheels.{wid}.file", problems) for wid in WHEEL_IDS}
     if terrain is None or body is None or any(w is None for w in wheels.values()):
         return None
-    return Models(terrain, body, wheels)  # type: ignore[arg-type]  # no None left in wheels
+    return Models(terrain, body, wheels)
 
 
 def _read(project: Project, path: Path | None, tab: str, label: str, name: str, problems: list[Problem], *,

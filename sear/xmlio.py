@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import types
 import typing
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -32,19 +33,55 @@ _PARSER_OPTIONS = dict(
 )
 
 
+def _project_schema() -> str:
+    from sear.schemas.xsd import project_xsd
+
+    return project_xsd(standalone=True)
+
+
+def _common_schema() -> str:
+    from sear.schemas.xsd import common_xsd
+
+    return common_xsd()
+
+
+def _unchanging() -> int:
+    return 0
+
+
+_SCHEMAS: dict[str, tuple[Callable[[], str], Callable[[], int]]] = {
+    "project.xsd": (_project_schema, _unchanging),
+    "common.xsd": (_common_schema, _unchanging),
+}
+"""Schema name -> (its text, a number that changes when the text would). The sensors schema is provided
+by sear.sensors.config, which alone knows the registered sensor types."""
+
+
+def provide_schema(name: str, text: Callable[[], str], generation: Callable[[], int] = _unchanging) -> None:
+    """Make `name` a schema that files can be checked against: `text()` gives the self-contained XSD,
+    made again whenever `generation()` changes (so it can follow a registry of types)."""
+    _SCHEMAS[name] = (text, generation)
+
+
+def _provider(name: str) -> tuple[Callable[[], str], Callable[[], int]]:
+    try:
+        return _SCHEMAS[name]
+    except KeyError:
+        raise ValueError(f"no schema named {name!r} has been provided") from None
+
+
 def _generation(name: str) -> int:
     """Changes when what the schema `name` is generated from changes (sensor types registered)."""
-    if name != "sensors.xsd":
-        return 0
-    from sear.sensors.registry import generation
+    return _provider(name)[1]()
 
-    return generation()
+
+def schema_text(name: str) -> str:
+    """The XSD text files are checked against now under the schema name `name`."""
+    return _provider(name)[0]()
 
 
 @cache
 def _schema_document_at(name: str, generation: int) -> Any:
-    from sear.schemas.generate import schema_text
-
     return etree.fromstring(schema_text(name).encode("utf-8"), etree.XMLParser(**_PARSER_OPTIONS)).getroottree()
 
 

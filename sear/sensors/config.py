@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from sear import xmlio
 from sear.fields import FORMAT_VERSION, param
+from sear.schemas.xsd import SENSORS_ROOT_TAG, sensors_xsd
 
 
 @dataclass
@@ -58,7 +60,23 @@ class SensorConfig:
         return []
 
 
-ROOT_TAG = "sear-sensors"
+ROOT_TAG = SENSORS_ROOT_TAG
+
+
+def _schema() -> str:
+    """The sensors schema with every registered type."""
+    from sear.sensors.registry import definitions
+
+    return sensors_xsd(definitions(), standalone=True)
+
+
+def _registry_generation() -> int:
+    from sear.sensors.registry import generation
+
+    return generation()
+
+
+xmlio.provide_schema("sensors.xsd", _schema, _registry_generation)
 COMMON_FIELDS = ("name", "model_number", "pose", "noise")
 """The fields of SensorConfig, which every type has (the wizard shows them apart)."""
 
@@ -84,8 +102,6 @@ def consistency_problems(sensor: SensorConfig) -> list[tuple[str, str]]:
 
 
 def sensors_to_xml(sensors: list[SensorConfig]) -> bytes:
-    from sear import xmlio
-
     root = xmlio.etree.Element(ROOT_TAG, version=str(FORMAT_VERSION))
     for sensor in sensors:
         root.append(xmlio.dataclass_to_element(sensor, sensor.TYPE, None, attributes=("name",),
@@ -100,7 +116,6 @@ def load_sensors(path: str | Path) -> list[SensorConfig]:
     inconsistent fields (e.g. min range above max range) and duplicate names (naming both entries).
     Any registered sensor type is accepted (the schema is generated from the registry).
     """
-    from sear import xmlio
     from sear.errors import ProjectError
     from sear.sensors.registry import definitions
 
@@ -136,7 +151,6 @@ def save_sensors(path: str | Path, sensors: list[SensorConfig]) -> Path:
 
     Refuses, without touching the disk, duplicate or empty names and values the loader would reject.
     """
-    from sear import xmlio
     from sear.errors import ProjectError
 
     path = Path(path)

@@ -83,7 +83,7 @@ Matrix = tuple[float, float, float, float, float, float, float, float, float]
 
 
 def _floats(m: np.ndarray) -> Matrix:
-    return tuple(m.ravel().tolist())  # type: ignore[return-value]
+    return tuple(m.ravel().tolist())
 
 
 def _mul(a: Matrix, b: Matrix) -> Matrix:
