@@ -29,7 +29,9 @@ from sear.collision import ROBOT_COLLISION_GROUP  # noqa: E402
 from sear.physics.world import World  # noqa: E402
 from sear.project import Project  # noqa: E402
 from sear.resources import demo_project  # noqa: E402
-from sear.sensors.config import LidarConfig, Pose, load_sensors  # noqa: E402
+from sear.sensors.config import Pose  # noqa: E402
+from sear.sensors.files import load_sensors  # noqa: E402
+from sear.sensors.lidar import LidarConfig  # noqa: E402
 from sear.sensors.suite import SensorSuite  # noqa: E402
 
 

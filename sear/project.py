@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sear import xmlio
 from sear.errors import ProjectError
 from sear.fields import FORMAT_VERSION, param
+from sear.xsd import project_xsd
 
 WHEEL_IDS: tuple[str, ...] = ("left_front", "right_front", "left_rear", "right_rear")
 """The four wheels, in the order the Wheel Models tab lists them."""
@@ -199,8 +201,6 @@ class Project:
 
         Raises ProjectError naming the file, line and field for anything that is not a valid project.
         """
-        from sear import xmlio
-
         path = Path(path)
         tree = xmlio.parse_file(path, root_tag=ROOT_TAG, schema_name="project.xsd", what="project file")
         base = path.absolute().parent
@@ -215,8 +215,6 @@ class Project:
         The previous file is kept as NAME.prj.bak. A project with an invalid value (e.g. a negative
         mass set in code) is refused with a ProjectError and nothing on disk changes.
         """
-        from sear import xmlio
-
         if path is None:
             path = self.path
         if path is None:
@@ -257,3 +255,11 @@ def _normalised_quaternion(q: tuple[float, ...], path: Path) -> tuple[float, flo
     if abs(norm - 1.0) < 1e-12:
         return (q[0], q[1], q[2], q[3])
     return (q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm)
+
+
+def _schema() -> str:
+    """The project schema, from the dataclasses above."""
+    return project_xsd(Project, ROOT_TAG, standalone=True)
+
+
+xmlio.provide_schema("project.xsd", _schema)

@@ -29,7 +29,8 @@ from sear.errors import ProjectError, StuckHookError, UserCodeError
 from sear.physics.world import World
 from sear.project import Project
 from sear.sensors.base import Sensor
-from sear.sensors.config import SensorConfig, load_sensors
+from sear.sensors.config import SensorConfig
+from sear.sensors.files import load_sensors
 from sear.sensors.suite import SensorSuite
 from sear.state import VehicleState
 from sear.usercode import UserCodeRunner

@@ -18,7 +18,8 @@ from typing import Any
 from sear.errors import Problem, ProjectError, SearError
 from sear.meshio import Models, load_mesh, load_terrain, wheel_label
 from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, model_suffix
-from sear.sensors.config import SensorConfig, load_sensors
+from sear.sensors.config import SensorConfig
+from sear.sensors.files import load_sensors
 
 
 def check_file(path: Path | None, *, tab: str, label: str, field: str, allowed: tuple[str, ...],

@@ -33,14 +33,8 @@ _PARSER_OPTIONS = dict(
 )
 
 
-def _project_schema() -> str:
-    from sear.schemas.xsd import project_xsd
-
-    return project_xsd(standalone=True)
-
-
 def _common_schema() -> str:
-    from sear.schemas.xsd import common_xsd
+    from sear.xsd import common_xsd
 
     return common_xsd()
 
@@ -50,11 +44,10 @@ def _unchanging() -> int:
 
 
 _SCHEMAS: dict[str, tuple[Callable[[], str], Callable[[], int]]] = {
-    "project.xsd": (_project_schema, _unchanging),
     "common.xsd": (_common_schema, _unchanging),
 }
-"""Schema name -> (its text, a number that changes when the text would). The sensors schema is provided
-by sear.sensors.config, which alone knows the registered sensor types."""
+"""Schema name -> (its text, a number that changes when the text would). Each format's module provides its
+own: sear.project the project's, sear.sensors.registry the sensors file's (it alone knows the types)."""
 
 
 def provide_schema(name: str, text: Callable[[], str], generation: Callable[[], int] = _unchanging) -> None:

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 from sear.project import Project
-from sear.sensors.config import SENSOR_TYPES, load_sensors
+from sear.sensors.files import load_sensors
+from sear.sensors.registry import definitions
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -26,7 +27,7 @@ def test_project_format_example_loads(tmp_path):
 def test_sensors_format_example_loads_with_every_type(tmp_path):
     (block,) = _xml_blocks("sensors-format.md")
     (tmp_path / "sensors.xml").write_text(block, encoding="utf-8")
-    assert {s.TYPE for s in load_sensors(tmp_path / "sensors.xml")} == set(SENSOR_TYPES)
+    assert {s.TYPE for s in load_sensors(tmp_path / "sensors.xml")} == set(definitions())
 
 
 def _field_names(cls: type) -> set[str]:
@@ -54,7 +55,7 @@ def test_every_field_is_documented():
                      if f"`{n}`" not in project_doc and f"`<{n}>`" not in project_doc)
     assert missing == [], f"project-format.md does not document {missing}"
     sensors_doc = (DOCS / "sensors-format.md").read_text(encoding="utf-8")
-    for cls in SENSOR_TYPES.values():
+    for cls in definitions().values():
         missing = sorted(n for n in _field_names(cls) if f"`{n}`" not in sensors_doc and f"`<{n}>`" not in sensors_doc)
         assert missing == [], f"sensors-format.md does not document {cls.TYPE}: {missing}"
 

@@ -55,7 +55,7 @@ def test_field_metadata_gives_the_bounds_the_schema_checks():
     mass = field_info(Dynamics, "mass")
     assert mass.accepts(0.001) and not mass.accepts(0.0) and not mass.accepts(-1.0)
     assert mass.unit == "kg" and mass.label == "Mass"
-    assert 'name="mass" type="positive"/>' in generate.project_xsd()
+    assert 'name="mass" type="positive"/>' in generate.builtin_texts()["project.xsd"]
     assert xmlio.schema("project.xsd") is xmlio.schema("project.xsd")  # parsed once
 
 

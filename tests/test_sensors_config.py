@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from sear.errors import ProjectError
 from sear.fields import FieldInfo, fields_of
 from sear.sensors.compass import CompassConfig
-from sear.sensors.config import SENSOR_TYPES, load_sensors, save_sensors
+from sear.sensors.files import load_sensors, save_sensors
 from sear.sensors.gps import GpsConfig
+from sear.sensors.registry import definitions
 
 
 def _write(tmp_path: Path, body: str) -> Path:
@@ -25,7 +26,7 @@ def _write(tmp_path: Path, body: str) -> Path:
 
 def test_demo_sensors_have_one_of_every_type(demo_dir):
     sensors = load_sensors(demo_dir / "sensors.xml")
-    assert sorted(s.TYPE for s in sensors) == sorted(SENSOR_TYPES)
+    assert sorted(s.TYPE for s in sensors) == sorted(definitions())
 
 
 def test_duplicate_names_name_both_entries(tmp_path):
@@ -149,7 +150,7 @@ def _definitions(cls: type) -> st.SearchStrategy:
 
 angle = st.floats(min_value=-180.0, max_value=180.0, allow_nan=False)
 text = st.text("abcXYZ -_0123456789", max_size=12)
-STRATEGIES = {cls: _definitions(cls) for cls in SENSOR_TYPES.values()}
+STRATEGIES = {cls: _definitions(cls) for cls in definitions().values()}
 
 
 # Names: any text an XML attribute can hold, markup characters included, unique and without outer spaces.

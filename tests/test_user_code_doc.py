@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 from sear.runtime import Simulation
-from sear.sensors.config import Pose, UltrasonicConfig
+from sear.sensors.config import Pose
+from sear.sensors.range import UltrasonicConfig
 
 from .physics.helpers import rover_project
 

@@ -165,12 +165,12 @@ def _spy_everywhere(monkeypatch, function) -> list:
 def test_one_run_parses_the_sensors_file_once_and_reads_each_model_once(demo, monkeypatch, tmp_path, capsys):
     import sear.meshio
     import sear.runtime
-    import sear.sensors.config
+    import sear.sensors.files
     from sear import cli
     from sear.usercode import UserCodeRunner
 
     monkeypatch.setattr(UserCodeRunner, "_compile", lambda self: pytest.fail("the user code was compiled twice"))
-    parsed = _spy_everywhere(monkeypatch, sear.sensors.config.load_sensors)
+    parsed = _spy_everywhere(monkeypatch, sear.sensors.files.load_sensors)
     meshes = _spy_everywhere(monkeypatch, sear.meshio.load_mesh)
     terrains = _spy_everywhere(monkeypatch, sear.meshio.load_terrain)
     status = cli.main(["run", str(demo.path), "--headless", "--duration", "0.5", "--log", str(tmp_path / "a.csv")])
@@ -184,10 +184,10 @@ def test_one_run_parses_the_sensors_file_once_and_reads_each_model_once(demo, mo
 
 def test_a_simulation_of_a_bare_project_still_loads_what_it_needs(demo, monkeypatch):
     # The positive control of the count above: without a Loaded, Simulation reads the files itself.
-    import sear.sensors.config
+    import sear.sensors.files
     from sear.runtime import Simulation
 
-    parsed = _spy_everywhere(monkeypatch, sear.sensors.config.load_sensors)
+    parsed = _spy_everywhere(monkeypatch, sear.sensors.files.load_sensors)
     simulation = Simulation(demo, seed=1)
     try:
         simulation.run(0.1)

@@ -45,7 +45,8 @@ from sear.project import Project
 from sear.resources import packaged
 from sear.sensors import registry
 from sear.sensors.base import Sensor
-from sear.sensors.config import COMMON_FIELDS, Pose, SensorConfig, consistency_problems, load_sensors, save_sensors
+from sear.sensors.config import COMMON_FIELDS, Pose, SensorConfig, consistency_problems
+from sear.sensors.files import load_sensors, save_sensors
 
 PRESETS_FILE = packaged("sensor_presets.json")
 AXES_OPTIONS = ("xyz", "xy", "xz", "yz", "x", "y", "z")

@@ -4,7 +4,7 @@
     python -m sear.schemas.generate --check  # exit 1 if a shipped file differs from what would be written
 
 The project schema comes from the dataclasses of sear.project, the sensors schema from the built-in sensor
-types, the shared simple types from `sear.fields.KINDS`; the text is written by sear.schemas.xsd. Loading
+types, the shared simple types from `sear.fields.KINDS`; the text is written by sear.xsd. Loading
 validates against the same texts generated in memory (sear.xmlio), the sensors schema with every
 registered type, so a sensor type registered at run time is accepted in a sensors file. This script
 stands above sear.sensors (it asks the registry for the built-in types); the writer stands below it.
@@ -17,16 +17,18 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from sear.schemas.xsd import NAMES, common_xsd, project_xsd, sensors_xsd
+from sear.project import ROOT_TAG as PROJECT_ROOT_TAG
+from sear.project import Project
 from sear.sensors.registry import builtin_definitions, definitions
 from sear.xmlio import schema_text as xmlio_schema_text
+from sear.xsd import NAMES, common_xsd, project_xsd, sensors_xsd
 
 __all__ = ["NAMES", "builtin_texts", "common_xsd", "main", "project_xsd", "schema_text", "sensors_xsd"]
 
 
 def builtin_texts() -> dict[str, str]:
     """What the shipped files must contain: the built-in sensor types only."""
-    return {"common.xsd": common_xsd(), "project.xsd": project_xsd(),
+    return {"common.xsd": common_xsd(), "project.xsd": project_xsd(Project, PROJECT_ROOT_TAG),
             "sensors.xsd": sensors_xsd(builtin_definitions())}
 
 

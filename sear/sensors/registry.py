@@ -13,6 +13,7 @@ wizard's tabs, the window's readout and the log all ask this registry, so a type
 
 from __future__ import annotations
 
+from sear import xmlio
 from sear.sensors.base import Sensor
 from sear.sensors.compass import CompassSensor
 from sear.sensors.config import SensorConfig
@@ -21,6 +22,7 @@ from sear.sensors.imu import AccelerometerSensor, GyroscopeSensor
 from sear.sensors.lidar import LidarSensor
 from sear.sensors.odometer import OdometerSensor
 from sear.sensors.range import InfraredSensor, UltrasonicSensor
+from sear.xsd import sensors_xsd
 
 BUILT_IN: tuple[type[Sensor], ...] = (
     InfraredSensor, UltrasonicSensor, GpsSensor, LidarSensor,
@@ -77,3 +79,11 @@ def definitions() -> dict[str, type[SensorConfig]]:
 def builtin_definitions() -> dict[str, type[SensorConfig]]:
     """The built-in types' definitions (what the shipped sensors.xsd describes)."""
     return {cls.TYPE: cls.DEFINITION for cls in BUILT_IN}
+
+
+def _schema() -> str:
+    """The sensors file's schema with every registered type (what loading checks a file against)."""
+    return sensors_xsd(definitions(), standalone=True)
+
+
+xmlio.provide_schema("sensors.xsd", _schema, generation)

@@ -16,7 +16,8 @@ from sear.fields import param
 from sear.project import Project
 from sear.sensors import registry
 from sear.sensors.base import RayHits, Sensor
-from sear.sensors.config import SensorConfig, load_sensors
+from sear.sensors.config import SensorConfig
+from sear.sensors.files import load_sensors
 from sear.state import VehicleState
 
 pytestmark = pytest.mark.gl

@@ -9,8 +9,9 @@ import pytest
 from sear.gui.widgets import IntField, NumberField
 from sear.gui.wizard import PRESETS_FILE, SensorWizard
 from sear.project import Project
-from sear.sensors.config import SENSOR_TYPES, load_sensors
+from sear.sensors.files import load_sensors
 from sear.sensors.range import ray_count
+from sear.sensors.registry import definitions
 
 pytestmark = pytest.mark.gl
 
@@ -48,12 +49,12 @@ def _fill(form, name: str) -> dict:
 
 def test_every_sensor_type_round_trips_through_the_widgets(wizard, tmp_path, answers):
     expected = {}
-    for index, type_name in enumerate(SENSOR_TYPES):
+    for index, type_name in enumerate(definitions()):
         wizard.tabs.setCurrentIndex(index)
         form = wizard.form
         expected[f"my_{type_name}"] = (type_name, _fill(form, f"my_{type_name}"))
         wizard.add_buttons[index].click()
-    assert wizard.list.count() == len(SENSOR_TYPES)
+    assert wizard.list.count() == len(definitions())
     answers.save_path = str(tmp_path / "sensors.xml")
     wizard.save_and_close()
     assert wizard.saved_path == tmp_path / "sensors.xml"
@@ -114,7 +115,7 @@ def test_presets_fill_the_datasheet_fields(wizard):
         assert part in names
     for preset in presets:
         assert preset["source"] and preset["figures"]
-        index = list(SENSOR_TYPES).index(preset["type"])
+        index = list(definitions()).index(preset["type"])
         wizard.tabs.blockSignals(True)
         wizard.tabs.setCurrentIndex(index)
         wizard.tabs.blockSignals(False)

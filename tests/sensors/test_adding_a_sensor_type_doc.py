@@ -12,7 +12,7 @@ import pytest
 
 from sear.sensors import registry
 from sear.sensors.base import SensorContext
-from sear.sensors.config import load_sensors
+from sear.sensors.files import load_sensors
 from sear.state import VehicleState
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "adding-a-sensor-type.md"

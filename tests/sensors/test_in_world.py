@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from sear.runtime import Simulation, quaternion_to_euler
-from sear.sensors.config import AccelerometerConfig, GyroscopeConfig, LidarConfig, OdometerConfig, Pose
+from sear.sensors.config import Pose
+from sear.sensors.imu import AccelerometerConfig, GyroscopeConfig
+from sear.sensors.lidar import LidarConfig
+from sear.sensors.odometer import OdometerConfig
 
 from ..physics.helpers import plane_mesh, rover_project
 
@@ -120,7 +123,7 @@ def test_rays_cast_in_the_body_frame_equal_the_same_rays_in_the_world_frame(tmp_
     """The simulation casts sensor rays in the chassis' frame (pybullet moves them with it, and pybullet's
     chassis frame sits at the centre of mass); a suite with no body casts the same rays in the world frame.
     On a turning rover with its centre of gravity off the origin both must read the same."""
-    from sear.sensors.config import InfraredConfig, UltrasonicConfig
+    from sear.sensors.range import InfraredConfig, UltrasonicConfig
     from sear.sensors.suite import SensorSuite
 
     configs = [

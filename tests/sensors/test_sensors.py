@@ -10,20 +10,13 @@ import pytest
 from geographiclib.geodesic import Geodesic
 
 from sear.errors import SearError
-from sear.sensors.config import (
-    AccelerometerConfig,
-    CompassConfig,
-    GpsConfig,
-    GyroscopeConfig,
-    InfraredConfig,
-    LidarConfig,
-    OdometerConfig,
-    Pose,
-    UltrasonicConfig,
-)
-from sear.sensors.gps import nmea_checksum
-from sear.sensors.lidar import SICK_NO_RETURN
-from sear.sensors.range import cone_directions, ray_count
+from sear.sensors.compass import CompassConfig
+from sear.sensors.config import Pose
+from sear.sensors.gps import GpsConfig, nmea_checksum
+from sear.sensors.imu import AccelerometerConfig, GyroscopeConfig
+from sear.sensors.lidar import SICK_NO_RETURN, LidarConfig
+from sear.sensors.odometer import OdometerConfig
+from sear.sensors.range import InfraredConfig, UltrasonicConfig, cone_directions, ray_count
 from sear.sensors.suite import SensorSuite
 from sear.state import VehicleState
 

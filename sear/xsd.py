@@ -138,12 +138,11 @@ def common_xsd() -> str:
             f"explained by\n     sear.fields.KINDS. {_GENERATED} -->\n{_OPEN}{_common_types()}</xs:schema>\n")
 
 
-def project_xsd(standalone: bool = False) -> str:
-    from sear.project import ROOT_TAG, Project
-
+def project_xsd(project: type, root_tag: str, standalone: bool = False) -> str:
+    """The project schema for the dataclass `project` (sear.project.Project) under the root `root_tag`."""
     writer = _Writer()
-    content = writer.complex_content(ROOT_TAG, Project, "    ", extra_attributes=_VERSION)
-    body = f'  <xs:element name="{ROOT_TAG}">\n{content}  </xs:element>\n'
+    content = writer.complex_content(root_tag, project, "    ", extra_attributes=_VERSION)
+    body = f'  <xs:element name="{root_tag}">\n{content}  </xs:element>\n'
     return _document(f"SEAR project file (.prj), format version {FORMAT_VERSION}. Documented in "
                      "docs/project-format.md.\n     Element names are the field names of sear/project.py; "
                      "fields may come in any order;\n     optional fields take their defaults when absent.",
