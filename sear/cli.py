@@ -156,8 +156,6 @@ def command_names(parser: argparse.ArgumentParser) -> tuple[str, ...]:
     return ()
 
 
-COMMANDS = command_names(build_parser())
-
 
 def _looks_like_a_mistyped_command(word: str) -> bool:
     """A first argument that is no option, no existing path and no .prj name was meant as a command."""

@@ -35,7 +35,6 @@ class RayCaster:
         for body in ignore_bodies:
             # Idempotent: the vehicle already puts its chassis in this group.
             p.setCollisionFilterGroupMask(body, -1, ROBOT_COLLISION_GROUP, self.mask, physicsClientId=client)
-        self.rays_cast = 0
 
     def cast(self, starts: np.ndarray | list, ends: np.ndarray | list, parent: int | None = None
              ) -> tuple[np.ndarray, Sequence[Any]]:
@@ -57,5 +56,4 @@ class RayCaster:
                 results.extend(p.rayTestBatch(starts[lo:lo + MAX_BATCH], ends[lo:lo + MAX_BATCH],
                                               numThreads=RAY_THREADS, collisionFilterMask=self.mask,
                                               physicsClientId=self.client, **frame))
-        self.rays_cast += n
         return np.fromiter(map(_FRACTION, results), dtype=np.float64, count=n), results
