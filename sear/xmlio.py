@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import tempfile
-import types
 import typing
 from collections.abc import Callable
 from functools import cache
@@ -25,7 +24,7 @@ from typing import Any, Literal
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.fields import FORMAT_VERSION, meaning_of
+from sear.fields import FORMAT_VERSION, meaning_of, strip_optional
 
 _PARSER_OPTIONS = dict(
     resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
@@ -293,15 +292,6 @@ def explain_schema_error(error: Any, root_tag: str, schema_name: str = "") -> tu
 
 # --- dataclass <-> element -----------------------------------------------------------------------
 
-def _strip_optional(tp: Any) -> tuple[Any, bool]:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], True
-    return tp, False
-
-
 def _fmt_float(value: float) -> str:
     return repr(float(value))
 
@@ -388,7 +378,7 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
         value = getattr(obj, f.name)
         if value is None:
             continue
-        tp, _ = _strip_optional(hints[f.name])
+        tp, _ = strip_optional(hints[f.name])
         name = f"{prefix}{f.name}"
         if f.name in attributes:
             el.set(f.name, _xml_text(_to_text(value, tp, base_dir), name))
@@ -414,7 +404,7 @@ def element_to_dataclass(cls: Any, el: Any, base_dir: Path | None, attributes: t
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
-        tp, _ = _strip_optional(hints[f.name])
+        tp, _ = strip_optional(hints[f.name])
         if f.name in attributes:
             if el.get(f.name) is not None:
                 kwargs[f.name] = _from_text(el.get(f.name), tp, base_dir)

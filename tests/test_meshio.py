@@ -11,6 +11,8 @@ from sear.errors import ProjectError
 from sear.meshio import load_mesh, load_terrain
 from sear.project import Terrain
 
+from .physics.helpers import grid_mesh
+
 BOX = trimesh.creation.box(extents=(2.0, 1.0, 0.5))
 
 
@@ -264,20 +266,11 @@ def test_ogre_geometry_errors_give_the_line(tmp_path):
 
 # --- terrain: colours, orientation, heightmaps -----------------------------------------------------
 
-def _grid(n: int, half: float, height) -> trimesh.Trimesh:
-    """An n x n vertex grid over [-half, half]² with z = height(x, y), faces looking up."""
-    xs = np.linspace(-half, half, n)
-    gx, gy = np.meshgrid(xs, xs)
-    idx = np.arange(n * n).reshape(n, n)
-    a, b, c, d = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel(), idx[1:, 1:].ravel(), idx[1:, :-1].ravel()
-    faces = np.concatenate([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
-    return trimesh.Trimesh(np.column_stack([gx.ravel(), gy.ravel(), height(gx, gy).ravel()]), faces,
-                           process=False)
 
 
 @pytest.mark.parametrize("suffix", [".obj", ".ply"])
 def test_terrain_keeps_vertex_colours(tmp_path, suffix):
-    ground = _grid(5, 2.0, lambda x, y: 0.1 * x)
+    ground = grid_mesh(5, 2.0, lambda x, y: 0.1 * x)
     colours = np.zeros((25, 4), np.uint8)
     colours[:, 3] = 255
     colours[:, 1] = np.arange(25) * 10                 # a green ramp, one value per vertex
@@ -291,7 +284,7 @@ def test_terrain_keeps_vertex_colours(tmp_path, suffix):
 
 
 def test_terrain_exported_upside_down_is_turned_to_face_the_sky(tmp_path):
-    ground = _grid(4, 5.0, lambda x, y: 0 * x)
+    ground = grid_mesh(4, 5.0, lambda x, y: 0 * x)
     ground.invert()
     ground.export(tmp_path / "down.obj")
     model = load_terrain(Terrain(file=tmp_path / "down.obj"))

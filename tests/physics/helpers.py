@@ -61,3 +61,14 @@ def yaw(world: World) -> float:
 def static_box(world: World, centre: tuple[float, float, float], half: tuple[float, float, float]) -> int:
     shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=world.client)
     return p.createMultiBody(0, shape, basePosition=centre, physicsClientId=world.client)
+
+
+def grid_mesh(n: int, half: float, height) -> trimesh.Trimesh:
+    """An n x n vertex grid over [-half, half]² with z = height(x, y), faces looking up."""
+    xs = np.linspace(-half, half, n)
+    gx, gy = np.meshgrid(xs, xs)
+    idx = np.arange(n * n).reshape(n, n)
+    a, b, c, d = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel(), idx[1:, 1:].ravel(), idx[1:, :-1].ravel()
+    faces = np.concatenate([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
+    return trimesh.Trimesh(np.column_stack([gx.ravel(), gy.ravel(), height(gx, gy).ravel()]), faces,
+                           process=False)

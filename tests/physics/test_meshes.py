@@ -17,6 +17,8 @@ from sear.physics.meshes import (
 )
 from sear.project import Terrain
 
+from .helpers import grid_mesh
+
 
 def _ray_heights(client, xy):
     hits = p.rayTestBatch([[x, y, 100] for x, y in xy], [[x, y, -100] for x, y in xy], physicsClientId=client)
@@ -69,15 +71,6 @@ def test_heightmap_heights_match_the_pixels(tmp_path):
         p.disconnect(client)
 
 
-def _grid(n: int, half: float, height) -> trimesh.Trimesh:
-    """An n x n vertex grid over [-half, half]² with z = height(x, y), faces looking up."""
-    xs = np.linspace(-half, half, n)
-    gx, gy = np.meshgrid(xs, xs)
-    idx = np.arange(n * n).reshape(n, n)
-    a, b, c, d = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel(), idx[1:, 1:].ravel(), idx[1:, :-1].ravel()
-    faces = np.concatenate([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
-    return trimesh.Trimesh(np.column_stack([gx.ravel(), gy.ravel(), height(gx, gy).ravel()]), faces,
-                           process=False)
 
 
 
@@ -110,7 +103,7 @@ def test_terrain_under_the_vertex_limit_but_over_the_triangle_limit_is_tiled(tmp
     def surface(x, y):
         return 0.5 * np.sin(x / 6.0) * np.cos(y / 9.0)
 
-    ground = _grid(300, 30.0, surface)   # 90,000 vertices but 178,802 triangles (> 174,762)
+    ground = grid_mesh(300, 30.0, surface)   # 90,000 vertices but 178,802 triangles (> 174,762)
     assert len(ground.vertices) < MAX_MESH_VERTICES and len(ground.faces) > 524_288 // 3
     model = load_terrain(Terrain(file=_export(ground, tmp_path / "g.ply")))
     rng = np.random.default_rng(2)
