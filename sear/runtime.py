@@ -387,11 +387,12 @@ class Simulation:
 
     def advance(self, steps: int, *, budget: float | None = None, pacer: Pacer | None = None,
                 before_tick: Callable[[], None] | None = None,
-                after_tick: Callable[[TickResult], None] | None = None) -> int:
-        """Up to `steps` ticks; returns how many were done. Fewer when a hook got stuck (the run is over)
-        or, with `budget`, once that many wall seconds have passed (a window's frame must not freeze).
-        With `pacer`, each tick waits for the wall clock. `before_tick` runs before every tick (a window's
-        held keys), `after_tick` after it with what the tick did."""
+                after_tick: Callable[[TickResult], object] | None = None) -> int:
+        """Up to `steps` ticks; returns how many were done. Fewer when a hook got stuck (the run is over),
+        with `budget` once that many wall seconds have passed (a window's frame must not freeze), or when
+        `after_tick` returns a true value. With `pacer`, each tick waits for the wall clock. `before_tick`
+        runs before every tick (a window's held keys), `after_tick` after it with what the tick did (a
+        script's own bookkeeping and its reasons to stop early)."""
         deadline = None if budget is None else _time.perf_counter() + budget
         tick = self.tick
         for done in range(steps):
@@ -400,17 +401,17 @@ class Simulation:
             if before_tick is not None:
                 before_tick()
             result = tick()
-            if after_tick is not None:
-                after_tick(result)
+            if after_tick is not None and after_tick(result):
+                return done + 1
             if pacer is not None:
                 pacer.wait()
         return steps
 
     def run(self, duration: float, *, pace: bool | None = None,
-            after_tick: Callable[[TickResult], None] | None = None) -> int:
-        """Tick until `duration` more simulated seconds have passed (or a hook got stuck); returns the
-        ticks done. `pace` keeps to the wall clock (default: the simulation's `realtime`); `after_tick`
-        as for advance()."""
+            after_tick: Callable[[TickResult], object] | None = None) -> int:
+        """Tick until `duration` more simulated seconds have passed (or a hook got stuck, or `after_tick`
+        returned a true value); returns the ticks done. `pace` keeps to the wall clock (default: the
+        simulation's `realtime`); `after_tick` as for advance()."""
         pace = self.realtime if pace is None else pace
         return self.advance(round(duration * self.physics_hz), pacer=Pacer(self) if pace else None,
                             after_tick=after_tick)

@@ -100,6 +100,10 @@ def test_run_advances_exactly_the_steps_of_its_duration(tmp_path):
         ticks = []
         assert simulation.run(0.1, after_tick=ticks.append) == 24
         assert len(ticks) == 24 and [t.control for t in ticks].count(True) == 6
+        # after_tick ends a run early by returning a true value: here on the first control tick, the 4th
+        # step at 240 Hz physics and 60 Hz control (after 236 steps, 240 is the next multiple of 4).
+        assert simulation.run(1.0, after_tick=lambda result: result.control) == 4
+        assert simulation.steps == 240
     finally:
         simulation.close()
 

@@ -5,8 +5,9 @@ simulation `sear run` does (world, sensors, the project's user code, CSV log) an
 yourself: change the world between ticks, watch ground truth the robot cannot see, stop on your own
 conditions, collect statistics, or run batches with different seeds.
 
-Units: metres, seconds, newtons, radians. The loop advances one physics step per `tick()`
-(1 / physics_hz seconds, set in the project); sensors and user code run at their own rates inside it.
+Units: metres, seconds, newtons, radians. `run()` advances the loop one physics step (1 / physics_hz
+seconds, set in the project) at a time, sensors and user code at their own rates inside it, and calls
+`after_tick` after every step with what the step did; it returns True to end the run early.
 """
 
 import math
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime import Simulation, TickResult
 
 # --- settings of this script ------------------------------------------------------------------------
 DURATION = 20.0          # simulated seconds to run
@@ -32,24 +33,30 @@ def main(project_path: str, seed: int = 1) -> int:
 
         simulation.start_user_code()          # the project's own user code (init already ran)
         steps_per_second = round(project.simulation.physics_hz)
+        sim = simulation.sim
         travelled = 0.0
-        last = simulation.sim.pose
-        last_progress = (simulation.sim.time, last)
-        while simulation.sim.time < DURATION:
-            simulation.tick()                 # inputs -> vehicle -> physics step -> sensors -> user code -> log
-            pose = simulation.sim.pose        # ground truth, for the script's own bookkeeping
+        last = sim.pose
+        last_progress = (sim.time, last)
+
+        def after_tick(result: TickResult) -> bool:
+            """The script's own bookkeeping after every physics step; True ends the run early."""
+            nonlocal travelled, last, last_progress
+            pose = sim.pose                   # ground truth, which the robot cannot see
             travelled += math.hypot(pose.x - last.x, pose.y - last.y)
             last = pose
             if simulation.steps % steps_per_second == 0:     # once a simulated second
-                print(f"t={simulation.sim.time:5.1f} s  x={pose.x:6.2f} m  y={pose.y:6.2f} m  "
-                      f"speed={simulation.sim.speed:4.2f} m/s")
+                print(f"t={sim.time:5.1f} s  x={pose.x:6.2f} m  y={pose.y:6.2f} m  speed={sim.speed:4.2f} m/s")
             t0, p0 = last_progress
             if math.hypot(pose.x - p0.x, pose.y - p0.y) > STUCK_DISTANCE:
-                last_progress = (simulation.sim.time, pose)
-            elif simulation.sim.time - t0 > STUCK_AFTER:
+                last_progress = (sim.time, pose)
+            elif sim.time - t0 > STUCK_AFTER:
                 print(f"stuck since t={t0:.1f} s; ending the run early")
-                break
-        print(f"travelled {travelled:.2f} m in {simulation.sim.time:.2f} s; log: {log_path}")
+                return True
+            return False
+
+        # inputs -> vehicle -> physics step -> sensors -> user code -> log, DURATION simulated seconds
+        simulation.run(DURATION, after_tick=after_tick)
+        print(f"travelled {travelled:.2f} m in {sim.time:.2f} s; log: {log_path}")
     finally:
         simulation.close()
     return 0
