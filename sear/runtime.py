@@ -255,10 +255,9 @@ class Simulation:
         try:
             if sensor_configs is None:
                 sensor_configs = load_sensors(project.code.sensors) if project.code.sensors else []
-            t = project.terrain
             self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
                                        ignore_bodies=self.world.robot_body_ids(),
-                                       origin=(t.latitude, t.longitude, t.altitude),
+                                       origin=self.world.geodetic_origin,
                                        body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog)
             self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
             self.sim = Sim(self)

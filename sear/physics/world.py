@@ -1,7 +1,11 @@
 """The simulated world: terrain, the robot and obstacles in one pybullet physics client.
 
-World frame ENU (x east, y north, z up, metres) with the origin at the terrain centre. The world steps
-at a fixed rate (the project's physics_hz); each step applies the vehicle's forces, then steps pybullet.
+World frame ENU (x east, y north, z up, metres) with the origin at the terrain centre: x = y = 0 is the
+middle of the terrain's bounding box and z = 0 is the terrain model's z = 0. The project's `<altitude>`
+is the altitude above sea level of the terrain's surface at that centre (docs/project-format.md), so
+the geodetic origin of the world frame lies the surface height at (0, 0) below it (`geodetic_origin`).
+The world steps at a fixed rate (the project's physics_hz); each step applies the vehicle's forces,
+then steps pybullet.
 """
 
 from __future__ import annotations
@@ -72,10 +76,18 @@ class World:
             for tid in self.terrain_ids:
                 p.setCollisionFilterGroupMask(tid, -1, _STATIC_GROUP | TERRAIN_COLLISION_GROUP,
                                               _ALL & ~_STATIC_GROUP, physicsClientId=self.client)
+            self.geodetic_origin = self._geodetic_origin()
             self.vehicle = self._build_vehicle(models)
         except BaseException:
             self.close()
             raise
+
+    def _geodetic_origin(self) -> tuple[float, float, float]:
+        """Latitude, longitude (decimal degrees) and altitude above sea level (m) of the world origin
+        (x = y = z = 0): `<altitude>` belongs to the terrain's surface at the centre, which is
+        terrain_height(0, 0) m above z = 0 (0 when no terrain lies under the centre)."""
+        t = self.project.terrain
+        return (t.latitude, t.longitude, t.altitude - self.terrain_height(0.0, 0.0))
 
     # --- vehicle -----------------------------------------------------------------------------------
 
@@ -89,7 +101,7 @@ class World:
     def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
         terrain (relative start) or at the given altitude above sea level (absolute start)."""
-        body, terrain = self.project.body, self.project.terrain
+        body = self.project.body
         orientation = np.asarray(body.rotation, dtype=float)
         bottoms = []
         for wid in WHEEL_IDS:
@@ -100,7 +112,7 @@ class World:
         clearance = -min(bottoms)  # body origin above the wheels' lowest point
         if body.start_mode == "absolute":
             east, north, up = geodetic_to_enu(body.start_latitude, body.start_longitude, body.start_abs_altitude,
-                                              terrain.latitude, terrain.longitude, terrain.altitude)
+                                              *self.geodetic_origin)
             ground = self.terrain_height(east, north)
             z = max(up, ground + 0.01) + clearance
         else:
