@@ -55,7 +55,8 @@ class Terrain:
     longitude: float = param(-80.7, kind="longitude", unit="°", decimals=6, required=True)
     """Longitude of the terrain centre, decimal degrees east (-180..180)."""
     altitude: float = param(0.0, unit="m", decimals=3)
-    """Altitude of the terrain centre above sea level, metres."""
+    """Altitude above sea level of the terrain's surface at its centre (x = y = 0), metres (not of the
+    model's z = 0: a surface 3 m up the model at the centre still reads this altitude there)."""
     scale: float = param(1.0, kind="positive", unit="×")
     """Factor from model units to metres (mesh files only)."""
     heightmap_size: float = param(100.0, kind="positive", unit="m", label="Heightmap size")

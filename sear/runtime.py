@@ -161,16 +161,23 @@ class Sim:
         self._s.world.vehicle.steer(_number(angle, "steer", "angle"))
 
     def add_tree(self, x: float, y: float, z: float | None = None) -> None:
-        """A tree at (x, y) m; z None stands it on the terrain."""
+        """A static tree whose trunk axis stands at (x, y) m, its foot at height z m: a trunk 0.3 m wide
+        and 2 m tall, a conical crown 2.4 m wide from 1.5 m up to its tip 4.5 m above the foot. z None
+        puts the foot on the lowest ground under the trunk (on a slope the uphill edge sinks in)."""
         self._s.world.add_tree(x, y, z)
 
     def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> None:
-        """A cube of edge `size` m and `mass` kg (0: immovable) above (x, y); z None rests it on the terrain."""
+        """A cube of edge `size` m and `mass` kg (0: immovable), edges along x and y, its CENTRE at
+        (x, y, z) m. z None rests its bottom on the highest ground under it (on a slope: touching the
+        uphill edge; a movable box then settles). A movable box falls under gravity; mass 0 stays put."""
         self._s.world.add_box(x, y, z, size=size, mass=mass)
 
     def add_wall(self, x1: float, y1: float, x2: float, y2: float, height: float = 1.0,
                  thickness: float = 0.2) -> None:
-        """A wall from (x1, y1) to (x2, y2), m, standing on the terrain."""
+        """A static wall `height` m tall and `thickness` m thick whose centre line runs from (x1, y1) to
+        (x2, y2) m, extended past each end point by thickness / 2 (walls sharing an end point close
+        the corner). Level bottom at the lowest ground under it, top `height` above that: on a slope
+        it never floats and its uphill part sinks into the ground."""
         self._s.world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)
 
     def read_sick(self, name: str) -> np.ndarray | None:
@@ -255,10 +262,9 @@ class Simulation:
         try:
             if sensor_configs is None:
                 sensor_configs = load_sensors(project.code.sensors) if project.code.sensors else []
-            t = project.terrain
             self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
                                        ignore_bodies=self.world.robot_body_ids(),
-                                       origin=(t.latitude, t.longitude, t.altitude),
+                                       origin=self.world.geodetic_origin,
                                        body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog)
             self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
             self.sim = Sim(self)

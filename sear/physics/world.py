@@ -1,7 +1,11 @@
 """The simulated world: terrain, the robot and obstacles in one pybullet physics client.
 
-World frame ENU (x east, y north, z up, metres) with the origin at the terrain centre. The world steps
-at a fixed rate (the project's physics_hz); each step applies the vehicle's forces, then steps pybullet.
+World frame ENU (x east, y north, z up, metres) with the origin at the terrain centre: x = y = 0 is the
+middle of the terrain's bounding box and z = 0 is the terrain model's z = 0. The project's `<altitude>`
+is the altitude above sea level of the terrain's surface at that centre (docs/project-format.md), so
+the geodetic origin of the world frame lies the surface height at (0, 0) below it (`geodetic_origin`).
+The world steps at a fixed rate (the project's physics_hz); each step applies the vehicle's forces,
+then steps pybullet.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ TERRAIN_COLLISION_GROUP = 0x80
 """Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
 _STATIC_GROUP, _ALL = 0x2, 0xFFFF
 GRAVITY = 9.81
+TRUNK_RADIUS = 0.15
+"""Radius of a tree's trunk (sear.meshio.make_tree draws the same tree), m."""
 
 
 @dataclass
@@ -72,10 +78,18 @@ class World:
             for tid in self.terrain_ids:
                 p.setCollisionFilterGroupMask(tid, -1, _STATIC_GROUP | TERRAIN_COLLISION_GROUP,
                                               _ALL & ~_STATIC_GROUP, physicsClientId=self.client)
+            self.geodetic_origin = self._geodetic_origin()
             self.vehicle = self._build_vehicle(models)
         except BaseException:
             self.close()
             raise
+
+    def _geodetic_origin(self) -> tuple[float, float, float]:
+        """Latitude, longitude (decimal degrees) and altitude above sea level (m) of the world origin
+        (x = y = z = 0): `<altitude>` belongs to the terrain's surface at the centre, which is
+        terrain_height(0, 0) m above z = 0 (0 when no terrain lies under the centre)."""
+        t = self.project.terrain
+        return (t.latitude, t.longitude, t.altitude - self.terrain_height(0.0, 0.0))
 
     # --- vehicle -----------------------------------------------------------------------------------
 
@@ -89,7 +103,7 @@ class World:
     def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
         terrain (relative start) or at the given altitude above sea level (absolute start)."""
-        body, terrain = self.project.body, self.project.terrain
+        body = self.project.body
         orientation = np.asarray(body.rotation, dtype=float)
         bottoms = []
         for wid in WHEEL_IDS:
@@ -100,7 +114,7 @@ class World:
         clearance = -min(bottoms)  # body origin above the wheels' lowest point
         if body.start_mode == "absolute":
             east, north, up = geodetic_to_enu(body.start_latitude, body.start_longitude, body.start_abs_altitude,
-                                              terrain.latitude, terrain.longitude, terrain.altitude)
+                                              *self.geodetic_origin)
             ground = self.terrain_height(east, north)
             z = max(up, ground + 0.01) + clearance
         else:
@@ -147,13 +161,23 @@ class World:
                                  physicsClientId=self.client)
 
     def add_tree(self, x: float, y: float, z: float | None = None) -> int:
-        """A tree (trunk 0.3 m wide, crown 2.4 m wide, 4.5 m tall) standing at (x, y); z None = on the
-        terrain. Static. Returns its index in `obstacles`."""
-        base = self.terrain_height(x, y) if z is None else float(z)
+        """A static tree whose trunk axis stands at (x, y), its foot at height `z` (m).
+
+        Trunk: a cylinder 0.3 m wide from the foot to 2 m above it. Crown: a cone 2.4 m wide at its
+        base, 1.5 m above the foot, its tip 4.5 m above the foot. z None puts the foot at the lowest
+        ground under the trunk, so on a slope the trunk never floats (its uphill edge sinks in by
+        0.3 m × the slope). Returns its index in `obstacles`."""
+        if z is None:
+            around = [(x + TRUNK_RADIUS * math.cos(a), y + TRUNK_RADIUS * math.sin(a))
+                      for a in np.linspace(0.0, 2.0 * math.pi, 16, endpoint=False)]
+            base = float(self.terrain_heights(np.array([(x, y), *around])).min())
+        else:
+            base = float(z)
         import trimesh
 
         mesh = make_tree()
-        trunk = p.createCollisionShape(p.GEOM_CYLINDER, radius=0.15, height=2.0, physicsClientId=self.client)
+        trunk = p.createCollisionShape(p.GEOM_CYLINDER, radius=TRUNK_RADIUS, height=2.0,
+                                       physicsClientId=self.client)
         crown_mesh = trimesh.creation.cone(radius=1.2, height=3.0, sections=24)
         crown = p.createCollisionShape(p.GEOM_MESH, vertices=crown_mesh.vertices.tolist(),
                                        physicsClientId=self.client)
@@ -164,8 +188,14 @@ class World:
         return len(self.obstacles) - 1
 
     def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> int:
-        """A cube of edge `size` m and `mass` kg centred above (x, y); z None = resting on the terrain.
-        mass 0 makes it immovable; heavy boxes make solid walls."""
+        """A cube of edge `size` m and `mass` kg, its edges along x and y, centred on (x, y, z) m: `z` is
+        the cube's centre, not its bottom.
+
+        z None rests its bottom on the highest ground under it (sampled at its corners, edge middles
+        and centre), so it never starts inside the terrain; on a slope it then touches the ground at the
+        uphill edge only, and a movable one settles. mass 0 makes it immovable (and it stays where it is
+        put, even in the air); a movable box falls under gravity. Heavy boxes make solid walls. Returns
+        its index in `obstacles`."""
         if not (size > 0 and math.isfinite(size)):
             raise ValueError(f"add_box: size must be a number greater than 0 metres, not {size!r}")
         if not (mass >= 0 and math.isfinite(mass)):
@@ -186,14 +216,26 @@ class World:
 
     def add_wall(self, x1: float, y1: float, x2: float, y2: float, height: float = 1.0,
                  thickness: float = 0.2) -> int:
-        """A static wall from (x1, y1) to (x2, y2) (its centre line; the ends are extended by half the
-        thickness so walls meeting at a corner close it), standing on the terrain."""
+        """A static wall, a box `height` m tall and `thickness` m thick whose centre line runs from (x1, y1)
+        to (x2, y2) m, extended past each end point by half the thickness: walls that share an end
+        point close the corner, and a wall is length + thickness long.
+
+        Its bottom is level, at the lowest ground under its footprint (sampled every 0.5 m or closer
+        along both faces and the centre line, end caps included), and its top `height` above that: on
+        level ground it stands `height` tall; on a slope it never floats, and its uphill part sinks
+        into the ground (a long wall up a hill can disappear: build it from shorter pieces). Returns
+        its index in `obstacles`."""
         if not (height > 0 and thickness > 0):
             raise ValueError("add_wall: height and thickness must be greater than 0 metres")
         length = math.hypot(x2 - x1, y2 - y1)
         if length <= 0:
             raise ValueError("add_wall: the two end points are the same; give a wall some length")
-        samples = np.linspace([x1, y1], [x2, y2], max(2, int(length / 0.5) + 1))
+        along = np.array([x2 - x1, y2 - y1]) / length * (thickness / 2.0)
+        across = np.array([-along[1], along[0]])
+        start, end = np.array([x1, y1]) - along, np.array([x2, y2]) + along
+        count = max(2, math.ceil((length + thickness) / 0.5) + 1)
+        sides = (-across, np.zeros(2), across)  # both faces and the centre line
+        samples = np.concatenate([np.linspace(start + side, end + side, count) for side in sides])
         base = float(self.terrain_heights(samples).min())
         full = (length + thickness, thickness, height)
         yaw = math.atan2(y2 - y1, x2 - x1)

@@ -114,7 +114,8 @@ class SensorContext:
     """What sensors may need beyond their definition: the geodetic origin of the world frame."""
 
     origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    """Latitude, longitude (decimal degrees) and altitude (m) of the world origin (terrain centre)."""
+    """Latitude, longitude (decimal degrees) and altitude (m) of the world origin (x = y = z = 0; the
+    terrain's surface at the centre is at the project's `<altitude>`: sear.physics.world.World)."""
 
 
 @dataclass
