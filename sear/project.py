@@ -213,7 +213,8 @@ class Project:
     def save(self, path: str | Path | None = None) -> Path:
         """Write the project to `path` (default: where it was loaded from) atomically.
 
-        The previous file is kept as NAME.prj.bak. A project with an invalid value (e.g. a negative
+        The previous file is kept as NAME.prj.bak; a save killed at any moment leaves both files whole
+        (xmlio.atomic_write). A project with an invalid value (e.g. a negative
         mass set in code) is refused with a ProjectError and nothing on disk changes.
         """
         if path is None:

@@ -4,17 +4,19 @@ Both formats map dataclass fields one to one onto child elements of the same nam
 the schema and the code cannot drift apart in naming. Reading is hardened: no DTDs, no entity
 expansion, no network access; documents that declare a DOCTYPE are refused outright. Every schema
 violation becomes a sentence naming the file, line and field and what is expected. Writing is atomic
-(temporary file beside the target, fsync, rename) and keeps the previous file as `NAME.bak`.
+(temporary file beside the target, fsync, rename) and keeps the previous file as `NAME.bak`, itself made
+atomically: a save killed at any moment leaves both files whole (see atomic_write).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import os
 import re
-import shutil
-import tempfile
+import secrets
+import stat
 import typing
 from collections.abc import Callable
 from functools import cache
@@ -446,6 +448,23 @@ def check_against_schema(root: Any, schema_name: str, root_tag: str, path: Path,
 def atomic_write(path: Path, data: bytes) -> Path:
     """Write `data` to `path` atomically, keeping the previous file as `<path>.bak`.
 
+    Guarantee: whenever the process is killed (and, as far as the file system honours fsync, when the
+    power fails), `path` and `<path>.bak` (if it exists) each hold one whole file SEAR wrote (the old or
+    the new version), never an empty or partial one. Every file is made whole under a temporary name in
+    the same folder, flushed to disk (fsync) and only then renamed over its final name (a rename within
+    a folder is atomic):
+
+    1. temporary files of an interrupted earlier save of `path` are removed (see below);
+    2. the current `path` is hard-linked (copied and fsynced where links are not supported) to a
+       temporary name and renamed onto `<path>.bak`;
+    3. `data` is written to another temporary name, fsynced, and renamed onto `path`;
+    4. the folder is fsynced, so the renames survive a power cut.
+
+    Temporary files are named `.<NAME>.<16 hex digits>.tmp` beside the target. A save that is killed
+    leaves at most two of them; the next save of the same file removes every file of that pattern, so
+    they never pile up. Two processes saving the same file at the same moment is not supported (one
+    would remove the other's temporary file and its save would fail with a ProjectError).
+
     A failure (read-only folder, disk full) is a ProjectError naming the file; the previous file is
     then untouched and no temporary file is left behind."""
     path = Path(path)
@@ -456,29 +475,81 @@ def atomic_write(path: Path, data: bytes) -> Path:
                            "folder or free some space. The previous version is unchanged.", file=path) from None
 
 
-def _atomic_write(path: Path, data: bytes) -> Path:
-    folder = path.parent if str(path.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+def _temporary_name_pattern(name: str) -> re.Pattern[str]:
+    """Temporary files of saves of the file `name`: ours (16 hex digits) and those of SEAR versions that
+    used tempfile.mkstemp (8 characters of [a-z0-9_])."""
+    return re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}(?:[0-9a-f]{{8}})?\.tmp")
+
+
+def _temporary_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+
+
+def _remove_stale_temporary_files(path: Path) -> None:
+    """Remove what interrupted saves of `path` left behind (only names of the temporary pattern)."""
+    pattern = _temporary_name_pattern(path.name)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if path.exists():
-            # Copy rather than move, so `path` exists at every instant; a crash here harms only the .bak.
-            shutil.copy2(path, path.with_name(path.name + ".bak"))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        if pattern.fullmatch(name):
+            with contextlib.suppress(OSError):
+                os.unlink(path.parent / name)
+
+
+def _write_new_file(path: Path, data: bytes, mode: int = 0o666) -> None:
+    """Create `path` (which must not exist) holding `data`, flushed to disk; `mode` as for os.open (less
+    the umask)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the renames in `folder` durable (not possible on every platform: then skipped)."""
     try:
         dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
     except OSError:
         pass
+    finally:
+        os.close(dir_fd)
+
+
+def _atomic_write(path: Path, data: bytes) -> Path:
+    folder = path.parent if str(path.parent) else Path(".")
+    path = folder / path.name
+    folder.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporary_files(path)
+    temporaries: list[Path] = []
+    mode = 0o666
+    try:
+        if path.exists():
+            mode = stat.S_IMODE(os.stat(path).st_mode)  # a project the user made private stays private
+            backup = _temporary_path(path)
+            temporaries.append(backup)
+            try:
+                os.link(path, backup)
+            except OSError:
+                # No hard links here (e.g. FAT, some network shares): a copy, made whole before it is used.
+                _write_new_file(backup, path.read_bytes(), mode)
+            # If the .bak is already a link to the same file (a save killed after this step), rename does
+            # nothing and the temporary name stays: removed below.
+            os.replace(backup, path.with_name(path.name + ".bak"))
+            _fsync_folder(folder)
+        new = _temporary_path(path)
+        temporaries.append(new)
+        _write_new_file(new, data, mode)
+        os.replace(new, path)
+    finally:
+        for temporary in temporaries:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+    _fsync_folder(folder)
     return path

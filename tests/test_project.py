@@ -230,16 +230,24 @@ def test_saving_into_a_read_only_place_is_a_project_error(tmp_path):
         Project(name="p").save(a_file / "p.prj")  # its "folder" is a file
 
 
-def test_a_save_that_fails_half_way_leaves_the_old_file_whole(tmp_path, monkeypatch):
+@pytest.mark.parametrize("failing", ["every rename", "the rename onto the project"])
+def test_a_save_that_fails_half_way_leaves_the_old_file_whole(tmp_path, monkeypatch, failing):
     path = Project(name="old").save(tmp_path / "p.prj")
     before = path.read_bytes()
+    real_replace = os.replace
 
     def power_cut(src, dst):
-        raise OSError(28, "No space left on device")
+        if failing == "every rename" or Path(dst) == path:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", power_cut)
     with pytest.raises(ProjectError, match="No space left on device") as info:
         Project(name="new").save(path)
     assert info.value.file == path
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.prj", "p.prj.bak"]
+    if failing == "every rename":
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["p.prj"]  # no .bak made, no temporary file
+    else:
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["p.prj", "p.prj.bak"]
+        assert (tmp_path / "p.prj.bak").read_bytes() == before
