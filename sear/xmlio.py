@@ -91,6 +91,14 @@ def schema(name: str) -> etree.XMLSchema:
     return _schema_at(name, _generation(name))
 
 
+def _restore_hint(path: Path) -> str:
+    """Where a damaged file's previous version is, as a sentence: NAME.bak beside it (a backup itself
+    has none)."""
+    if path.name.endswith(".bak"):
+        return f"Restore it from {path.name[:-4]}, the file it backs up, if that is whole."
+    return f"Restore it from {path.name}.bak if there is one."
+
+
 def parse_file(path: Path, *, root_tag: str, schema_name: str, what: str) -> etree._ElementTree:
     """Read and validate an XML file, refusing hostile or broken input with a ProjectError.
 
@@ -106,7 +114,7 @@ def parse_file(path: Path, *, root_tag: str, schema_name: str, what: str) -> etr
     except OSError as exc:
         raise ProjectError(f"the {what} cannot be read ({exc.strerror}).", file=path) from None
     if not data.strip():
-        raise ProjectError(f"the {what} is empty. Restore it from {path.name}.bak if there is one.", file=path)
+        raise ProjectError(f"the {what} is empty. {_restore_hint(path)}", file=path)
     first_element = re.search(rb"<[A-Za-z_]", data)
     if b"<!DOCTYPE" in data[: first_element.start() if first_element else len(data)].upper():
         raise ProjectError(
@@ -121,7 +129,7 @@ def parse_file(path: Path, *, root_tag: str, schema_name: str, what: str) -> etr
         line = exc.lineno or None
         raise ProjectError(
             f"the {what} is not well-formed XML ({_clean(exc.msg)}); it may be truncated or damaged. "
-            f"Fix it at that line, or restore it from {path.name}.bak if there is one.",
+            f"Fix it at that line, or {_restore_hint(path)[0].lower()}{_restore_hint(path)[1:]}",
             file=path, line=line,
         ) from None
     if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:

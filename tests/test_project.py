@@ -251,3 +251,14 @@ def test_a_save_that_fails_half_way_leaves_the_old_file_whole(tmp_path, monkeypa
     else:
         assert sorted(p.name for p in tmp_path.iterdir()) == ["p.prj", "p.prj.bak"]
         assert (tmp_path / "p.prj.bak").read_bytes() == before
+
+
+def test_an_empty_backup_points_to_the_file_it_backs_up_not_to_a_backup_of_itself(tmp_path):
+    (tmp_path / "p.prj.bak").write_text("")
+    with pytest.raises(ProjectError) as info:
+        Project.load(tmp_path / "p.prj.bak")
+    assert "Restore it from p.prj," in info.value.message and ".bak.bak" not in info.value.message
+    (tmp_path / "p.prj").write_text("")  # positive control: a project file points to its backup
+    with pytest.raises(ProjectError) as info:
+        Project.load(tmp_path / "p.prj")
+    assert "Restore it from p.prj.bak" in info.value.message
