@@ -39,6 +39,9 @@ MORE_VARIANTS = {"heightmap-png": 1000}
 """Formats whose rarer failures need more variants, and cost little: the first PNG of this seed that
 made PIL raise SyntaxError (not an OSError) is variant 868."""
 TERRAIN_TAB, BODY_TAB = "Terrain Model", "Robot Body Model"
+_TARGETS = [("<file>body.stl</file>", BODY_TAB), ("<file>wheel_lf.obj</file>", "Wheel Models"),
+            ("<file>terrain.obj</file>", TERRAIN_TAB)]
+"""Where the demo project names a model, and the tab a message about it must name."""
 
 
 # --- the valid files each format starts from ----------------------------------------------------------
@@ -250,15 +253,19 @@ DEGENERATE = {
 }
 
 
-@pytest.mark.parametrize("case", list(DEGENERATE))
-def test_degenerate_meshes_build_or_are_refused_naming_the_file(tmp_path, bullet, case):
-    vertices, faces = DEGENERATE[case]
-    path = tmp_path / "degenerate.ply"
+def _write_ply(path: Path, vertices: list, faces: list) -> None:
     path.write_text("ply\nformat ascii 1.0\n"
                     f"element vertex {len(vertices)}\nproperty float x\nproperty float y\nproperty float z\n"
                     f"element face {len(faces)}\nproperty list uchar int vertex_indices\nend_header\n"
                     + "".join(f"{x} {y} {z}\n" for x, y, z in vertices)
                     + "".join(f"3 {a} {b} {c}\n" for a, b, c in faces))
+
+
+@pytest.mark.parametrize("case", list(DEGENERATE))
+def test_degenerate_meshes_build_or_are_refused_naming_the_file(tmp_path, bullet, case):
+    vertices, faces = DEGENERATE[case]
+    path = tmp_path / "degenerate.ply"
+    _write_ply(path, vertices, faces)
     # Zero-area triangles are what the reader refuses: the collinear and one-point meshes, by geometry.
     a, b, c = (np.asarray(vertices, float)[np.asarray(faces)[:, k]] for k in range(3))
     zero_area = bool(np.all(np.linalg.norm(np.cross(b - a, c - a), axis=1) == 0))
@@ -272,12 +279,27 @@ def test_degenerate_meshes_build_or_are_refused_naming_the_file(tmp_path, bullet
         assert len(create_terrain_bodies(bullet, TerrainModel(mesh=mesh, source=path))) == 1
 
 
+@pytest.mark.parametrize("case", list(DEGENERATE))
+def test_a_run_with_a_degenerate_body_or_terrain_ends_cleanly(demo_copy, capsys, case):
+    # The body becomes a convex hull (qhull refuses flat point sets), the terrain a concave mesh.
+    from sear.cli import main
+
+    prj = demo_copy / "demo.prj"
+    original = prj.read_text()
+    for element, tab in (_TARGETS[0], _TARGETS[2]):
+        path = demo_copy / "degenerate.ply"
+        _write_ply(path, *DEGENERATE[case])
+        prj.write_text(original.replace(element, "<file>degenerate.ply</file>"))
+        status = main(["run", str(prj), "--headless", "--duration", "0.2"])
+        err = capsys.readouterr().err
+        assert status in (0, 1) and "Traceback" not in err, err
+        assert status == 0 or (str(path) in err and tab in err), err
+
+
 # --- a sample through `sear validate` and `sear run` -------------------------------------------------
 
 SAMPLE = 5
 """Variants per format run through the command line (each `sear run` builds a whole simulation)."""
-_TARGETS = [("<file>body.stl</file>", BODY_TAB), ("<file>wheel_lf.obj</file>", "Wheel Models"),
-            ("<file>terrain.obj</file>", TERRAIN_TAB)]
 
 
 @pytest.mark.parametrize("name", list(FORMATS))
