@@ -9,6 +9,7 @@ sear.physics.meshes turns what is read here into pybullet shapes.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -27,6 +28,16 @@ if TYPE_CHECKING:
 MAX_HEIGHTMAP_SAMPLES = 2049 * 2049
 """Largest heightmap image, pixels (a 2049 x 2049 image). Measured here: 1025² loads into pybullet in
 ~7 s using 1.5 GB, 2049² in ~50 s using 5.3 GB (Bullet's triangle BVH); larger would not fit a desktop."""
+
+MAX_COORDINATE = 1e9
+"""Largest distance of a vertex from the model's origin, in the file's units. A model of metres in UTM
+coordinates is well within it; past ~1e10 trimesh's vertex merging (coordinates × 1e8 as 64-bit integers)
+overflows, and such a number in a model file is damage (a flipped exponent bit), not a size."""
+
+# trimesh's loaders log a traceback (at WARNING) for damage they work around, e.g. an ASCII STL they
+# retry after the binary reader failed; with no logging set up Python prints that on stderr. SEAR reports
+# a damaged file itself, as a sentence, so trimesh's log goes nowhere unless an application sets one up.
+logging.getLogger("trimesh").addHandler(logging.NullHandler())
 
 _CACHE_SIZE = 16
 _cache: OrderedDict[tuple, trimesh.Trimesh] = OrderedDict()
@@ -139,7 +150,11 @@ def _repair(mesh: trimesh.Trimesh, path: Path, tab: str) -> trimesh.Trimesh:
 
     if len(mesh.faces) == 0 or len(mesh.vertices) == 0:
         raise _fail(path, tab, "the model has no triangles (it is empty); export it again with its geometry.")
-    faces = np.asarray(mesh.faces)
+    vertices, faces = np.asarray(mesh.vertices), np.asarray(mesh.faces)
+    if vertices.ndim != 2 or vertices.shape[1] != 3 or faces.ndim != 2 or faces.shape[1] != 3:
+        what = "vertices" if vertices.ndim != 2 or vertices.shape[1] != 3 else "triangles"
+        raise _fail(path, tab, f"the model's {what} do not have 3 numbers each; the file is damaged: export "
+                               "it again.")
     if faces.min() < 0 or faces.max() >= len(mesh.vertices):
         bad = int(faces.max()) if faces.max() >= len(mesh.vertices) else int(faces.min())
         raise _fail(path, tab, f"a triangle refers to vertex {bad} (counting from 0) but the model has only "
@@ -147,6 +162,10 @@ def _repair(mesh: trimesh.Trimesh, path: Path, tab: str) -> trimesh.Trimesh:
     if not np.all(np.isfinite(mesh.vertices)):
         raise _fail(path, tab, "the model has vertices that are not finite numbers (NaN or infinity); "
                                "export it again.")
+    largest = float(np.max(np.abs(mesh.vertices)))
+    if largest > MAX_COORDINATE:
+        raise _fail(path, tab, f"the model has a vertex {largest:.3g} units from its origin (at most "
+                               f"{MAX_COORDINATE:.0e} are usable); the file is damaged: export it again.")
     mesh.merge_vertices()
     mesh.update_faces(mesh.nondegenerate_faces())
     mesh.update_faces(mesh.unique_faces())
@@ -259,15 +278,22 @@ def _ogre_geometry(geometry, path: Path, tab: str) -> tuple[np.ndarray, np.ndarr
             if len(elements) != count:
                 raise _fail(path, tab, f"line {vb.sourceline}: a vertex has no <position>; export it again.")
             positions = _ogre_numbers(elements, ("x", "y", "z"), path, tab, "position")
+            if not np.all(np.isfinite(positions)):
+                bad = elements[int(np.flatnonzero(~np.isfinite(positions).all(axis=1))[0])]
+                raise _fail(path, tab, f"line {bad.sourceline}: a vertex position is not a finite number (NaN "
+                                       "or infinity); export the mesh again.")
         if vb.get("normals") == "true":
             elements = vb.xpath("vertex/normal")
             if len(elements) == count:
                 normals = _ogre_numbers(elements, ("x", "y", "z"), path, tab, "normal")
+                if not np.all(np.isfinite(normals)):
+                    normals = None  # normals only shade the drawing; trimesh computes them again
         if vb.get("colours_diffuse") == "true":
             elements = vb.xpath("vertex/colour_diffuse")
             try:
                 rgba = np.array([[float(x) for x in e.get("value", "").split()] for e in elements], dtype=float)
-                if len(elements) == count and rgba.ndim == 2 and rgba.shape[1] in (3, 4):
+                if (len(elements) == count and rgba.ndim == 2 and rgba.shape[1] in (3, 4)
+                        and np.all(np.isfinite(rgba))):
                     if rgba.shape[1] == 3:
                         rgba = np.hstack([rgba, np.ones((len(rgba), 1))])
                     colours = np.clip(np.round(rgba * 255.0), 0, 255).astype(np.uint8)
@@ -363,7 +389,7 @@ def _vertex_colours(mesh: trimesh.Trimesh) -> np.ndarray | None:
 
 def _load_heightmap(path: Path, terrain: Terrain, tab: str) -> TerrainModel:
     import trimesh
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
     if not path.exists():
         raise _fail(path, tab, "the heightmap image does not exist; choose it again on that tab.")
@@ -395,7 +421,7 @@ def _load_heightmap(path: Path, terrain: Terrain, tab: str) -> TerrainModel:
                 full = 255.0
     except ProjectError:
         raise
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+    except Exception as exc:  # PIL's decoders raise many types for damaged files (SyntaxError for a PNG chunk)
         raise _fail(path, tab, f"the heightmap image cannot be read ({_short(exc)}); save it again as "
                                "PNG.") from None
     if rows < 2 or cols < 2:
