@@ -114,6 +114,12 @@ def _default_wheels() -> dict[str, Wheel]:
     return {wid: Wheel() for wid in WHEEL_IDS}
 
 
+MAX_SUSPENSION_STIFFNESS = 1000.0
+"""1/s²: with MAX_SUSPENSION_DAMPING, the most an explicit step at 120 Hz keeps stable (see Dynamics)."""
+MAX_SUSPENSION_DAMPING = 30.0
+"""1/s: 4·30/120 Hz = 1 < 2, the explicit damper's stability limit, with 4·1000/120² = 0.28 for the spring."""
+
+
 @dataclass
 class Dynamics:
     """Vehicle Dynamics tab. Meanings are those of Bullet's btRaycastVehicle.
@@ -128,14 +134,23 @@ class Dynamics:
     """Acceleration force at full throttle, N, shared by the driven wheels."""
     brake_force: float = param(1.0, kind="nonNegative", unit="N", label="Brake force", required=True)
     """Brake force at full brake, N (the thesis default is small; raise it for sharp stops)."""
-    suspension_stiffness: float = param(120.0, kind="positive", unit="1/s²", required=True)
-    """Spring stiffness per kg of chassis mass, 1/s² (Bullet: 10 offroad, 50 sports car, 200 F1)."""
-    suspension_compression: float = param(0.2, kind="nonNegative", unit="1/s", required=True)
-    """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s (Bullet's
-    wheelsDampingCompression; k·2·sqrt(stiffness) is k times critical damping, k = 0.1-0.3 is usual)."""
-    suspension_damping: float = param(0.3, kind="nonNegative", unit="1/s", required=True)
-    """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s (Bullet's
-    wheelsDampingRelaxation)."""
+    suspension_stiffness: float = param(120.0, minimum=1.0, maximum=MAX_SUSPENSION_STIFFNESS, unit="1/s²",
+                                        required=True)
+    """Spring stiffness per kg of chassis mass, 1/s², 1 to 1000 (Bullet: 10 offroad, 50 sports car, 200
+    F1). The springs are stepped explicitly at the physics rate; four of them bounce the chassis at
+    ω² = 4·stiffness, and the step stays stable while ω²·dt² + 8·damping·dt < 4, which these bounds and
+    those of the dampers keep at physics rates of 120 Hz and more (the default is 240 Hz). Below 1 the
+    springs cannot carry the robot: it rests on its body."""
+    suspension_compression: float = param(0.2, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
+                                          required=True)
+    """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s, 0 to 30 (Bullet's
+    wheelsDampingCompression; k·2·sqrt(stiffness) is k times critical damping, k = 0.1-0.3 is usual).
+    Four dampers slow the chassis at 4·damping per second; stepped explicitly, more than 1/(2·dt) would
+    overshoot each step and chatter, so the bound keeps it stable at physics rates of 120 Hz and more."""
+    suspension_damping: float = param(0.3, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
+                                      required=True)
+    """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s, 0 to 30
+    (Bullet's wheelsDampingRelaxation); bounded like the compression damping."""
     friction_slip: float = param(10.5, kind="nonNegative", unit="", label="Wheel friction slip")
     """Tyre friction coefficient: a wheel's grip is at most this times its load (Bullet's frictionSlip;
     ~0.8-1 rubber on concrete, 10.5 Bullet's default, < 0.3 ice)."""
