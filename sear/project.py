@@ -154,6 +154,11 @@ class Dynamics:
     friction_slip: float = param(10.5, kind="nonNegative", unit="", label="Wheel friction slip")
     """Tyre friction coefficient: a wheel's grip is at most this times its load (Bullet's frictionSlip;
     ~0.8-1 rubber on concrete, 10.5 Bullet's default, < 0.3 ice)."""
+    rolling_resistance: float = param(0.015, minimum=0.0, maximum=0.5, unit="", label="Rolling resistance")
+    """Rolling resistance coefficient c_rr, 0 to 0.5: a wheel that is neither driven nor braked is held
+    back by at most c_rr times its load (the force that would stop it, if smaller). About 0.01-0.02 for
+    tyres on hard ground, 0.05-0.3 on grass, sand or soft soil; 0 rolls for ever, as Bullet's vehicle
+    does. Driven wheels have none: the engine force is what reaches the ground."""
     cog_offset: tuple[float, float, float] = param((0.0, 0.0, 0.0), unit="m")
     """Centre of gravity relative to the body model's centre, body frame, metres."""
     drive_type: Literal["car", "skid"] = param("car", type_name="driveType")

@@ -28,7 +28,8 @@ direction and along the axle:
 - along the wheel: a driven wheel pushes with its share of the engine force * dt; a wheel not driven
   gets the impulse that brings its rolling-direction velocity to zero, but at most (brake force / 4 +
   rolling resistance * N) * dt: a braked wheel holds like a sideways one, a free one only rolls
-  against rolling resistance (which Bullet lacks);
+  against rolling resistance (`Dynamics.rolling_resistance`, which Bullet lacks: its vehicles roll for
+  ever and creep after any bump; real ones stop);
 - the pair is then scaled down together onto the circle of radius μ * N * dt when it lies outside:
   the tyre skids, and the forces it passes are at their Coulomb limit (the skid share is Bullet's
   skidInfo).
@@ -72,9 +73,6 @@ SOLVER_ITERATIONS = 8
 last step, so a resting robot's impulses are already right and the sweeps only refine them)."""
 ROLL_INFLUENCE = 0.1
 """Bullet's default m_rollInfluence: side forces act this fraction of the way up from the contact."""
-ROLLING_RESISTANCE = 0.015
-"""Rolling resistance coefficient of a free-rolling tyre (0.01-0.02 on hard ground). Bullet has none,
-so its vehicles roll for ever and creep after any bump; real ones stop."""
 
 # For the per-step update: the same values as the expressions they stand for, computed once.
 _WHEEL_RAY_MASK = 0xFFFF & ~ROBOT_COLLISION_GROUP
@@ -226,7 +224,6 @@ class Vehicle:
         self._wheel_inputs: list[tuple[float, float, float, float, float, float]] = []
         self._impulses: list[tuple[float, float]] = [(0.0, 0.0)] * len(WHEEL_IDS)
         """Last step's friction impulses per wheel (forward, sideways), N·s: the solver's warm start."""
-        self.rolling_resistance = ROLLING_RESISTANCE
         self._inputs_changed()
 
     # --- inputs ----------------------------------------------------------------------------------
@@ -365,7 +362,7 @@ class Vehicle:
         mass = dyn.mass
         stiffness, friction_slip = dyn.suspension_stiffness, dyn.friction_slip
         compression, damping_down = dyn.suspension_compression, dyn.suspension_damping
-        rolling = self.rolling_resistance
+        rolling = dyn.rolling_resistance
         (cx, cy, cz), orn = _base_pose(body, physicsClientId=client)
         (vx, vy, vz), (wx, wy, wz) = _base_velocity(body, physicsClientId=client)
         r00, r01, r02, r10, r11, r12, r20, r21, r22 = _matrix_from_quaternion(orn)

@@ -185,3 +185,21 @@ def test_undamped_suspension_rings_without_growing(world_factory):
         peaks.append(max(speeds))
     assert peaks[0] > 1e-3  # it does ring
     assert peaks[-1] <= peaks[0] * 1.05
+
+
+@pytest.mark.parametrize("c_rr", [0.0, 0.05, 0.2])
+def test_coasting_robot_slows_at_rolling_resistance_times_g(world_factory, c_rr):
+    # Four free-rolling wheels each held back by c_rr·N, N adding up to m·g: deceleration c_rr·g.
+    world = world_factory(rolling_resistance=c_rr)
+    run(world, 1.0)
+    p.resetBaseVelocity(world.vehicle.body_id, [2.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=world.client)
+    run(world, 0.2)
+    speeds = _speeds(world, 0.5)
+    deceleration = (speeds[0] - speeds[-1]) / ((len(speeds) - 1) * world.dt)
+    assert deceleration == pytest.approx(c_rr * G, abs=0.02 * G * max(c_rr, 0.05))
+    assert speeds[-1] > 0.5  # still rolling: the rate is not a stop's
+
+
+def test_rolling_resistance_default_is_the_one_older_projects_ran_with():
+    # Before it was a field, every SEAR robot rolled against a fixed coefficient of 0.015.
+    assert Dynamics().rolling_resistance == 0.015
