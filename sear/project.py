@@ -152,8 +152,10 @@ class Dynamics:
     """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s, 0 to 30
     (Bullet's wheelsDampingRelaxation); bounded like the compression damping."""
     friction_slip: float = param(10.5, kind="nonNegative", unit="", label="Wheel friction slip")
-    """Tyre friction coefficient: a wheel's grip is at most this times its load (Bullet's frictionSlip;
-    ~0.8-1 rubber on concrete, 10.5 Bullet's default, < 0.3 ice)."""
+    """Tyre friction coefficient μ: a wheel's drive/brake and side forces together are at most this times
+    its load (the friction circle), so no robot accelerates or brakes harder than μ·g, and a braked robot
+    holds on slopes with tan θ < μ (Bullet's frictionSlip; ~0.8-1 rubber on concrete, 10.5 Bullet's
+    default, < 0.3 ice)."""
     rolling_resistance: float = param(0.015, minimum=0.0, maximum=0.5, unit="", label="Rolling resistance")
     """Rolling resistance coefficient c_rr, 0 to 0.5: a wheel that is neither driven nor braked is held
     back by at most c_rr times its load (the force that would stop it, if smaller). About 0.01-0.02 for
@@ -162,7 +164,8 @@ class Dynamics:
     cog_offset: tuple[float, float, float] = param((0.0, 0.0, 0.0), unit="m")
     """Centre of gravity relative to the body model's centre, body frame, metres."""
     drive_type: Literal["car", "skid"] = param("car", type_name="driveType")
-    """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially."""
+    """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially (it
+    spins in place only when each wheel's drive force exceeds its grip, μ times its load)."""
     max_steering: float = param(0.5, kind="nonNegative", unit="rad", label="Steering limit")
     """Steering limit of the front wheels, radians."""
     suspension_rest_length: float | None = param(None, kind="positive", unit="m", label="Suspension rest length")
