@@ -115,6 +115,12 @@ def _default_wheels() -> dict[str, Wheel]:
     return {wid: Wheel() for wid in WHEEL_IDS}
 
 
+MAX_SUSPENSION_STIFFNESS = 1000.0
+"""1/s²: with MAX_SUSPENSION_DAMPING, the most an explicit step at 120 Hz keeps stable (see Dynamics)."""
+MAX_SUSPENSION_DAMPING = 30.0
+"""1/s: 4·30/120 Hz = 1 < 2, the explicit damper's stability limit, with 4·1000/120² = 0.28 for the spring."""
+
+
 @dataclass
 class Dynamics:
     """Vehicle Dynamics tab. Meanings are those of Bullet's btRaycastVehicle.
@@ -129,21 +135,38 @@ class Dynamics:
     """Acceleration force at full throttle, N, shared by the driven wheels."""
     brake_force: float = param(1.0, kind="nonNegative", unit="N", label="Brake force", required=True)
     """Brake force at full brake, N (the thesis default is small; raise it for sharp stops)."""
-    suspension_stiffness: float = param(120.0, kind="positive", unit="1/s²", required=True)
-    """Spring stiffness per kg of chassis mass, 1/s² (Bullet: 10 offroad, 50 sports car, 200 F1)."""
-    suspension_compression: float = param(0.2, kind="nonNegative", unit="1/s", required=True)
-    """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s (Bullet's
-    wheelsDampingCompression; k·2·sqrt(stiffness) is k times critical damping, k = 0.1-0.3 is usual)."""
-    suspension_damping: float = param(0.3, kind="nonNegative", unit="1/s", required=True)
-    """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s (Bullet's
-    wheelsDampingRelaxation)."""
+    suspension_stiffness: float = param(120.0, minimum=1.0, maximum=MAX_SUSPENSION_STIFFNESS, unit="1/s²",
+                                        required=True)
+    """Spring stiffness per kg of chassis mass, 1/s², 1 to 1000 (Bullet: 10 offroad, 50 sports car, 200
+    F1). The springs are stepped explicitly at the physics rate; four of them bounce the chassis at
+    ω² = 4·stiffness, and the step stays stable while ω²·dt² + 8·damping·dt < 4, which these bounds and
+    those of the dampers keep at physics rates of 120 Hz and more (the default is 240 Hz). Below 1 the
+    springs cannot carry the robot: it rests on its body."""
+    suspension_compression: float = param(0.2, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
+                                          required=True)
+    """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s, 0 to 30 (Bullet's
+    wheelsDampingCompression; k·2·sqrt(stiffness) is k times critical damping, k = 0.1-0.3 is usual).
+    Four dampers slow the chassis at 4·damping per second; stepped explicitly, more than 1/(2·dt) would
+    overshoot each step and chatter, so the bound keeps it stable at physics rates of 120 Hz and more."""
+    suspension_damping: float = param(0.3, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
+                                      required=True)
+    """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s, 0 to 30
+    (Bullet's wheelsDampingRelaxation); bounded like the compression damping."""
     friction_slip: float = param(10.5, kind="nonNegative", unit="", label="Wheel friction slip")
-    """Tyre friction coefficient: a wheel's grip is at most this times its load (Bullet's frictionSlip;
-    ~0.8-1 rubber on concrete, 10.5 Bullet's default, < 0.3 ice)."""
+    """Tyre friction coefficient μ: a wheel's drive/brake and side forces together are at most this times
+    its load (the friction circle), so no robot accelerates or brakes harder than μ·g, and a braked robot
+    holds on slopes with tan θ < μ (Bullet's frictionSlip; ~0.8-1 rubber on concrete, 10.5 Bullet's
+    default, < 0.3 ice)."""
+    rolling_resistance: float = param(0.015, minimum=0.0, maximum=0.5, unit="", label="Rolling resistance")
+    """Rolling resistance coefficient c_rr, 0 to 0.5: a wheel that is neither driven nor braked is held
+    back by at most c_rr times its load (the force that would stop it, if smaller). About 0.01-0.02 for
+    tyres on hard ground, 0.05-0.3 on grass, sand or soft soil; 0 rolls for ever, as Bullet's vehicle
+    does. Driven wheels have none: the engine force is what reaches the ground."""
     cog_offset: tuple[float, float, float] = param((0.0, 0.0, 0.0), unit="m")
     """Centre of gravity relative to the body model's centre, body frame, metres."""
     drive_type: Literal["car", "skid"] = param("car", type_name="driveType")
-    """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially."""
+    """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially (it
+    spins in place only when each wheel's drive force exceeds its grip, μ times its load)."""
     max_steering: float = param(0.5, kind="nonNegative", unit="rad", label="Steering limit")
     """Steering limit of the front wheels, radians."""
     suspension_rest_length: float | None = param(None, kind="positive", unit="m", label="Suspension rest length")

@@ -191,8 +191,9 @@ def _projects(base: Path):
         wheels=st.fixed_dictionaries({w: st.builds(Wheel, file=paths, position=st.one_of(st.none(), vec3))
                                       for w in WHEEL_IDS}),
         dynamics=st.builds(Dynamics, mass=positive, engine_force=non_negative, brake_force=non_negative,
-                           suspension_stiffness=positive, suspension_compression=non_negative,
-                           suspension_damping=non_negative, friction_slip=non_negative, cog_offset=vec3,
+                           suspension_stiffness=st.floats(1.0, 1000.0), suspension_compression=st.floats(0.0, 30.0),
+                           suspension_damping=st.floats(0.0, 30.0), rolling_resistance=st.floats(0.0, 0.5),
+                           friction_slip=non_negative, cog_offset=vec3,
                            drive_type=st.sampled_from(["car", "skid"]), max_steering=non_negative,
                            suspension_rest_length=st.one_of(st.none(), positive),
                            max_suspension_travel=st.one_of(st.none(), positive)),

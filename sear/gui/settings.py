@@ -362,7 +362,7 @@ class SettingsWindow(QMainWindow):
         form.addRow("", reset)
         main.setLayout(form)
         more = QGroupBox("More")
-        form2 = self._form("dynamics", Dynamics, ["friction_slip", "max_steering"])
+        form2 = self._form("dynamics", Dynamics, ["friction_slip", "rolling_resistance", "max_steering"])
         self.drive_type = QComboBox()
         self.drive_type.addItem("Car (Ackermann steering, rear-wheel drive)", "car")
         self.drive_type.addItem("Skid steer (sides driven differentially)", "skid")

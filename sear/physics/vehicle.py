@@ -11,16 +11,38 @@ triangle mesh: one rigid chassis, four rays a step (one batch), and forces.
 Each physics step, before `stepSimulation`:
 - a ray per wheel is cast from its suspension hard point straight down the chassis (length rest length
   plus wheel radius); the suspension length is the hit distance minus the radius, clamped to the travel;
-- suspension force = stiffness * compression length * chassis mass, minus damping * closing speed *
+- suspension force N = stiffness * compression length * chassis mass, minus damping * closing speed *
   mass (the `suspension_compression` coefficient while the wheel moves up, `suspension_damping` while
   it moves down), never pulling; applied along the contact normal at the contact point. Stiffness and
   both damping coefficients are therefore per kg of chassis mass (1/s² and 1/s), as in Bullet;
-- the driven wheels push with the engine force along their rolling direction; braking (and free
-  rolling, with a rolling resistance of 1.5 % of the wheel load, which Bullet lacks) is a friction
-  impulse cancelling the forward contact velocity up to that force * dt;
-- sideways grip is Bullet's bilateral impulse (20 % of the contact's sideways momentum per step);
-- a wheel's forward and sideways impulses together are limited to friction_slip * its suspension
-  force * dt (the friction cone): beyond it the wheel skids and both are scaled down, as in Bullet.
+- the tyres: a friction-circle (Coulomb) model, solved as impulses, described below.
+
+The tyre model. A tyre's contact patch can pass to the ground a force in the ground plane of at most
+μ·N (μ = `friction_slip`, N = that wheel's suspension force): the friction circle, the envelope of the
+brush model and of Pacejka's combined-slip curves at full slip (Pacejka, Tyre and Vehicle Dynamics,
+ch. 3, and Milliken & Milliken, Race Car Vehicle Dynamics, ch. 2), with Coulomb friction's static
+branch inside it: while the force needed to stop the patch sliding is inside the circle, the patch
+does not slide. Per wheel in contact the update finds two impulses over the step, along the rolling
+direction and along the axle:
+- sideways: the impulse that brings the patch's sideways velocity at the end of the step to zero;
+- along the wheel: a driven wheel pushes with its share of the engine force * dt; a wheel not driven
+  gets the impulse that brings its rolling-direction velocity to zero, but at most (brake force / 4 +
+  rolling resistance * N) * dt: a braked wheel holds like a sideways one, a free one only rolls
+  against rolling resistance (`Dynamics.rolling_resistance`, which Bullet lacks: its vehicles roll for
+  ever and creep after any bump; real ones stop);
+- the pair is then scaled down together onto the circle of radius μ * N * dt when it lies outside:
+  the tyre skids, and the forces it passes are at their Coulomb limit (the skid share is Bullet's
+  skidInfo).
+"The velocity at the end of the step" is that of the chassis after gravity, the suspension forces and
+every wheel's friction impulse: the four wheels act on one rigid body, so their impulses are solved
+together by projected Gauss-Seidel (as a rigid-body contact solver does; Catto, Iterative Dynamics
+with Temporal Coherence, GDC 2005), each row with the chassis' effective mass at the contact (its mass
+and inertia seen along that direction at that point), warm-started from the last step. An impulse
+computed that way stops the sliding and no more, so a parked robot does not chatter; and the sum over
+the wheels never exceeds μ·ΣN, so no robot accelerates or brakes harder than μ·g on flat ground.
+Bullet's btRaycastVehicle instead removes 20 % of the sideways momentum per step (a damper: no static
+friction, so a braked robot crept down slopes) and weighs the forward impulse by 0.5 in its friction
+test (`fwdFactor`, which let a tyre pass twice μ·N forward); both are gone here.
 
 The chassis collides with obstacles through the convex hull of the body model; the wheels are rays,
 so like Bullet's vehicle they do not collide sideways with walls (the body usually reaches them first).
@@ -46,19 +68,14 @@ if TYPE_CHECKING:
 
 GRAVITY = 9.81
 """m/s², as set in sear.physics.world."""
-SIDE_CONTACT_DAMPING = 0.2
-"""Bullet's contactDamping in resolveSingleBilateral: share of sideways momentum removed per step."""
-FORWARD_SLIP_FACTOR = 0.5
-"""Bullet's fwdFactor: weight of the forward impulse in the friction-cone test."""
+SOLVER_ITERATIONS = 8
+"""Projected Gauss-Seidel sweeps over the wheels' friction impulses per step (warm-started from the
+last step, so a resting robot's impulses are already right and the sweeps only refine them)."""
 ROLL_INFLUENCE = 0.1
 """Bullet's default m_rollInfluence: side forces act this fraction of the way up from the contact."""
-ROLLING_RESISTANCE = 0.015
-"""Rolling resistance coefficient of a free-rolling tyre (0.01-0.02 on hard ground). Bullet has none,
-so its vehicles roll for ever and creep after any bump; real ones stop."""
 
 # For the per-step update: the same values as the expressions they stand for, computed once.
 _WHEEL_RAY_MASK = 0xFFFF & ~ROBOT_COLLISION_GROUP
-_NEG_SIDE_CONTACT_DAMPING = -SIDE_CONTACT_DAMPING
 _ROLL_LEVER = 1.0 - ROLL_INFLUENCE
 _base_pose = p.getBasePositionAndOrientation
 _base_velocity = p.getBaseVelocity
@@ -205,6 +222,8 @@ class Vehicle:
         self._turn = 0.0
         self.distance = 0.0
         self._wheel_inputs: list[tuple[float, float, float, float, float, float]] = []
+        self._impulses: list[tuple[float, float]] = [(0.0, 0.0)] * len(WHEEL_IDS)
+        """Last step's friction impulses per wheel (forward, sideways), N·s: the solver's warm start."""
         self._inputs_changed()
 
     # --- inputs ----------------------------------------------------------------------------------
@@ -257,6 +276,7 @@ class Vehicle:
         self._inputs_changed()
         for state in self._state.values():
             state.in_contact, state.delta_rotation = False, 0.0
+        self._impulses = [(0.0, 0.0)] * len(WHEEL_IDS)
 
     def state(self, time: float = 0.0) -> VehicleState:
         """Ground truth of the body model frame (world frame, SI). Float arithmetic: it runs every step."""
@@ -335,12 +355,14 @@ class Vehicle:
         """Cast the suspension rays and apply this step's suspension, drive and friction forces.
 
         Plain float arithmetic over the four wheels: this runs every physics step, and numpy's
-        per-call overhead on 3-vectors made it cost ~25 bare pybullet steps (~1 ms); floats take ~0.1 ms."""
+        per-call overhead on 3-vectors made it cost ~25 bare pybullet steps (~1 ms); floats take a
+        fraction of that."""
         client, body = self.client, self.body_id
         dyn = self.dynamics
         mass = dyn.mass
         stiffness, friction_slip = dyn.suspension_stiffness, dyn.friction_slip
         compression, damping_down = dyn.suspension_compression, dyn.suspension_damping
+        rolling = dyn.rolling_resistance
         (cx, cy, cz), orn = _base_pose(body, physicsClientId=client)
         (vx, vy, vz), (wx, wy, wz) = _base_velocity(body, physicsClientId=client)
         r00, r01, r02, r10, r11, r12, r20, r21, r22 = _matrix_from_quaternion(orn)
@@ -350,6 +372,14 @@ class Vehicle:
         ox = cx - (r00 * gx + r01 * gy + r02 * gz)  # body model origin, world frame
         oy = cy - (r10 * gx + r11 * gy + r12 * gz)
         oz = cz - (r20 * gx + r21 * gy + r22 * gz)
+
+        def inv_inertia(qx: float, qy: float, qz: float) -> tuple[float, float, float]:
+            """World inverse inertia times a world vector: R · diag(1/I) · Rᵀ · q."""
+            lx = (r00 * qx + r10 * qy + r20 * qz) * ix  # to the body frame, where the inertia is diagonal
+            ly = (r01 * qx + r11 * qy + r21 * qz) * iy
+            lz = (r02 * qx + r12 * qy + r22 * qz) * iz
+            return r00 * lx + r01 * ly + r02 * lz, r10 * lx + r11 * ly + r12 * lz, r20 * lx + r21 * ly + r22 * lz
+
         starts, ends = [], []
         for hx, hy, hz, length in self._rays:
             sx = ox + r00 * hx + r01 * hy + r02 * hz
@@ -358,22 +388,24 @@ class Vehicle:
             starts.append((sx, sy, sz))
             ends.append((sx - ux * length, sy - uy * length, sz - uz * length))
         hits = _ray_test_batch(starts, ends, collisionFilterMask=_WHEEL_RAY_MASK, physicsClientId=client)
-        contacts = [h[0] >= 0 and h[2] < 1.0 for h in hits]
-        share = mass / max(1, sum(contacts))
         inv_mass = 1.0 / mass
         rest, travel = self.rest_length, self.max_travel
         shortest, longest = rest - travel, rest + travel
         brake_each = self.brake_force / 4.0
         braking = self.brake_force > 0
+        # Forces known before friction: gravity, suspension. They set the velocity the step will end
+        # with, which the friction impulses then correct.
         fx = fy = fz = tx = ty = tz = 0.0
-        for state, hit, contact, (radius, length, steering, sin_s, cos_s, drive) in zip(
-                self._states, hits, contacts, self._wheel_inputs, strict=True):
+        rows = []  # per wheel in contact: what the friction solver needs
+        for index, (state, hit, (radius, length, steering, sin_s, cos_s, drive)) in enumerate(zip(
+                self._states, hits, self._wheel_inputs, strict=True)):
             state.steering = steering
-            if not contact:
+            if not (hit[0] >= 0 and hit[2] < 1.0):
                 state.in_contact, state.suspension_length, state.suspension_force = False, rest, 0.0
                 state.skid, state.hit_point, state.hit_normal = 1.0, None, None
                 state.delta_rotation *= 0.99
                 state.rotation += state.delta_rotation
+                self._impulses[index] = (0.0, 0.0)
                 continue
             _, _, fraction, point, normal = hit
             susp = min(max(fraction * length - radius, shortest), longest)
@@ -391,6 +423,12 @@ class Vehicle:
             spring = stiffness * (rest - susp) * inv_contact
             damping = compression if rel_vel < 0 else damping_down
             force = max(0.0, (spring - damping * rel_vel) * mass)
+            fx += nx * force
+            fy += ny * force
+            fz += nz * force
+            tx += (ry * nz - rz * ny) * force
+            ty += (rz * nx - rx * nz) * force
+            tz += (rx * ny - ry * nx) * force
 
             # Rolling (f) and sideways (a) directions at the contact, in the ground plane.
             ax, ay, az = -r00 * sin_s + r01 * cos_s, -r10 * sin_s + r11 * cos_s, -r20 * sin_s + r21 * cos_s
@@ -398,43 +436,89 @@ class Vehicle:
             ax, ay, az = ax - nx * dot, ay - ny * dot, az - nz * dot
             norm = max(math.sqrt(ax * ax + ay * ay + az * az), 1e-9)
             ax, ay, az = ax / norm, ay / norm, az / norm
-            fx_, fy_, fz_ = ay * nz - az * ny, az * nx - ax * nz, ax * ny - ay * nx
-            norm = max(math.sqrt(fx_ * fx_ + fy_ * fy_ + fz_ * fz_), 1e-9)
-            fx_, fy_, fz_ = fx_ / norm, fy_ / norm, fz_ / norm
-
-            # Sideways: Bullet's bilateral constraint impulse against the static ground.
-            qx, qy, qz = ry * az - rz * ay, rz * ax - rx * az, rx * ay - ry * ax  # r x axle
-            lx = r00 * qx + r10 * qy + r20 * qz  # ... in the body frame, where the inertia is diagonal
-            ly = r01 * qx + r11 * qy + r21 * qz
-            lz = r02 * qx + r12 * qy + r22 * qz
-            jac_side = inv_mass + lx * lx * ix + ly * ly * iy + lz * lz * iz
-            side = _NEG_SIDE_CONTACT_DAMPING * (ax * px + ay * py + az * pz) / jac_side
-            # Forward: engine on driven wheels; elsewhere rolling friction up to brake + rolling
-            # resistance. It cancels the forward velocity this step will have, gravity included, with
-            # the chassis' linear mass shared by the wheels on the ground (Bullet's ONLY_USE_LINEAR_MASS
-            # form). Each contact's effective mass would under-brake: the contacts sit far below the
-            # centre of mass, so on a slope the robot would creep at several cm/s with the brakes on.
-            ground_speed = fx_ * px + fy_ * py + fz_ * pz
-            if drive != 0.0:
-                forward = drive * dt
-            else:
-                stop = -(ground_speed - fz_ * GRAVITY * dt) * share
-                limit = (brake_each + ROLLING_RESISTANCE * force) * dt
-                forward = min(max(stop, -limit), limit)
-            # Friction cone: beyond friction_slip * load the wheel skids and both impulses shrink.
-            max_imp = force * dt * friction_slip
-            total = math.hypot(forward * FORWARD_SLIP_FACTOR, side)
-            skid = max_imp / max(total, 1e-12) if total > max_imp else 1.0
-            forward *= skid / dt
-            side *= skid / dt
-
-            # Suspension + forward force act at the contact; side force ROLL_INFLUENCE of the way up.
-            ex = nx * force + fx_ * forward
-            ey = ny * force + fy_ * forward
-            ez = nz * force + fz_ * forward
-            sx, sy, sz = ax * side, ay * side, az * side
+            fwx, fwy, fwz = ay * nz - az * ny, az * nx - ax * nz, ax * ny - ay * nx
+            norm = max(math.sqrt(fwx * fwx + fwy * fwy + fwz * fwz), 1e-9)
+            fwx, fwy, fwz = fwx / norm, fwy / norm, fwz / norm
+            # The side force acts ROLL_INFLUENCE of the way up from the contact (Bullet's rollInfluence).
             up_dot = (rx * ux + ry * uy + rz * uz) * _ROLL_LEVER
             kx, ky, kz = rx - ux * up_dot, ry - uy * up_dot, rz - uz * up_dot
+            # Per direction: the velocity row (r x d) and the angular response to a unit impulse.
+            fvx, fvy, fvz = ry * fwz - rz * fwy, rz * fwx - rx * fwz, rx * fwy - ry * fwx
+            fix, fiy, fiz = inv_inertia(fvx, fvy, fvz)
+            svx, svy, svz = ry * az - rz * ay, rz * ax - rx * az, rx * ay - ry * ax
+            six, siy, siz = inv_inertia(ky * az - kz * ay, kz * ax - kx * az, kx * ay - ky * ax)
+            eff_f = 1.0 / (inv_mass + fvx * fix + fvy * fiy + fvz * fiz)
+            eff_s = 1.0 / max(inv_mass + svx * six + svy * siy + svz * siz, 1e-12)
+            free = drive == 0.0
+            rows.append((index, state, point, normal, susp, force, radius, drive, free,
+                         (fwx, fwy, fwz), (fvx, fvy, fvz), (fix, fiy, fiz), eff_f,
+                         (ax, ay, az), (svx, svy, svz), (six, siy, siz), eff_s, (kx, ky, kz),
+                         fwx * px + fwy * py + fwz * pz,
+                         (brake_each + rolling * force) * dt, friction_slip * force * dt))
+
+        # Velocity at the end of the step without friction (semi-implicit Euler, as pybullet steps).
+        ax_, ay_, az_ = inv_inertia(tx, ty, tz)
+        lin = [vx + fx * inv_mass * dt, vy + fy * inv_mass * dt, vz + (fz * inv_mass - GRAVITY) * dt]
+        ang = [wx + ax_ * dt, wy + ay_ * dt, wz + az_ * dt]
+        impulses = self._impulses
+        lam: dict[int, list[float]] = {}  # wheel index: forward, sideways impulse (N·s), skid
+
+        def apply(d: tuple, i: tuple, amount: float) -> None:
+            lin[0] += d[0] * amount * inv_mass
+            lin[1] += d[1] * amount * inv_mass
+            lin[2] += d[2] * amount * inv_mass
+            ang[0] += i[0] * amount
+            ang[1] += i[1] * amount
+            ang[2] += i[2] * amount
+
+        # Warm start from last step's impulses, within this step's limits.
+        for row in rows:
+            index, _, _, _, _, _, _, drive, free, fd, _, fi, _, sd, _, si, _, _, _, f_limit, circle = row
+            f_prev, s_prev = impulses[index]
+            f0 = min(max(f_prev, -f_limit), f_limit) if free else drive * dt
+            s0 = s_prev
+            total = math.hypot(f0, s0)
+            if total > circle:
+                f0, s0 = f0 * circle / total, s0 * circle / total
+            lam[index] = [f0, s0, 1.0]
+            apply(fd, fi, f0)
+            apply(sd, si, s0)
+        # Projected Gauss-Seidel over the wheels: each wheel's impulse stops its contact's sliding
+        # (sideways always; along the wheel when it is not driven, up to brake + rolling resistance),
+        # then the pair is scaled into the friction circle.
+        for _ in range(SOLVER_ITERATIONS):
+            for row in rows:
+                index, _, _, _, _, _, _, drive, free, fd, fv, fi, eff_f, sd, sv, si, eff_s, _, _, f_limit, circle = row
+                old_f, old_s, _ = lam[index]
+                slip_s = (sd[0] * lin[0] + sd[1] * lin[1] + sd[2] * lin[2]
+                          + sv[0] * ang[0] + sv[1] * ang[1] + sv[2] * ang[2])
+                new_s = old_s - slip_s * eff_s
+                if free:
+                    slip_f = (fd[0] * lin[0] + fd[1] * lin[1] + fd[2] * lin[2]
+                              + fv[0] * ang[0] + fv[1] * ang[1] + fv[2] * ang[2])
+                    new_f = min(max(old_f - slip_f * eff_f, -f_limit), f_limit)
+                else:
+                    new_f = drive * dt
+                total = math.hypot(new_f, new_s)
+                skid = 1.0  # Bullet's skidInfo: the share of the wanted impulse the tyre delivers
+                if total > circle:
+                    skid = circle / total
+                    new_f, new_s = new_f * skid, new_s * skid
+                apply(fd, fi, new_f - old_f)
+                apply(sd, si, new_s - old_s)
+                lam[index] = [new_f, new_s, skid]
+
+        for row in rows:
+            (index, state, point, normal, susp, force, radius, drive, free, fd, _, _, _, sd, _, _, _, k,
+             ground_speed, _, circle) = row
+            forward, side, skid = lam[index]
+            impulses[index] = (forward, side)
+            forward /= dt
+            side /= dt
+            ex, ey, ez = fd[0] * forward, fd[1] * forward, fd[2] * forward
+            sx, sy, sz = sd[0] * side, sd[1] * side, sd[2] * side
+            rx, ry, rz = point[0] - cx, point[1] - cy, point[2] - cz
+            kx, ky, kz = k
             fx += ex + sx
             fy += ey + sy
             fz += ez + sz
@@ -443,7 +527,7 @@ class Vehicle:
             tz += rx * ey - ry * ex + kx * sy - ky * sx
 
             # Wheel spin from the ground speed under the wheel (Bullet), locked when braking into a skid.
-            locked = braking and skid < 1.0 and drive == 0.0
+            locked = braking and skid < 1.0 and free
             state.in_contact, state.suspension_length, state.suspension_force = True, susp, force
             state.skid, state.hit_point, state.hit_normal = skid, point, normal
             state.delta_rotation = 0.0 if locked else ground_speed * dt / radius

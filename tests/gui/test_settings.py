@@ -53,6 +53,7 @@ def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp
     w._numbers[("dynamics", "mass")].setValue(25.0)
     w._numbers[("dynamics", "engine_force")].setValue(60.0)
     w._numbers[("dynamics", "suspension_damping")].setValue(2.0)
+    w._numbers[("dynamics", "rolling_resistance")].setValue(0.05)
     w.drive_type.setCurrentIndex(w.drive_type.findData("skid"))
     w.cog_fields[2].setValue(-0.02)
     w.auto_suspension["suspension_rest_length"].setChecked(False)
@@ -78,6 +79,7 @@ def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp
     assert (p.terrain.latitude, p.body.start_mode, p.dynamics.drive_type) == (-33.9, "absolute", "skid")
     assert p.wheels["right_rear"].position == pytest.approx((-0.22, -0.25, -0.08))
     assert p.dynamics.suspension_rest_length == pytest.approx(0.12)
+    assert p.dynamics.rolling_resistance == pytest.approx(0.05)
     assert p.code.debug_shapes and p.code.hook_timeout == 2.5
     assert fresh._numbers[("dynamics", "mass")].value() == 25.0
     assert p.name == "Rover trial" and fresh.name_edit.text() == "Rover trial"
@@ -94,6 +96,9 @@ def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
     mass.setValue(-5.0)
     assert mass.value() > 0 and window.project.dynamics.mass > 0
     assert "greater than 0" in mass.toolTip()
+    rolling = window._numbers[("dynamics", "rolling_resistance")]
+    rolling.setValue(2.0)
+    assert rolling.value() == 0.5 and "0 to 0.5" in rolling.toolTip()
     latitude = window._numbers[("terrain", "latitude")]
     latitude.setValue(123.0)
     assert latitude.value() == 90.0

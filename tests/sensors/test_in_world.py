@@ -101,12 +101,14 @@ def test_odometer_follows_ground_truth_on_a_straight_run(tmp_path):
 
 def test_odometer_shows_wheel_slip_as_error(tmp_path):
     # On ice with full throttle the rear wheels cannot transmit the force, yet keep turning with the ground
-    # speed; braking hard locks them while the robot slides, so the odometer under-reads.
+    # speed; braking hard locks them while the robot slides, so the odometer under-reads. The rear wheels
+    # carry about half the weight, so the robot gains at most 0.05·g/2 = 0.25 m/s² (less the front wheels'
+    # rolling resistance): 4 s give ~0.7 m/s, and braking at 0.05·g = 0.49 m/s² slides it > 0.2 m in 1 s.
     sim = _simulation(tmp_path, [OdometerConfig(name="odo")], friction_slip=0.05, brake_force=400.0)
     try:
         sim.run(1.0)
         sim.world.vehicle.accelerate(40.0)
-        sim.run(2.0)
+        sim.run(4.0)
         start = sim.state.position.copy()
         before = sim.sensors.read("odo").distance
         sim.world.vehicle.accelerate(0.0)
