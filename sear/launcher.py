@@ -96,8 +96,8 @@ def leave(simulation: Simulation, status: int) -> int:
 
 
 def run_headless(simulation: Simulation, duration: float) -> int:
-    """Start the user code, simulate `duration` s (Ctrl-C ends it early, keeping the log), close the
-    simulation and print a summary. Returns the exit status (the caller still calls leave())."""
+    """Start the user code, simulate `duration` s (Ctrl-C ends it early, keeping the log) and print a
+    summary. Returns the exit status; the caller's leave() closes the simulation, which flushes the log."""
     import numpy as np
 
     wall0 = time.perf_counter()
@@ -124,7 +124,6 @@ def run_headless(simulation: Simulation, duration: float) -> int:
     log_path = simulation.log.path if simulation.log is not None else None
     rows = simulation.log.rows if simulation.log is not None else 0
     error = simulation.user_error
-    simulation.close()
     print(f"sear: simulated {sim_time:.2f} s in {wall:.2f} s of real time ({sim_time / max(wall, 1e-9):.1f}x real "
           f"time); the robot drove {path_length:.1f} m and ended {np.linalg.norm(end[:2] - start[:2]):.1f} m "
           f"from its start at x={end[0]:.2f} y={end[1]:.2f} z={end[2]:.2f}.")

@@ -460,9 +460,14 @@ class Pacer:
         self.wall_start = self.clock()
         self.sim_start = self.simulation.world.time
 
+    def elapsed(self) -> tuple[float, float]:
+        """Simulated and wall seconds since `restart()`."""
+        return self.simulation.world.time - self.sim_start, self.clock() - self.wall_start
+
     def ahead(self) -> float:
         """Seconds the simulation is ahead of the wall clock (negative: behind)."""
-        return (self.simulation.world.time - self.sim_start) - (self.clock() - self.wall_start)
+        simulated, wall = self.elapsed()
+        return simulated - wall
 
     def wait(self) -> None:
         """Sleep while the simulation is ahead of the wall clock."""

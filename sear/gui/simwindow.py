@@ -603,8 +603,8 @@ class SimulationWindow(QMainWindow):
         fps = 0.0
         if len(self._frames) > 1:
             fps = (len(self._frames) - 1) / max(self._frames[-1] - self._frames[0], 1e-9)
-        wall = time.perf_counter() - self.pacer.wall_start
-        rtf = (sim.world.time - self.pacer.sim_start) / wall if wall > 0.5 and not self.paused else float("nan")
+        simulated, wall = self.pacer.elapsed()
+        rtf = simulated / wall if wall > 0.5 and not self.paused else float("nan")
         mode = "paused" if self.paused else ("real time" if self.realtime else "fast")
         rtf_text = f", running at {rtf:4.2f}x real time" if math.isfinite(rtf) else ""
         self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {mode}{rtf_text}   |   "

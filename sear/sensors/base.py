@@ -145,7 +145,12 @@ class Sensor:
     PLOTTED: ClassVar[tuple[str, ...] | None] = None
     """Log fields the window offers to plot over time (None: all of FIELDS)."""
     HAS_ARRAYS: ClassVar[bool] = False
-    """Whether `arrays` gives anything (the log then saves it beside the CSV)."""
+    """Whether the type defines `arrays` (the log then saves them beside the CSV); set from the class
+    itself, so it cannot disagree with it."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.HAS_ARRAYS = cls.arrays is not Sensor.arrays
     ray_count: int = 0
     """Rays one sample casts (0: the sensor casts none)."""
     ray_length: float = 0.0
@@ -242,7 +247,8 @@ class Sensor:
 
     def arrays(self, reading: Any) -> dict[str, np.ndarray]:
         """Array outputs of a reading that a CSV cell cannot hold (e.g. a LIDAR scan), by key; the log
-        saves each sample's arrays beside the CSV as FILE.<TYPE>.npz keys `<name>.time`, `<name>.<key>`."""
+        saves each sample's arrays beside the CSV in FILE.lidar.npz (one file for every sensor's arrays) as
+        `<name>.time` and `<name>.<key>`."""
         return {}
 
     def value(self, reading: Any) -> Any:

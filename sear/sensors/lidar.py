@@ -89,12 +89,12 @@ class LidarSensor(Sensor):
     DEFINITION = LidarConfig
     FIELDS = ("min",)
     PLOTTED = ()
-    HAS_ARRAYS = True
     config: LidarConfig
 
     def __init__(self, config: LidarConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
-        scan = np.radians(scan_angles_deg(config) - config.spread_deg / 2.0)
+        scan = self.scan_angles = np.radians(scan_angles_deg(config) - config.spread_deg / 2.0)
+        """Azimuth of each reading of a layer, rad from the sensor's forward axis, counter-clockwise."""
         layers = np.radians(np.asarray(config.layers_deg, dtype=float))
         el, az = np.meshgrid(layers, scan, indexing="ij")
         self.shape = el.shape if len(layers) > 1 else (len(scan),)
@@ -155,12 +155,12 @@ class LidarSensor(Sensor):
         if scan is None:
             return None
         ranges = np.atleast_2d(scan)[-1 if scan.ndim == 1 else len(scan) // 2]
-        angles = np.radians(scan_angles_deg(self.config) - self.config.spread_deg / 2.0)
+        angles = self.scan_angles
         ok = ~np.isnan(ranges)
         return np.column_stack([-ranges[ok] * np.sin(angles[ok]), ranges[ok] * np.cos(angles[ok])])
 
     def plot_extent(self) -> tuple[float, tuple[float, float] | None, bool]:
         cfg = self.config
-        angles = np.radians(scan_angles_deg(cfg) - cfg.spread_deg / 2.0)
+        angles = self.scan_angles
         edges = (float(angles[0]), float(angles[-1])) if cfg.spread_deg < 360.0 else None
         return float(cfg.max_range_m), edges, cfg.spread_deg > 180
