@@ -20,7 +20,7 @@ import numpy as np
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, Terrain, model_suffix
+from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, Terrain, model_suffix, wheel_label
 
 if TYPE_CHECKING:
     import trimesh
@@ -452,11 +452,6 @@ class Models:
     terrain: TerrainModel
     body: trimesh.Trimesh
     wheels: dict[str, trimesh.Trimesh]
-
-
-def wheel_label(wid: str) -> str:
-    """How messages and the Wheel Models tab name a wheel: 'left front'."""
-    return wid.replace("_", " ")
 
 
 def load_models(project: Project) -> Models:

@@ -41,6 +41,11 @@ def model_suffix(path: Path) -> str:
     return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
 
 
+def wheel_label(wid: str) -> str:
+    """How messages and the Wheel Models tab name a wheel: 'left front'."""
+    return wid.replace("_", " ")
+
+
 @dataclass
 class Terrain:
     """Terrain Model tab: the ground the robot drives on and where on Earth its centre is.
@@ -255,17 +260,33 @@ class Project:
         self.path = path
         return path
 
+    def file_choices(self) -> dict[str, FileChoice]:
+        """Every file the project refers to and where the settings window chooses it, by dotted field
+        ('terrain.file', 'wheels.left_front.file', 'code.sensors'), in the order a run reads them."""
+        choices = [FileChoice("terrain.file", "Terrain Model", "terrain file", self.terrain.file),
+                   FileChoice("body.file", "Robot Body Model", "body file", self.body.file)]
+        choices += [FileChoice(f"wheels.{wid}.file", "Wheel Models", f"{wheel_label(wid)} wheel file",
+                               self.wheels[wid].file) for wid in WHEEL_IDS]
+        choices += [FileChoice("code.user_code", "Code Setup", "user code file", self.code.user_code),
+                    FileChoice("code.sensors", "Code Setup", "sensors file", self.code.sensors)]
+        return {choice.field: choice for choice in choices}
+
     def referenced_files(self) -> dict[str, Path | None]:
         """Every file the project refers to, keyed by the place in the settings window it comes from."""
-        files: dict[str, Path | None] = {
-            "Terrain Model: terrain file": self.terrain.file,
-            "Robot Body Model: body file": self.body.file,
-        }
-        for wid in WHEEL_IDS:
-            files[f"Wheel Models: {wid.replace('_', ' ')} wheel file"] = self.wheels[wid].file
-        files["Code Setup: user code file"] = self.code.user_code
-        files["Code Setup: sensors file"] = self.code.sensors
-        return files
+        return {f"{c.tab}: {c.label}": c.path for c in self.file_choices().values()}
+
+
+@dataclass(frozen=True)
+class FileChoice:
+    """A file a project refers to, and where the settings window chooses it."""
+
+    field: str
+    """The dotted project field ('wheels.left_front.file')."""
+    tab: str
+    """The settings window tab ('Wheel Models')."""
+    label: str
+    """How that tab and messages name it ('left front wheel file')."""
+    path: Path | None
 
 
 ROOT_TAG = "sear-project"

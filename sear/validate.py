@@ -16,20 +16,19 @@ from types import CodeType
 from typing import Any
 
 from sear.errors import Problem, ProjectError, SearError
-from sear.meshio import Models, load_mesh, load_terrain, wheel_label
-from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, model_suffix
+from sear.meshio import Models, load_mesh, load_terrain
+from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, FileChoice, Project, model_suffix
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
 
 
-def check_file(path: Path | None, *, tab: str, label: str, field: str, allowed: tuple[str, ...],
-               required: bool = True) -> list[Problem]:
-    """Problems with one referenced file: unset, missing, a folder, unreadable or of an unknown type.
-    `tab`, `label` and `field` say where the settings window shows it ('Wheel Models', 'left front wheel
-    file', 'wheels.left_front.file')."""
+def check_choice(choice: FileChoice, *, allowed: tuple[str, ...], required: bool = True) -> list[Problem]:
+    """Problems with one referenced file: unset, missing, a folder, unreadable or of an unknown type,
+    each naming where the settings window chooses it (the choice's tab, label and field)."""
+    path = choice.path
 
     def problem(message: str) -> list[Problem]:
-        return [Problem(message, file=path, field=field, tab=tab, label=label)]
+        return [Problem(message, file=path, field=choice.field, tab=choice.tab, label=choice.label)]
 
     if path is None:
         return problem("no file chosen; choose one in the settings window.") if required else []
@@ -137,16 +136,15 @@ def load_project(source: str | Path | Project) -> Loaded:
             return Loaded(None, [Problem.from_error(exc)])
     loaded = Loaded(project)
     problems = loaded.problems
-    loaded.models = _load_models(project, problems)
+    choices = project.file_choices()
+    loaded.models = _load_models(project, choices, problems)
     code = project.code
-    code_problems = check_file(code.user_code, tab="Code Setup", label="user code file", field="code.user_code",
-                               allowed=(".py",))
+    code_problems = check_choice(choices["code.user_code"], allowed=(".py",))
     problems += code_problems
     if not code_problems and code.user_code is not None:
         loaded.code, code_problems = compile_user_code(code.user_code)
         problems += code_problems or check_hooks(code.user_code)
-    sensor_problems = check_file(code.sensors, tab="Code Setup", label="sensors file", field="code.sensors",
-                                 allowed=(".xml",), required=False)
+    sensor_problems = check_choice(choices["code.sensors"], allowed=(".xml",), required=False)
     problems += sensor_problems
     if not sensor_problems and code.sensors is not None:
         try:
@@ -156,33 +154,31 @@ def load_project(source: str | Path | Project) -> Loaded:
     return loaded
 
 
-def _load_models(project: Project, problems: list[Problem]) -> Models | None:
+def _load_models(project: Project, choices: dict[str, FileChoice], problems: list[Problem]) -> Models | None:
     """Read the terrain, body and wheel models in the run's order, adding a Problem for each that is not
     there or not readable; the models when every one was read, else None."""
-    terrain = _read(project, project.terrain.file, "Terrain Model", "terrain file", "terrain.file", problems,
-                    terrain=True)
-    body = _read(project, project.body.file, "Robot Body Model", "body file", "body.file", problems)
-    wheels = {wid: _read(project, project.wheels[wid].file, "Wheel Models", f"{wheel_label(wid)} wheel file",
-                         f"wheels.{wid}.file", problems) for wid in WHEEL_IDS}
+    terrain = _read(project, choices["terrain.file"], problems, terrain=True)
+    body = _read(project, choices["body.file"], problems)
+    wheels = {wid: _read(project, choices[f"wheels.{wid}.file"], problems) for wid in WHEEL_IDS}
     if terrain is None or body is None or any(w is None for w in wheels.values()):
         return None
     return Models(terrain, body, wheels)
 
 
-def _read(project: Project, path: Path | None, tab: str, label: str, name: str, problems: list[Problem], *,
-          terrain: bool = False) -> Any:
+def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terrain: bool = False) -> Any:
     """One model (a TerrainModel when `terrain`, else a mesh) read as a run reads it, or None after adding
     its problem."""
-    allowed = MESH_SUFFIXES + HEIGHTMAP_SUFFIXES if terrain else MESH_SUFFIXES
-    file_problems = check_file(path, tab=tab, label=label, field=name, allowed=allowed)
+    file_problems = check_choice(choice, allowed=MESH_SUFFIXES + HEIGHTMAP_SUFFIXES if terrain else MESH_SUFFIXES)
     problems += file_problems
+    path = choice.path
     if file_problems or path is None:
         return None
     try:
-        return load_terrain(project.terrain, tab=tab) if terrain else load_mesh(path, scale=project.body.scale,
-                                                                                tab=tab)
+        return load_terrain(project.terrain, tab=choice.tab) if terrain else load_mesh(
+            path, scale=project.body.scale, tab=choice.tab)
     except ProjectError as exc:
-        problems.append(Problem(f"{path}: {exc.message}", file=path, line=exc.line, field=name, tab=tab, label=label))
+        problems.append(Problem(f"{path}: {exc.message}", file=path, line=exc.line, field=choice.field,
+                                tab=choice.tab, label=choice.label))
         return None
 
 
