@@ -3,6 +3,7 @@ geometry (docs/user-code.md, "Obstacle geometry"), each extent computed here fro
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -22,17 +23,14 @@ normal, 2.7 mm vertically on the cone's sloping side."""
 
 
 @pytest.fixture
-def make_world(tmp_path):
-    worlds = []
+def ground_world(tmp_path, make_world):
+    """Rover worlds on a plane rising `slope_deg` towards +x, each in a folder of its own."""
+    folders = itertools.count()
 
     def make(slope_deg: float = 0.0) -> World:
-        world = World(rover_project(tmp_path / f"p{len(worlds)}", terrain=plane_mesh(slope_deg=slope_deg)))
-        worlds.append(world)
-        return world
+        return make_world(rover_project(tmp_path / f"p{next(folders)}", terrain=plane_mesh(slope_deg=slope_deg)))
 
-    yield make
-    for world in worlds:
-        world.close()
+    return make
 
 
 def _ray(world: World, start, end) -> tuple[int, np.ndarray]:
@@ -46,8 +44,8 @@ def _down(world: World, x: float, y: float) -> tuple[int, float]:
     return body, float(point[2])
 
 
-def test_box_z_is_the_centre_of_the_cube(make_world):
-    world = make_world()
+def test_box_z_is_the_centre_of_the_cube(ground_world):
+    world = ground_world()
     x, y, z, size = 3.0, -2.0, 1.5, 0.6
     box = world.obstacles[world.add_box(x, y, z, size=size, mass=0.0)].body_id
     half = size / 2
@@ -60,8 +58,8 @@ def test_box_z_is_the_centre_of_the_cube(make_world):
     assert body == box and south[1] == pytest.approx(y - half, abs=TOL)
 
 
-def test_box_without_z_rests_on_level_ground_and_stays(make_world):
-    world = make_world()
+def test_box_without_z_rests_on_level_ground_and_stays(ground_world):
+    world = ground_world()
     x, y, size = -4.0, 5.0, 0.5
     box = world.obstacles[world.add_box(x, y, size=size, mass=2.0)].body_id
     assert _down(world, x, y) == (box, pytest.approx(size, abs=TOL))  # bottom on z = 0
@@ -69,8 +67,8 @@ def test_box_without_z_rests_on_level_ground_and_stays(make_world):
     assert _down(world, x, y) == (box, pytest.approx(size, abs=2e-3))  # neither fell nor jumped
 
 
-def test_box_without_z_on_a_slope_starts_on_its_highest_ground(make_world):
-    world = make_world(slope_deg=10.0)
+def test_box_without_z_on_a_slope_starts_on_its_highest_ground(ground_world):
+    world = ground_world(slope_deg=10.0)
     x, y, size = 4.0, 3.0, 0.6
     box = world.obstacles[world.add_box(x, y, size=size, mass=0.0)].body_id
     uphill_ground = (x + size / 2) * math.tan(SLOPE)
@@ -86,8 +84,8 @@ def _wall_footprint(x1, y1, x2, y2, thickness) -> np.ndarray:
     return np.array([a - n * thickness / 2, a + n * thickness / 2, b - n * thickness / 2, b + n * thickness / 2])
 
 
-def test_wall_extends_half_its_thickness_past_its_end_points(make_world):
-    world = make_world()
+def test_wall_extends_half_its_thickness_past_its_end_points(ground_world):
+    world = ground_world()
     x1, y1, x2, y2, height, thickness = 1.0, 2.0, 5.0, 5.0, 0.8, 0.2  # 3-4-5: 5 m long
     wall = world.obstacles[world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)].body_id
     u = np.array([0.8, 0.6])
@@ -107,8 +105,8 @@ def test_wall_extends_half_its_thickness_past_its_end_points(make_world):
 
 
 @pytest.mark.parametrize("end", [(4.0, 3.0), (1.0, 6.0), (-3.0, 1.0)])
-def test_wall_on_a_slope_stands_on_the_lowest_ground_under_it(make_world, end):
-    world = make_world(slope_deg=10.0)
+def test_wall_on_a_slope_stands_on_the_lowest_ground_under_it(ground_world, end):
+    world = ground_world(slope_deg=10.0)
     (x1, y1), (x2, y2), height, thickness = (-1.0, 2.0), end, 1.0, 0.3
     wall = world.obstacles[world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)].body_id
     lowest = _wall_footprint(x1, y1, x2, y2, thickness)[:, 0].min() * math.tan(SLOPE)
@@ -116,8 +114,8 @@ def test_wall_on_a_slope_stands_on_the_lowest_ground_under_it(make_world, end):
     assert _down(world, *middle) == (wall, pytest.approx(lowest + height, abs=TOL))  # the top is level
 
 
-def test_tree_trunk_crown_and_height(make_world):
-    world = make_world()
+def test_tree_trunk_crown_and_height(ground_world):
+    world = ground_world()
     x, y = 2.0, -3.0
     trunk, crown = world.obstacles[world.add_tree(x, y)].body_ids
     assert _down(world, x, y) == (crown, pytest.approx(4.5, abs=CROWN_TOL))  # the crown's tip
@@ -135,8 +133,8 @@ def test_tree_trunk_crown_and_height(make_world):
     assert body != crown  # beyond its 1.2 m radius
 
 
-def test_tree_on_a_slope_stands_on_the_downhill_edge_of_its_trunk(make_world):
-    world = make_world(slope_deg=10.0)
+def test_tree_on_a_slope_stands_on_the_downhill_edge_of_its_trunk(ground_world):
+    world = ground_world(slope_deg=10.0)
     x, y = 3.0, 1.0
     _, crown = world.obstacles[world.add_tree(x, y)].body_ids
     foot = (x - 0.15) * math.tan(SLOPE)

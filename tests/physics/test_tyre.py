@@ -4,6 +4,7 @@ tan θ < μ in every heading, but not with tan θ > μ."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -22,19 +23,16 @@ MASS = 20.0
 
 
 @pytest.fixture
-def world_factory(tmp_path):
-    worlds = []
+def world_factory(tmp_path, make_world):
+    """Rover worlds facing `heading` (rad from east), each in a folder of its own."""
+    folders = itertools.count()
 
     def make(*, heading: float = 0.0, **kwargs):
-        project = rover_project(tmp_path / f"w{len(worlds)}", **kwargs)
+        project = rover_project(tmp_path / f"w{next(folders)}", **kwargs)
         project.body.rotation = (0.0, 0.0, math.sin(heading / 2), math.cos(heading / 2))
-        world = World(project)
-        worlds.append(world)
-        return world
+        return make_world(project)
 
-    yield make
-    for world in worlds:
-        world.close()
+    return make
 
 
 def _speeds(world: World, seconds: float) -> np.ndarray:

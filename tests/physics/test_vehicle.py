@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -15,17 +16,14 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def world_factory(tmp_path):
-    worlds = []
+def world_factory(tmp_path, make_world):
+    """Rover worlds, each in a folder of its own, with the given project fields."""
+    folders = itertools.count()
 
     def make(**kwargs):
-        world = World(rover_project(tmp_path / f"w{len(worlds)}", **kwargs))
-        worlds.append(world)
-        return world
+        return make_world(rover_project(tmp_path / f"w{next(folders)}", **kwargs))
 
-    yield make
-    for world in worlds:
-        world.close()
+    return make
 
 
 def test_settles_at_rest_without_creep(world_factory):

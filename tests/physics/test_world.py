@@ -8,26 +8,10 @@ import numpy as np
 import pytest
 from geographiclib.geodesic import Geodesic
 
-from sear.physics.world import World
-
 from .helpers import plane_mesh, rover_project, run
 
 WHEEL_BOTTOM = 0.08 + 0.1
 """Demo rover: wheel centres 0.08 m below the body origin, radius 0.1 m."""
-
-
-@pytest.fixture
-def make_world(tmp_path):
-    worlds = []
-
-    def make(project):
-        world = World(project)
-        worlds.append(world)
-        return world
-
-    yield make
-    for world in worlds:
-        world.close()
 
 
 def test_relative_start_is_east_north_and_altitude_above_the_terrain(tmp_path, make_world):
