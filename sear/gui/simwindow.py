@@ -640,10 +640,11 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
 
     A user code error is shown in the console while the window keeps running. The caller closes the
     simulation and ends the process (sear.launcher: a stuck hook's thread cannot be stopped)."""
-    from sear.gui.app import configure_qt
+    from sear.gui.app import configure_qt, set_window_icon
 
     configure_qt()
     app = QApplication.instance() or QApplication([])
+    set_window_icon()
     window = SimulationWindow(simulation, duration=duration)
     window.show()
     window.start()
