@@ -13,7 +13,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QSettings, Qt, QTimer, QUrl
+from PySide6.QtCore import QProcess, QSettings, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QColor, QDesktopServices, QFont, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from sear.errors import Problem, SearError
 from sear.fielddocs import field_docs
 from sear.fields import field_info
+from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.preview import MeshPreview
 from sear.gui.widgets import FileField, NumberField
 from sear.project import (
@@ -86,11 +87,7 @@ class SettingsWindow(QMainWindow):
         self.settings = QSettings("SEAR", "SEAR")
         self._numbers: dict[tuple[str, str], NumberField] = {}
         self._build()
-        geometry = self.settings.value("settings/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1100, 720)
+        restore_window(self, "settings", QSize(1100, 720))
         self.refresh()
 
     # --- construction ------------------------------------------------------------------------------------
@@ -112,11 +109,12 @@ class SettingsWindow(QMainWindow):
 
     def _build(self) -> None:
         self.tabs = QTabWidget()
-        self.tabs.addTab(self._terrain_tab(), "Terrain Model")
-        self.tabs.addTab(self._body_tab(), "Robot Body Model")
-        self.tabs.addTab(self._wheels_tab(), "Wheel Models")
-        self.tabs.addTab(self._dynamics_tab(), "Vehicle Dynamics")
-        self.tabs.addTab(self._code_tab(), "Code Setup")
+        # Each page scrolls when the window is smaller than its form (laptop screens, large scale factors).
+        self.tabs.addTab(scrolling(self._terrain_tab()), "Terrain Model")
+        self.tabs.addTab(scrolling(self._body_tab()), "Robot Body Model")
+        self.tabs.addTab(scrolling(self._wheels_tab()), "Wheel Models")
+        self.tabs.addTab(scrolling(self._dynamics_tab()), "Vehicle Dynamics")
+        self.tabs.addTab(scrolling(self._code_tab()), "Code Setup")
         self.tabs.currentChanged.connect(lambda _i: self._update_previews())
 
         buttons = QHBoxLayout()
@@ -869,5 +867,5 @@ class SettingsWindow(QMainWindow):
             event.ignore()
             return
         self.stop(wait=True)
-        self.settings.setValue("settings/geometry", self.saveGeometry())
+        save_window(self, "settings")
         event.accept()

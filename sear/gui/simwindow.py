@@ -18,7 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.opengl as gl
 from pyqtgraph import Vector
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence, QMatrix4x4, QQuaternion, QTextCursor
 from PySide6.QtWidgets import (
     QApplication,
@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sear.gui.geometry import restore_window, save_window
 from sear.gui.preview import shaded_colours
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
@@ -158,7 +159,7 @@ class SimulationWindow(QMainWindow):
         simulation.output_listeners.append(self._console_append)
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.frame)
-        self.resize(1400, 880)
+        self._restore_layout()
 
     # --- construction ---------------------------------------------------------------------------------
 
@@ -200,6 +201,7 @@ class SimulationWindow(QMainWindow):
         self.help.setStyleSheet("background: rgba(255, 255, 255, 235); color: #111; padding: 10px; "
                                 "border: 1px solid #888; border-radius: 6px;")
         self.help.setVisible(False)
+        self.view.setMinimumSize(320, 220)
         self.setCentralWidget(self.view)
 
         # Docks: plots, LIDAR, console.
@@ -207,6 +209,7 @@ class SimulationWindow(QMainWindow):
         layout = QVBoxLayout(plots)
         self.fields_list = QListWidget()
         self.fields_list.setMaximumHeight(130)
+        self.fields_list.setMinimumHeight(48)
         for sensor in sim.sensors.sensors:
             plotted = sensor.log_fields if sensor.PLOTTED is None else sensor.PLOTTED
             for field in plotted:
@@ -222,6 +225,7 @@ class SimulationWindow(QMainWindow):
                    for i in range(self.fields_list.count())) and self.fields_list.count():
             self.fields_list.item(0).setCheckState(Qt.CheckState.Checked)
         self.plot = pg.PlotWidget(background="w")
+        self.plot.setMinimumSize(220, 120)
         self.plot.addLegend(offset=(5, 5), brush=(255, 255, 255, 210), pen=(180, 180, 180), labelTextColor=(20, 20, 20))
         self.plot.setLabel("bottom", "simulated time", units="s")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
@@ -229,9 +233,10 @@ class SimulationWindow(QMainWindow):
         layout.addWidget(QLabel("Plot these fields:"))
         layout.addWidget(self.fields_list)
         layout.addWidget(self.plot, 1)
-        self._dock("Plots", plots, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.plots_dock = self._dock("Plots", plots, Qt.DockWidgetArea.RightDockWidgetArea)
 
         self.lidar_plot = pg.PlotWidget(background="w")
+        self.lidar_plot.setMinimumSize(180, 150)
         self.lidar_plot.setAspectLocked(True)
         self.lidar_plot.showGrid(x=True, y=True, alpha=0.3)
         self.lidar_plot.setLabel("bottom", "left ← → right", units="m")
@@ -252,11 +257,25 @@ class SimulationWindow(QMainWindow):
         self.console.setReadOnly(True)
         self.console.setFont(QFont("Monospace", 9))
         self.console.setMaximumBlockCount(5000)
-        self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.console_dock = self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # The right-hand docks reach down to the status bar; the console lies under the 3-D view only.
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
         self._build_toolbar()
         self.status = QLabel()
         self.statusBar().addWidget(self.status, 1)
+
+    def _restore_layout(self) -> None:
+        """Open as the window was last closed (size, docks), inside the screen; the first time 1400×880 or
+        the screen's size if smaller, with the 3-D view given the largest share: the side docks a third of
+        the width, the console an eighth of the height."""
+        if restore_window(self, "simulation", QSize(1400, 880)):
+            return
+        side = [d for d in self.findChildren(QDockWidget)
+                if self.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea]
+        if side:
+            self.resizeDocks(side, [max(260, self.width() // 3)] * len(side), Qt.Orientation.Horizontal)
+        self.resizeDocks([self.console_dock], [max(70, self.height() // 8)], Qt.Orientation.Vertical)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -632,6 +651,7 @@ class SimulationWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.timer.stop()
+        save_window(self, "simulation")
         event.accept()
 
 
