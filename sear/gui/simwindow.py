@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from sear.gui.geometry import restore_window, save_window
-from sear.gui.preview import shaded_colours
+from sear.gui.preview import lit_mesh_item
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
 from sear.sensors.base import Sensor
@@ -68,8 +68,8 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td><b>R</b></td><td>show sensor rays</td></tr>
 <tr><td><b>F1</b></td><td>this help</td></tr>
 </table>"""
-PANEL_PERIOD = 0.16
-"""Seconds between refreshes of the HUD, plots and status bar."""
+PANEL_PERIOD = 0.12
+"""Seconds between refreshes of the HUD and status bar, or of the plots, in turn (each every 0.24 s)."""
 TICK_BUDGET = {True: 0.022, False: 0.05}
 """Wall seconds a frame may spend simulating, in real-time and in as-fast-as-possible mode: when the
 physics cannot keep up the simulation slips behind the clock (the status bar says so) rather than the
@@ -83,13 +83,6 @@ def _transform(position: np.ndarray, orientation: np.ndarray) -> QMatrix4x4:
     x, y, z, w = (float(c) for c in orientation)
     m.rotate(QQuaternion(w, x, y, z))
     return m
-
-
-def _mesh_item(mesh: trimesh.Trimesh, colour: tuple[float, float, float], edges: bool = False) -> gl.GLMeshItem:
-    data = gl.MeshData(vertexes=np.asarray(mesh.vertices, dtype=np.float32), faces=np.asarray(mesh.faces, np.int32),
-                       faceColors=shaded_colours(mesh, colour).astype(np.float32))
-    return gl.GLMeshItem(meshdata=data, smooth=False, shader=None, drawEdges=edges, edgeColor=(0, 0, 0, 1),
-                         glOptions="opaque")
 
 
 def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMeshItem:
@@ -150,6 +143,7 @@ class SimulationWindow(QMainWindow):
         self._manual_active = False
         self._frames: deque[float] = deque(maxlen=60)
         self._panels_drawn = 0.0
+        self._panel_count = 0
         self._history: dict[str, deque] = {}
         self._history_t: deque[float] = deque(maxlen=1800)
         self.setWindowTitle(f"{simulation.project.name} — SEAR simulation")
@@ -170,7 +164,7 @@ class SimulationWindow(QMainWindow):
         self.view.addItem(terrain_item(world.terrain.mesh, world.terrain.vertex_colors))
         lo, hi = world.terrain.mesh.bounds
         size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
-        grid = gl.GLGridItem()
+        grid = gl.GLGridItem(antialias=False)  # smoothed lines cost much in software OpenGL
         grid.setSize(size, size)
         spacing = max(1.0, 10 ** math.floor(math.log10(size / 10)))
         grid.setSpacing(spacing, spacing)
@@ -178,19 +172,20 @@ class SimulationWindow(QMainWindow):
         self.view.addItem(grid)
         self._add_north_arrow(size, float(hi[2]))
         vehicle = world.vehicle
-        self.body_item = _mesh_item(vehicle.body_mesh, (0.55, 0.6, 0.78))
+        self.body_item = lit_mesh_item(vehicle.body_mesh, (0.55, 0.6, 0.78))
         self.view.addItem(self.body_item)
-        self.hull_item = _mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
+        self.hull_item = lit_mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
         self.hull_item.setGLOptions("translucent")
         self.view.addItem(self.hull_item)
         self.wheel_items = {}
         for wid, mesh in vehicle.wheel_meshes.items():
-            item = _mesh_item(mesh, (0.15, 0.15, 0.17))
+            item = lit_mesh_item(mesh, (0.15, 0.15, 0.17))
             self.view.addItem(item)
             self.wheel_items[wid] = item
         self.obstacle_items: dict[int, gl.GLMeshItem] = {}
         self.rays_item = gl.GLLinePlotItem(mode="lines", width=1.0, antialias=False)
         self.rays_item.setVisible(False)
+        self._drawn_rays: tuple[np.ndarray, np.ndarray] | None = None
         self.view.addItem(self.rays_item)
 
         self.hud = QLabel(self.view)
@@ -313,9 +308,12 @@ class SimulationWindow(QMainWindow):
         length = size * 0.1
         pts = np.array([[x, y, z], [x, y + length, z], [x, y + length, z], [x - length * 0.25, y + length * 0.7, z],
                         [x, y + length, z], [x + length * 0.25, y + length * 0.7, z]])
-        self.view.addItem(gl.GLLinePlotItem(pos=pts, mode="lines", color=(0.8, 0.1, 0.1, 1.0), width=3))
-        if hasattr(gl, "GLTextItem"):
-            self.view.addItem(gl.GLTextItem(pos=(x, y + length * 1.15, z), text="N", color=(150, 0, 0, 255)))
+        # The letter N above the arrow's tip, as three strokes (text items repaint with QPainter each frame).
+        h, w, base = length * 0.3, length * 0.2, y + length * 1.1
+        letter = np.array([[x - w / 2, base, z], [x - w / 2, base + h, z], [x - w / 2, base + h, z],
+                           [x + w / 2, base, z], [x + w / 2, base, z], [x + w / 2, base + h, z]])
+        self.view.addItem(gl.GLLinePlotItem(pos=np.vstack([pts, letter]), mode="lines", color=(0.8, 0.1, 0.1, 1.0),
+                                            width=3))
 
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Simulation")
@@ -505,7 +503,7 @@ class SimulationWindow(QMainWindow):
         for index, obstacle in enumerate(world.obstacles):
             item = self.obstacle_items.get(index)
             if item is None:
-                item = _mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.commands["debug"].isChecked())
+                item = lit_mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.commands["debug"].isChecked())
                 self.view.addItem(item)
                 self.obstacle_items[index] = item
                 pos, orn = world.obstacle_pose(obstacle)
@@ -515,20 +513,33 @@ class SimulationWindow(QMainWindow):
                 item.setTransform(_transform(pos, orn))
         if self.rays_item.visible():
             starts, ends, hits = self.visible_rays()
-            if len(starts):
+            if len(starts) and not self._same_rays(starts, ends):  # upload only a new sample's rays
                 pts = np.empty((2 * len(starts), 3), dtype=np.float32)
                 pts[0::2], pts[1::2] = starts, ends
                 colours = np.where(np.repeat(hits, 2)[:, None], HIT, MISS).astype(np.float32)
                 self.rays_item.setData(pos=pts, color=colours)
         self._follow_camera(position, orientation)
         # Text and plots change slowly to the eye and are costly to repaint (every widget over an
-        # OpenGL view is recomposited in software): refresh them at about 6 Hz of wall time.
+        # OpenGL view is recomposited in software): refresh them at about 4 Hz of wall time.
+        # The two plots (the costliest to repaint) on every other of those refreshes, the frames between
+        # the text's, so that no frame pays for all of them.
         now = time.perf_counter()
-        if now - self._panels_drawn >= PANEL_PERIOD or self.paused or not self.timer.isActive():
+        forced = self.paused or not self.timer.isActive()
+        if now - self._panels_drawn >= PANEL_PERIOD or forced:
             self._panels_drawn = now
-            self._update_hud()
-            self._update_plots()
-            self._update_status()
+            self._panel_count += 1
+            if self._panel_count % 2 or forced:
+                self._update_hud()
+                self._update_status()
+            if not self._panel_count % 2 or forced:
+                self._update_plots()
+
+    def _same_rays(self, starts: np.ndarray, ends: np.ndarray) -> bool:
+        """Whether these rays are the ones drawn already (sensors sample at their own, lower rates)."""
+        same = self._drawn_rays is not None and all(
+            a.shape == b.shape and np.array_equal(a, b) for a, b in zip(self._drawn_rays, (starts, ends), strict=True))
+        self._drawn_rays = (starts, ends)
+        return same
 
     def visible_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every ray sensor's rays of its latest sample: starts, ends (m, world frame) and hit flags."""

@@ -1,0 +1,90 @@
+"""The 3-D view reads as solids (issue 13 item 13): meshes are lit per face by a shader (a cube seen corner-on
+shows three shades, whichever way its file winds the faces), the terrain is coloured by height, and the
+sensor rays are uploaded to OpenGL only when a new sample changes them (not every frame)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph.opengl as gl
+import pytest
+import trimesh
+from pyqtgraph import Vector
+
+from sear.gui.preview import lit_mesh_item
+from sear.gui.simwindow import SimulationWindow, terrain_item
+from sear.project import Project
+from sear.runtime import Simulation
+
+pytestmark = pytest.mark.gl
+BACKGROUND = (255, 255, 255)
+
+
+def _shades(qtbot, item: gl.GLMeshItem) -> set[tuple[int, int, int]]:
+    """The colours (quantised to steps of 8) covering at least 2 % of a view of `item`, background excluded."""
+    view = gl.GLViewWidget()
+    qtbot.addWidget(view)
+    view.setBackgroundColor(BACKGROUND)
+    view.resize(200, 200)
+    view.addItem(item)
+    view.setCameraPosition(pos=Vector(0, 0, 0), distance=3.0, elevation=35, azimuth=-60)
+    view.show()
+    qtbot.waitExposed(view)
+    image = view.grabFramebuffer().convertToFormat(view.grabFramebuffer().Format.Format_RGB888)
+    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+    rgb = pixels[:, : image.width() * 3].reshape(-1, 3) // 8 * 8
+    colours, counts = np.unique(rgb, axis=0, return_counts=True)
+    return {tuple(int(v) for v in c) for c, n in zip(colours, counts, strict=True)
+            if n >= 0.02 * len(rgb) and np.abs(c.astype(int) - np.array(BACKGROUND) // 8 * 8).max() > 8}
+
+
+def test_a_lit_cube_shows_three_shades_whichever_way_its_faces_wind(qtbot):
+    cube = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
+    inside_out = trimesh.Trimesh(cube.vertices, cube.faces[:, ::-1], process=False)
+    lit = _shades(qtbot, lit_mesh_item(cube, (0.6, 0.6, 0.8)))
+    assert len(lit) == 3, lit  # the three faces seen, each its own shade
+    assert _shades(qtbot, lit_mesh_item(inside_out, (0.6, 0.6, 0.8))) == lit
+    # Positive control: the same cube unlit (pyqtgraph's plain colour shader) is one flat shade.
+    data = gl.MeshData(vertexes=np.asarray(cube.vertices, np.float32), faces=np.asarray(cube.faces, np.int32))
+    flat = gl.GLMeshItem(meshdata=data, smooth=False, shader=None, color=(0.6, 0.6, 0.8, 1.0), glOptions="opaque")
+    assert len(_shades(qtbot, flat)) == 1
+
+
+def test_terrain_is_coloured_by_height():
+    xs = np.linspace(-5.0, 5.0, 11)
+    gx, gy = np.meshgrid(xs, xs)
+    vertices = np.column_stack([gx.ravel(), gy.ravel(), (gx.ravel() + 5.0) * 0.5])  # a ramp 0..5 m up to the east
+    faces = []
+    for j in range(10):
+        for i in range(10):
+            a = j * 11 + i
+            faces += [[a, a + 1, a + 12], [a, a + 12, a + 11]]
+    item = terrain_item(trimesh.Trimesh(vertices, np.array(faces), process=False), None)
+    colours = item.opts["meshdata"].vertexColors()
+    low, high = colours[vertices[:, 2] == 0.0], colours[vertices[:, 2] == 5.0]
+    assert len(low) == len(high) == 11
+    assert (low[:, 1] > low[:, 0]).all() and (low[:, 1] > low[:, 2]).all()  # green low down
+    assert (high[:, :3].min(axis=1) > low[:, :3].max(axis=1)).all()  # pale high up (snow)
+
+
+def test_rays_are_uploaded_only_when_a_new_sample_changes_them(qtbot, demo_copy):
+    simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=4, output=lambda text: None)
+    try:
+        window = SimulationWindow(simulation)
+        qtbot.addWidget(window)
+        window.show()
+        window.commands["rays"].setChecked(True)
+        window.advance(1.0)
+        uploaded = window.rays_item.pos
+        starts, ends, _hits = window.visible_rays()
+        assert len(starts) > 0 and len(uploaded) == 2 * len(starts)
+        assert np.allclose(uploaded[0::2], starts) and np.allclose(uploaded[1::2], ends)
+        window.draw()  # nothing simulated since: the same rays, not set again
+        assert window.rays_item.pos is uploaded
+        window.simulation.set_manual_input(1.0, 0.5, False)
+        window.advance(0.5)  # the robot moved and the sensors sampled again: the new rays are drawn
+        starts, ends, _hits = window.visible_rays()
+        assert window.rays_item.pos is not uploaded
+        assert np.allclose(window.rays_item.pos[0::2], starts) and np.allclose(window.rays_item.pos[1::2], ends)
+    finally:
+        window.timer.stop()
+        simulation.close()
