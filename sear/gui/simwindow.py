@@ -43,6 +43,8 @@ from sear.sensors.base import Sensor
 if TYPE_CHECKING:
     import trimesh
 
+    from sear.physics.world import World
+
 DRIVE_KEYS = {
     Qt.Key.Key_U: "forward", Qt.Key.Key_Up: "forward",
     Qt.Key.Key_J: "brake", Qt.Key.Key_Down: "back",
@@ -105,6 +107,32 @@ def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMesh
     return gl.GLMeshItem(meshdata=data, smooth=True, shader=None, glOptions="opaque")
 
 
+GRID_COLOUR = (0.1, 0.12, 0.1, 0.35)
+GRID_LIFT = 0.04
+"""Metres the ground grid floats above the terrain, so that the surface does not hide its lines."""
+
+
+def ground_grid(world: World) -> np.ndarray:
+    """Line segments (pairs of points, m, world frame) of a grid draped over the terrain: lines 1, 2 or 5 ×
+    10^k metres apart (10 to 25 across the terrain), each sampled every 1/200 of the terrain's size and lifted
+    GRID_LIFT above the ground, so distances and slopes read at a glance."""
+    lo, hi = world.terrain.mesh.bounds
+    size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
+    spacing = next(m * 10.0 ** k for k in range(-2, 6) for m in (1, 2, 5) if size / (m * 10.0 ** k) <= 25)
+    xs = np.arange(math.ceil(lo[0] / spacing), math.floor(hi[0] / spacing) + 1) * spacing
+    ys = np.arange(math.ceil(lo[1] / spacing), math.floor(hi[1] / spacing) + 1) * spacing
+    along_x = np.linspace(lo[0], hi[0], 201)
+    along_y = np.linspace(lo[1], hi[1], 201)
+    lines = [np.column_stack([np.full_like(along_y, x), along_y]) for x in xs]
+    lines += [np.column_stack([along_x, np.full_like(along_x, y)]) for y in ys]
+    points = np.concatenate(lines)
+    chunks = np.array_split(points, -(-len(points) // 8000))  # ray batches well under pybullet's limit
+    heights = np.concatenate([world.terrain_heights(chunk) for chunk in chunks])
+    polylines = np.column_stack([points, heights + GRID_LIFT]).reshape(len(lines), -1, 3)
+    # Each polyline as segments: point i to point i + 1.
+    return np.stack([polylines[:, :-1], polylines[:, 1:]], axis=2).reshape(-1, 3).astype(np.float32)
+
+
 class SimView(gl.GLViewWidget):
     """The 3-D view; it tracks which keys are held (auto-repeat ignored)."""
 
@@ -164,12 +192,9 @@ class SimulationWindow(QMainWindow):
         self.view.addItem(terrain_item(world.terrain.mesh, world.terrain.vertex_colors))
         lo, hi = world.terrain.mesh.bounds
         size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
-        grid = gl.GLGridItem(antialias=False)  # smoothed lines cost much in software OpenGL
-        grid.setSize(size, size)
-        spacing = max(1.0, 10 ** math.floor(math.log10(size / 10)))
-        grid.setSpacing(spacing, spacing)
-        grid.translate(0, 0, float(lo[2]) - 0.01)
-        self.view.addItem(grid)
+        self.grid_item = gl.GLLinePlotItem(pos=ground_grid(world), mode="lines", color=GRID_COLOUR, width=1.0,
+                                           antialias=False, glOptions="translucent")
+        self.view.addItem(self.grid_item)
         self._add_north_arrow(size, float(hi[2]))
         vehicle = world.vehicle
         self.body_item = lit_mesh_item(vehicle.body_mesh, (0.55, 0.6, 0.78))

@@ -88,3 +88,29 @@ def test_rays_are_uploaded_only_when_a_new_sample_changes_them(qtbot, demo_copy)
     finally:
         window.timer.stop()
         simulation.close()
+
+
+def test_the_ground_grid_is_draped_over_the_terrain(demo_copy):
+    from sear.gui.simwindow import GRID_LIFT, ground_grid
+
+    simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=0, output=lambda text: None)
+    try:
+        segments = ground_grid(simulation.world)
+        vertices = np.asarray(simulation.world.terrain.mesh.vertices)
+    finally:
+        simulation.close()
+    assert len(segments) % 2 == 0 and len(segments) > 1000
+    # Where a grid point falls on a vertex of the terrain mesh (the demo's is a 1 m grid), it lies GRID_LIFT
+    # above that vertex: heights read from the mesh file here, not from the physics' ray casts the grid uses.
+    by_xy = {(round(x, 6), round(y, 6)): z for x, y, z in vertices}
+    on_vertices = [(by_xy[(round(float(x), 6), round(float(y), 6))], float(z)) for x, y, z in segments
+                   if (round(float(x), 6), round(float(y), 6)) in by_xy]
+    assert len(on_vertices) > 500
+    ground, grid = np.array(on_vertices).T
+    assert np.ptp(ground) > 0.5  # the demo's terrain is not flat, so following it is tested
+    assert np.allclose(grid - ground, GRID_LIFT, atol=1e-3)
+    # Lines every 5 m across the 100 m terrain (-50 to 50 m), both ways.
+    starts, ends = segments[0::2], segments[1::2]
+    north_south = {round(float(x), 6) for x in starts[starts[:, 0] == ends[:, 0], 0]}
+    east_west = {round(float(y), 6) for y in starts[starts[:, 1] == ends[:, 1], 1]}
+    assert north_south == east_west == {5.0 * k for k in range(-10, 11)}
