@@ -133,3 +133,31 @@ def test_a_remembered_window_larger_than_the_screen_is_brought_inside(qtbot):
     assert window.x() >= area.left() and window.y() >= area.top()
     assert window.x() + window.width() <= area.right() + 1
     assert window.y() + window.height() <= area.bottom() + 1
+
+
+def test_settings_window_remembers_its_size_and_console_height(qtbot, demo_copy):
+    from sear.gui.settings import SettingsWindow
+
+    _clear("settings")
+    project = Project.load(demo_copy / "demo.prj")
+    window = SettingsWindow(project)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    console = window.console.parentWidget()
+    assert isinstance(console, QDockWidget)
+    window.resize(1150, 690)
+    window.resizeDocks([console], [260], Qt.Orientation.Vertical)
+    qtbot.wait(50)
+    height = console.height()
+    assert abs(height - 260) <= 12
+    window.dirty = False
+    window.close()
+    again = SettingsWindow(project)
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    assert again.size() == QSize(1150, 690)
+    assert abs(again.console.parentWidget().height() - height) <= 2
+    again.dirty = False
+    again.close()
