@@ -242,7 +242,9 @@ class Project:
         """Write the project to `path` (default: where it was loaded from) atomically.
 
         The previous file is kept as NAME.prj.bak; a save killed at any moment leaves both files whole
-        (xmlio.atomic_write). A project with an invalid value (e.g. a negative
+        (xmlio.atomic_write); a link is followed (its target written, the link kept) and the file keeps its
+        permissions. The comments and layout of the file the project was read from are kept
+        (xmlio.write_document). A project with an invalid value (e.g. a negative
         mass set in code) is refused with a ProjectError and nothing on disk changes.
         """
         if path is None:
@@ -256,9 +258,19 @@ class Project:
             raise ProjectError(f"not saved: {exc.message}", file=path, field=exc.field) from None
         root.set("version", str(FORMAT_VERSION))
         xmlio.check_against_schema(root, "project.xsd", ROOT_TAG, path, "project")
-        xmlio.atomic_write(path, xmlio.serialise(root))
+        # The file the project was read from (or `path`) keeps its comments: its tree is updated in place.
+        template = self.path if self.path is not None and self.path.is_file() else path
+        xmlio.write_document(path, root, template=template,
+                             reads_back=lambda merged: self._same_as_element(merged, path.parent))
         self.path = path
         return path
+
+    def _same_as_element(self, root: object, base: Path) -> bool:
+        """Whether the element `root` (a merged document) reads back as this project."""
+        try:
+            return bool(xmlio.element_to_dataclass(Project, root, base) == self)
+        except (ValueError, TypeError, KeyError):
+            return False
 
     def file_choices(self) -> dict[str, FileChoice]:
         """Every file the project refers to and where the settings window chooses it, by dotted field
