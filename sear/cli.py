@@ -89,7 +89,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
         from sear.gui.app import run_settings_app
 
         return run_settings_app(project)
-    print(f"sear: {reason}; running {target} headless for 20 simulated seconds instead.", flush=True)
+    print(f"sear: {reason}; running {target} headless for 20 simulated seconds instead.", file=sys.stderr,
+          flush=True)
     return run_from_cli(target, headless=True, duration=20.0, log=None, seed=0, realtime=False)
 
 
