@@ -62,7 +62,6 @@ from sear.project import (
     model_suffix,
 )
 from sear.resources import copy_demo, packaged
-from sear.starter import create_new_project
 
 TEMPLATES = packaged("templates")
 MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
@@ -657,6 +656,8 @@ class SettingsWindow(QMainWindow):
         if not chosen:
             return False
         path = Path(chosen) if chosen.endswith(".prj") else Path(chosen + ".prj")
+        from sear.starter import create_new_project  # it makes meshes: trimesh is loaded only now
+
         try:
             project = create_new_project(path)
         except SearError as exc:

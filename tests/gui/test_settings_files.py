@@ -165,3 +165,42 @@ def test_save_as_in_the_same_folder_or_beside_a_different_file_copies_nothing(wi
     assert (other / "sensors.xml").read_text() == "someone else's"
     assert window.project.code.sensors == demo_copy / "sensors.xml"  # kept, never overwritten
     assert window.project.code.user_code == other / "demo_code.py"
+
+
+RECENT = """
+import sys
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv[:1])
+app.setApplicationName("SEAR"); app.setOrganizationName("SEAR")
+from sear.gui.settings import SettingsWindow
+window = SettingsWindow()
+for path in sys.argv[1:]:
+    assert window.open_project(path)
+window.settings.sync()
+print("\\n".join(a.text() for a in window.recent_menu.actions()))
+"""
+
+
+def test_open_recent_after_a_restart_with_a_fresh_settings_folder(tmp_path, demo_copy):
+    """Issue 13 item 3: one recent project, written by one process and read back by the next (QSettings
+    gives a one-entry list back as a string), stays one entry, not one per letter."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"), "QT_QPA_PLATFORM": "offscreen"}
+
+    def session(*paths):
+        result = subprocess.run([sys.executable, "-c", RECENT, *map(str, paths)], capture_output=True, text=True,
+                                env=env, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.split("\n")[:-1]
+
+    project = demo_copy / "demo.prj"
+    assert session(project) == [str(project)]
+    assert session() == [str(project)]  # the restart
+    other = tmp_path / "other" / "o.prj"
+    other.parent.mkdir()
+    Project(name="o").save(other)
+    assert session(other) == [str(other), str(project)]
+    assert session() == [str(other), str(project)]
