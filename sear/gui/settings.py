@@ -293,7 +293,9 @@ class SettingsWindow(QMainWindow):
         for dock in self.findChildren(QDockWidget):
             view.addAction(dock.toggleViewAction())
         for toolbar in self.findChildren(QToolBar):
-            view.addAction(toolbar.toggleViewAction())
+            toggle = toolbar.toggleViewAction()
+            toggle.setText("Toolbar")
+            view.addAction(toggle)
 
         # before Simulation in the bar: File, Edit, View, Simulation, Help
         self.menuBar().insertMenu(self.run_menu.menuAction(), edit)

@@ -203,3 +203,17 @@ def test_the_datasheet_note_stays_while_editing(wizard):
     assert wizard.add_current() and form.source.text() == ""
     wizard._select(wizard.list.item(0))  # editing the sensor shows its part's note again
     assert form.source.text() == note
+
+
+def test_every_long_tooltip_is_wrapped(wizard, qtbot):
+    from PySide6.QtWidgets import QWidget
+
+    from sear.gui.settings import SettingsWindow
+
+    settings = SettingsWindow()
+    qtbot.addWidget(settings)
+    tips = [w.toolTip() for root in (wizard, settings) for w in root.findChildren(QWidget) if w.toolTip()]
+    long_tips = [t for t in tips if len(t) > 80]
+    assert len(long_tips) > 50  # the field explanations
+    plain = [t for t in long_tips if not t.startswith("<")]
+    assert plain == []
