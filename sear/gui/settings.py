@@ -1,7 +1,9 @@
 """The Project Settings window: the first window a user sees (SPEC §1).
 
 The window edits a `Project` (sear.project) and nothing else: every widget writes its field of the
-model when changed, and `refresh()` writes the model back into the widgets. Files are read and written
+model when changed, and `refresh()` writes the model back into the widgets. Every change is one step of the
+undo history (`history`: snapshots of the project compared after each edit; Edit > Undo/Redo write one
+back and refresh); the history's clean step is the saved project (the title's *). Files are read and written
 only through the model's load/save and the validation module; simulations run as a separate process.
 """
 
