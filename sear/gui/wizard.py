@@ -210,6 +210,9 @@ class SensorForm(QWidget):
             zero = re.search(r"\b0 = ([^;.]+)", info.help)
             if zero and number.minimum() == 0.0:  # '0 = the simulated wheel's true radius': say so, not 0.000
                 number.setSpecialValueText(zero.group(1).strip())
+                wide = number.fontMetrics().horizontalAdvance(number.specialValueText()) + 48  # text + arrows
+                number.setMaximumWidth(max(number.maximumWidth(), wide))
+                number.setMinimumWidth(wide)
             return number
         if info.choices:
             holder = QWidget()
@@ -221,6 +224,7 @@ class SensorForm(QWidget):
                 check.setToolTip(info.help)
                 row.addWidget(check)
                 holder.checks[choice] = check  # type: ignore[attr-defined]
+            row.addStretch(1)
             return holder
         args = typing.get_args(info.type)
         if typing.get_origin(info.type) is tuple and args and Ellipsis not in args:

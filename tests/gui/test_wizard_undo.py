@@ -172,9 +172,11 @@ def test_list_entries_fit_the_list(wizard):
     assert widest < wizard.list.viewport().width() and rect.right() <= wizard.list.viewport().width()
 
 
-def test_a_zero_that_means_something_says_what(wizard):
+def test_a_zero_that_means_something_says_what(wizard, qtbot):
     radius = _tab(wizard, "odometer").editors["wheel_radius_m"]
     assert radius.value() == 0.0 and "wheel" in radius.text() and "0.000" not in radius.text()
+    qtbot.waitUntil(radius.isVisible)
+    assert radius.lineEdit().width() >= radius.fontMetrics().horizontalAdvance(radius.text())  # not cut off
     radius.setValue(0.05)
     assert radius.text().startswith("0.050")
 
