@@ -15,9 +15,11 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import Qt, QUrl, qVersion
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
@@ -183,20 +185,21 @@ def show_user_guide(parent: QWidget | None = None, page: str = INDEX_PAGE) -> He
         QMessageBox.warning(parent, "No user guide", "This installation of SEAR has no user guide (sear/data/docs "
                             "is missing). It is also online with the sources, in the docs folder.")
         return None
-    if _window is None or _window.folder != folder:
-        _window = HelpWindow(folder)
-        _window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        _window.destroyed.connect(_forget)
+    # While a modal dialog runs (the Sensor Wizard), every other window is blocked: the guide is then that
+    # dialog's own window, so it can be read and scrolled.
+    owner = QApplication.activeModalWidget()
+    if _window is not None and not shiboken6.isValid(_window):  # deleted with the dialog that owned it
+        _window = None
+    if _window is None or _window.folder != folder or _window.parent() is not owner:
+        if _window is not None:
+            _window.close()
+            _window.deleteLater()
+        _window = HelpWindow(folder, owner)
     _window.show_page(page)
     _window.show()
     _window.raise_()
     _window.activateWindow()
     return _window
-
-
-def _forget() -> None:
-    global _window
-    _window = None
 
 
 def add_help_menu(window: QWidget, menubar: QMenuBar | None = None, *, guide_shortcut: bool = True,

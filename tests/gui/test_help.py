@@ -9,8 +9,9 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+import shiboken6
 from PySide6.QtCore import Qt, QUrl, qVersion
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 import sear
 from sear.gui import help as help_
@@ -26,7 +27,7 @@ def window(qtbot, answers):
     qtbot.addWidget(w)
     w.show()
     yield w
-    if help_._window is not None:
+    if help_._window is not None and shiboken6.isValid(help_._window):
         help_._window.close()
 
 
@@ -83,3 +84,20 @@ def test_the_guide_is_found_through_the_package():
     folder = help_.docs_folder()
     assert folder is not None and folder.samefile(Path(sear.__file__).parent / "data" / "docs")
     assert sorted(p.name for p in folder.glob("*.md")) == sorted(p.name for p in DOCS.glob("*.md"))
+
+
+def test_the_guide_opened_from_a_modal_dialog_is_not_blocked_by_it(window, qtbot):
+    from PySide6.QtWidgets import QDialog
+
+    dialog = QDialog(window)
+    qtbot.addWidget(dialog)
+    dialog.setWindowModality(Qt.WindowModality.ApplicationModal)
+    dialog.show()
+    qtbot.waitUntil(lambda: QApplication.activeModalWidget() is dialog)
+    guide = help_.show_user_guide(dialog, "sensors.md")
+    assert guide is not None and guide.parent() is dialog and guide.isWindow() and guide.page() == "sensors.md"
+    assert not guide.testAttribute(Qt.WidgetAttribute.WA_Disabled)
+    dialog.close()
+    qtbot.waitUntil(lambda: QApplication.activeModalWidget() is None)
+    again = help_.show_user_guide(window)
+    assert again is not None and again.parent() is None and again.page() == "index.md"
