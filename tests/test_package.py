@@ -102,6 +102,11 @@ def test_the_installed_wheel_makes_validates_and_runs_a_project_outside_the_repo
     assert where.returncode == 0, where.stderr
     module_file, demo = (Path(line) for line in where.stdout.split())
     assert module_file.is_relative_to(site) and demo.is_relative_to(site), where.stdout   # not the repository
+    guide = run(str(python), "-c", "from sear.gui.help import docs_folder, guide_pages; folder = docs_folder(); "
+                "print(folder); print(len(guide_pages(folder)))")
+    assert guide.returncode == 0, guide.stderr
+    folder, pages = guide.stdout.split()
+    assert Path(folder).is_relative_to(site) and int(pages) == len(list((REPO / "docs").glob("*.md")))
 
     made = run(sear, "new", "x")
     assert made.returncode == 0, made.stderr
