@@ -40,7 +40,7 @@ def test_every_window_and_button_fits_the_screen(demo_copy, tmp_path, screen, sc
                           env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     pages = json.loads(done.stdout.strip().splitlines()[-1])
-    assert {p["window"] for p in pages} == {"settings", "wizard", "simulation"}
+    assert {p["window"] for p in pages} == {"settings", "wizard", "help", "simulation"}
     width, height = logical
     for page in pages:
         where = f"{page['window']} {page['page']!r}"

@@ -80,6 +80,12 @@ def main(project_path: Path) -> int:
     wizard.show()
     report += _report(app, wizard, "wizard")
     wizard.done(0)
+    from sear.gui.help import show_user_guide
+
+    guide = show_user_guide(settings)
+    if guide is not None:
+        report += _report(app, guide, "help")
+        guide.close()
     simulation = Simulation(project, seed=0, output=lambda text: None)
     window = SimulationWindow(simulation)
     window.show()
