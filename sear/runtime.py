@@ -362,7 +362,10 @@ class Simulation:
     def tick(self) -> TickResult:
         """One physics step, then sensors, then (on control ticks) user code and the log; says which."""
         world = self.world
-        world.step()
+        if world.step():
+            t, x, y = world.falls[-1]
+            self.emit(f"The robot fell off the edge of the terrain near x = {x:.1f} m, y = {y:.1f} m at t = {t:.2f} s; "
+                      "it is back at its start pose.\n")
         self.steps += 1
         self._state = None
         sensors = self.sensors
