@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -69,3 +70,8 @@ def test_a_fall_is_reported_in_the_console(tmp_path):
         assert np.linalg.norm(simulation.state.position[:2] - simulation.world.start_position[:2]) < 0.5
     finally:
         simulation.close()
+
+
+def test_the_documented_edge_is_the_one_simulated():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "simulation-window.md").read_text(encoding="utf-8")
+    assert f"**{FALL_DEPTH:g} m\nbelow the terrain's lowest point**" in text
