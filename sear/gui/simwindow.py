@@ -471,7 +471,7 @@ class SimulationWindow(QMainWindow):
         add("debug", "Physics Shapes", True, self.set_debug_shapes, "Ctrl+D",
             checked=self.simulation.project.code.debug_shapes, tool="Physics shapes")
         add("record", "Record Log…", True, self.set_recording, "Ctrl+L", tool="Record log…")
-        add("help", "Keyboard Shortcuts", True, lambda on: self.help.setVisible(on), "F1", tool="Help (F1)")
+        add("help", "Keyboard Shortcuts", True, self.show_key_help, "F1", tool="Help (F1)")
         add("close", "Close Window", False, lambda: self.close(), QKeySequence.StandardKey.Close)
         add("quit", "Quit", False, quit_application, QKeySequence.StandardKey.Quit)
         add("copy", "Copy", False, lambda: self.copy_text(), QKeySequence.StandardKey.Copy)
@@ -588,6 +588,13 @@ class SimulationWindow(QMainWindow):
     def _camera_from_menu(self, index: int) -> None:
         self.camera_box.setCurrentIndex(index)
         self.camera_chosen()
+
+    def show_key_help(self, on: bool) -> None:
+        """The keys' help over the 3-D view's top right corner (clear of the HUD), or hidden."""
+        self.help.setVisible(on)
+        if on:
+            self.help.adjustSize()
+            self.help.move(max(0, self.view.width() - self.help.width() - 12), 12)
 
     def copy_text(self) -> None:
         """Edit > Copy: the console's selected text."""
