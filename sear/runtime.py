@@ -364,8 +364,8 @@ class Simulation:
         world = self.world
         if world.step():
             t, x, y = world.falls[-1]
-            self.emit(f"The robot fell off the edge of the terrain near x = {x:.1f} m, y = {y:.1f} m at t = {t:.2f} s; "
-                      "it is back at its start pose.\n")
+            self.emit(f"The robot fell off the edge of the terrain (at x = {x:.1f} m, y = {y:.1f} m) and is back at "
+                      f"its start pose (t = {t:.2f} s).\n")
         self.steps += 1
         self._state = None
         sensors = self.sensors

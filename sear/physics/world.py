@@ -87,7 +87,8 @@ class World:
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
             """z (m) below which the robot has fallen off the world (FALL_DEPTH)."""
             self.falls: list[tuple[float, float, float]] = []
-            """(time s, x m, y m) of every fall off the terrain's edge, where the robot left it."""
+            """(time s, x m, y m) of every fall off the terrain's edge: when the robot was put back, and the
+            point of the terrain's edge nearest to where it fell."""
         except BaseException:
             self.close()
             raise
@@ -149,7 +150,8 @@ class World:
         (x, y, z), _ = p.getBasePositionAndOrientation(self.vehicle.body_id, physicsClientId=self.client)
         if z >= self.fall_height:
             return False
-        self.falls.append((self.time, x, y))
+        (x0, y0, _), (x1, y1, _) = self.terrain.mesh.bounds
+        self.falls.append((self.time, min(max(x, x0), x1), min(max(y, y0), y1)))
         self.reset_vehicle()
         return True
 

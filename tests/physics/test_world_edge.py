@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from sear.physics.world import FALL_DEPTH
 from sear.runtime import Simulation
@@ -38,7 +39,8 @@ def test_driving_over_the_edge_the_robot_falls_and_is_put_back_at_its_start(tmp_
     assert path[:, 2].min() > -FALL_DEPTH - 0.5
     assert len(world.falls) >= 1
     t, x, y = world.falls[0]
-    assert abs(x) > SIZE / 2 or abs(y) > SIZE / 2
+    assert max(abs(x), abs(y)) == pytest.approx(SIZE / 2)  # the point of the edge it drove over
+    assert abs(y) < 0.5  # straight ahead (east) from the centre
     after = path[round(t / world.dt)]  # the step after the fall
     assert np.linalg.norm(after[:2] - start[:2]) < 0.5
 
