@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QMenuBar,
     QPlainTextEdit,
     QTextEdit,
     QVBoxLayout,
@@ -232,7 +233,8 @@ class KeyRouter(QObject):
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
-        if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or not isinstance(obj, QWidget):
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or not isinstance(obj, QWidget) \
+                or isinstance(QApplication.focusWidget() or obj, QMenuBar):  # after Alt, arrows walk the menus
             return False
         top = QWidget.window(obj)  # (SimView.window is its SimulationWindow)
         if top is not self.window and not (isinstance(top, QDockWidget) and top.parentWidget() is self.window):

@@ -110,6 +110,16 @@ def test_keys_with_ctrl_are_left_to_the_shortcuts(window):
     assert not w.view.held
 
 
+def test_the_menu_bar_keeps_its_arrows(window):
+    w = window
+    w.menuBar().setFocus()  # as Alt does
+    QTest.keyPress(w.menuBar(), Qt.Key.Key_Left)
+    assert not w.view.held
+    w.view.setFocus()
+    QTest.keyPress(w.view, Qt.Key.Key_Left)  # positive control
+    assert w.view.held == {Qt.Key.Key_Left}
+
+
 def test_a_key_released_after_the_focus_moved_lets_go(window):
     w = window
     QTest.keyPress(w.view, Qt.Key.Key_U)
