@@ -139,6 +139,6 @@ def test_sear_without_a_project_or_a_display_runs_the_bundled_demo_in_place_and_
     result = subprocess.run([sys.executable, "-m", "sear"], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=180)
     assert result.returncode == 0, result.stderr
-    assert f"running {shipped / 'demo.prj'} headless" in result.stdout and "simulated 20.00 s" in result.stdout
+    assert f"running {shipped / 'demo.prj'} headless" in result.stderr and "simulated 20.00 s" in result.stdout
     assert {p.name: p.read_bytes() for p in shipped.iterdir()} == before
     assert list(tmp_path.iterdir()) == []

@@ -7,11 +7,13 @@ only through the model's load/save and the validation module; simulations run as
 
 from __future__ import annotations
 
+import hashlib
 import sys
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QProcess, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QFont, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -58,7 +60,7 @@ from sear.project import (
     Wheel,
     model_suffix,
 )
-from sear.resources import packaged
+from sear.resources import copy_demo, packaged
 
 TEMPLATES = packaged("templates")
 MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
@@ -84,6 +86,11 @@ class SettingsWindow(QMainWindow):
         self.process: QProcess | None = None
         self.settings = QSettings("SEAR", "SEAR")
         self._numbers: dict[tuple[str, str], NumberField] = {}
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.fileChanged.connect(lambda _path: QTimer.singleShot(300, self, self._check_disk))
+        self._on_disk: str | None = None
+        """Hash of the project file as this window last read or wrote it; None when there is none."""
+        self._checking_disk = False
         self._build()
         geometry = self.settings.value("settings/geometry")
         if geometry is not None:
@@ -91,6 +98,7 @@ class SettingsWindow(QMainWindow):
         else:
             self.resize(1100, 720)
         self.refresh()
+        self._watch()
 
     # --- construction ------------------------------------------------------------------------------------
 
@@ -192,6 +200,7 @@ class SettingsWindow(QMainWindow):
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.commands: dict[str, QAction] = {}
         """The window's menu and toolbar actions by name (not QWidget.actions(), the list Qt keeps)."""
+        slot: Callable[[], object]
         for key, text, shortcut, pixmap, slot in (
             ("new", "&New", QKeySequence.StandardKey.New, sp.SP_FileIcon, self.new_project),
             ("open", "&Open…", QKeySequence.StandardKey.Open, sp.SP_DialogOpenButton, lambda: self.open_project()),
@@ -207,6 +216,10 @@ class SettingsWindow(QMainWindow):
             self.commands[key] = action
             if key == "open":
                 self.recent_menu = menu.addMenu("Open &Recent")
+                demo = menu.addAction("Open &Demo…")
+                demo.setToolTip("Copy the demo project into a folder you choose and open the copy")
+                demo.triggered.connect(lambda: self.open_demo())
+                self.commands["open_demo"] = demo
         menu.addSeparator()
         quit_action = QAction(icon(sp.SP_DialogCloseButton), "&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
@@ -611,22 +624,74 @@ class SettingsWindow(QMainWindow):
         self.statusBar().showMessage("Vehicle dynamics reset to the defaults", 4000)
 
     def _confirm_discard(self) -> bool:
-        """True when it is fine to replace the current project (saved, or the user says so)."""
-        if not self.dirty:
+        """True when it is fine to replace the current project (saved, or the user says so). A project
+        whose file was deleted counts as unsaved: it exists only in this window."""
+        gone = self.project.path is not None and not self.project.path.exists()
+        if not self.dirty and not gone:
             return True
+        text = (f"The project file {self.project.path} was deleted or moved away. Save {self.project.name!r} "
+                "there again first?" if gone else f"Save the changes to {self.project.name!r} first?")
         answer = QMessageBox.question(
-            self, "Unsaved changes", f"Save the changes to {self.project.name!r} first?",
+            self, "Unsaved changes", text,
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save)
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
-    def new_project(self) -> None:
-        if self._confirm_discard():
-            self.project = Project()
-            self.dirty = False
-            self.refresh()
+    def _projects_folder(self) -> Path:
+        """Where new projects and demo copies are offered: beside the current project's folder."""
+        return self.project.path.parent.parent if self.project.path else Path.cwd()
+
+    def new_project(self) -> bool:
+        """File > New: a project that simulates at once (flat ground, a box robot on four cylinder wheels,
+        the template user code and a sensors file), written where the user says (sear.starter)."""
+        if not self._confirm_discard():
+            return False
+        start = self._projects_folder() / "new_project" / "new_project.prj"
+        chosen, _ = QFileDialog.getSaveFileName(
+            self, "Create a new project (its models, code and sensors files are written beside it)", str(start),
+            PRJ_FILTER)
+        if not chosen:
+            return False
+        path = Path(chosen) if chosen.endswith(".prj") else Path(chosen + ".prj")
+        from sear.starter import create_new_project  # it makes meshes: trimesh is loaded only now
+
+        try:
+            project = create_new_project(path)
+        except SearError as exc:
+            QMessageBox.critical(self, "Cannot create the project", str(exc))
+            return False
+        self._show_project(project, f"Created {project.path} with its models, user code and sensors file")
+        return True
+
+    def open_demo(self, folder: str | Path | None = None) -> bool:
+        """File > Open Demo: copy the bundled demo into a folder the user chooses (into a new subfolder
+        'SEAR demo' when the chosen one is not empty) and open the copy, so it can be changed freely."""
+        if not self._confirm_discard():
+            return False
+        if folder is None:
+            chosen = QFileDialog.getExistingDirectory(self, "Choose a folder for a copy of the demo",
+                                                      str(self._projects_folder()))
+            if not chosen:
+                return False
+            folder = chosen
+        target = Path(folder)
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            base = (target if target.is_dir() else target.parent) / "SEAR demo"
+            target, number = base, 2
+            while target.exists():
+                target, number = base.with_name(f"{base.name} {number}"), number + 1
+        try:
+            copy_demo(target)
+            project = Project.load(target / "demo.prj")
+        except (OSError, SearError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            QMessageBox.critical(self, "Cannot copy the demo", f"The demo cannot be copied into {target} "
+                                 f"({reason}); choose a folder you can write to.")
+            return False
+        self._show_project(project, f"Copied the demo into {target}")
+        return True
 
     def open_project(self, path: str | Path | None = None) -> bool:
         if not self._confirm_discard():
@@ -642,12 +707,92 @@ class SettingsWindow(QMainWindow):
         except SearError as exc:
             QMessageBox.critical(self, "Cannot open the project", str(exc))
             return False
+        self._show_project(project, f"Opened {project.path}")
+        return True
+
+    def _show_project(self, project: Project, message: str) -> None:
+        """Make `project` (just read or written) the window's, unchanged, and watch its file."""
         self.project = project
         self.dirty = False
         self._remember(project.path)
         self.refresh()
-        self.statusBar().showMessage(f"Opened {project.path}", 4000)
-        return True
+        self._watch()
+        self.statusBar().showMessage(message, 4000)
+
+    # --- the project file on disk ------------------------------------------------------------------------
+
+    @staticmethod
+    def _file_hash(path: Path | None) -> str | None:
+        try:
+            return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
+        except OSError:
+            return None
+
+    def _watch(self) -> None:
+        """Watch the project's file (after it was opened or saved): a change by another program or its
+        deletion is noticed (_check_disk), as is every change found when the window is activated."""
+        path = self.project.path
+        self._on_disk = self._file_hash(path)
+        watched = self._watcher.files()
+        if watched:
+            self._watcher.removePaths(watched)
+        if path is not None and path.exists():
+            self._watcher.addPath(str(path))
+
+    def _check_disk(self) -> None:
+        """Offer what to do when the project file was deleted (save it again) or changed by another
+        program (reload it, or keep this window's version, which a save then writes). Either way a
+        project whose file is gone is unsaved: closing the window offers to save it."""
+        path = self.project.path
+        if path is None or self._checking_disk:
+            return
+        now = self._file_hash(path)
+        if now == self._on_disk:
+            if path.exists() and str(path) not in self._watcher.files():
+                self._watcher.addPath(str(path))  # replaced by a rename: watch the new file
+            return
+        self._checking_disk = True
+        try:
+            self._on_disk = now
+            if now is None:
+                self._mark_dirty()
+                answer = QMessageBox.question(
+                    self, "Project file deleted",
+                    f"The project file {path} was deleted or moved away by another program. Save the project "
+                    "there again now?\n\nIf you do not, it exists only in this window until you save it.",
+                    QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Ignore,
+                    QMessageBox.StandardButton.Save)
+                if answer == QMessageBox.StandardButton.Save:
+                    self.save()
+                return
+            if str(path) not in self._watcher.files():
+                self._watcher.addPath(str(path))
+            changes = " and the changes made here are lost" if self.dirty else ""
+            answer = QMessageBox.question(
+                self, "Project file changed",
+                f"The project file {path} was changed by another program. Reload it (the window shows the file"
+                f"{changes})?\n\nNo keeps this window's version; saving it then replaces the file.",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
+            if answer == QMessageBox.StandardButton.Yes:
+                try:
+                    project = Project.load(path)
+                except SearError as exc:
+                    self._mark_dirty()
+                    QMessageBox.critical(self, "Cannot reload the project", f"{exc}\n\nThis window's version is "
+                                         "kept; save it to replace the file.")
+                    return
+                self._show_project(project, f"Reloaded {path}")
+            else:
+                self._mark_dirty()
+        finally:
+            self._checking_disk = False
+
+    def changeEvent(self, event: QEvent) -> None:
+        """When the window becomes active again, look at the project file (a watcher may miss a change on
+        some file systems, e.g. network shares)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            QTimer.singleShot(0, self, self._check_disk)
 
     def save(self) -> bool:
         if self.project.path is None:
@@ -655,6 +800,8 @@ class SettingsWindow(QMainWindow):
         return self._save_to(self.project.path)
 
     def save_as(self) -> bool:
+        """Save under a new name. In another folder the copy is a project of its own: its user code and
+        sensors file are copied beside it (Project.copy_own_files), its models stay where they are."""
         start = str(self.project.path or Path.cwd() / f"{self.project.name}.prj")
         chosen, _ = QFileDialog.getSaveFileName(self, "Save the project as", start, PRJ_FILTER)
         if not chosen:
@@ -663,7 +810,21 @@ class SettingsWindow(QMainWindow):
             chosen += ".prj"
         if self.project.name == "Untitled":
             self.project.name = Path(chosen).stem
-        return self._save_to(Path(chosen))
+        before = (self.project.code.user_code, self.project.code.sensors)
+        try:
+            copied = self.project.copy_own_files(Path(chosen).parent)
+        except OSError as exc:
+            QMessageBox.critical(self, "Not saved", f"The user code and sensors files cannot be copied to "
+                                 f"{Path(chosen).parent} ({exc.strerror or exc}); choose another folder.")
+            return False
+        if not self._save_to(Path(chosen)):
+            self.project.code.user_code, self.project.code.sensors = before
+            return False
+        if copied:
+            self.statusBar().showMessage(f"Saved {self.project.path}; copied " + ", ".join(
+                f"the {choice.label} {choice.path.name if choice.path else ''}" for choice, _ in copied)
+                + " beside it", 8000)
+        return True
 
     def _save_to(self, path: Path) -> bool:
         try:
@@ -674,6 +835,7 @@ class SettingsWindow(QMainWindow):
         self.dirty = False
         self._remember(self.project.path)
         self.refresh()  # paths now show relative to the project's folder
+        self._watch()
         self.statusBar().showMessage(f"Saved {self.project.path}", 4000)
         return True
 
@@ -740,6 +902,7 @@ class SettingsWindow(QMainWindow):
         if self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning:
             QMessageBox.information(self, "Already simulating", "A simulation is running; stop it first.")
             return False
+        self._check_disk()
         if (self.dirty or self.project.path is None) and not self.save():
             return False
         path = self.project.path
