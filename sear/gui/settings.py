@@ -1,12 +1,15 @@
 """The Project Settings window: the first window a user sees (SPEC §1).
 
 The window edits a `Project` (sear.project) and nothing else: every widget writes its field of the
-model when changed, and `refresh()` writes the model back into the widgets. Files are read and written
+model when changed, and `refresh()` writes the model back into the widgets. Every change is one step of the
+undo history (`history`: snapshots of the project compared after each edit; Edit > Undo/Redo write one
+back and refresh); the history's clean step is the saved project (the title's *). Files are read and written
 only through the model's load/save and the validation module; simulations run as a separate process.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import sys
 from collections.abc import Callable
@@ -36,6 +39,7 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QStyle,
     QTabWidget,
+    QToolBar,
     QVBoxLayout,
     QWidget,
 )
@@ -45,7 +49,7 @@ from sear.fielddocs import field_docs
 from sear.fields import field_info
 from sear.gui.editor import open_in_editor
 from sear.gui.preview import MeshPreview
-from sear.gui.widgets import FileField, NumberField
+from sear.gui.widgets import FileField, NumberField, UndoHistory, WindowUndoKeys, wrap_tooltips
 from sear.project import (
     DEFAULT_DYNAMICS,
     HEIGHTMAP_SUFFIXES,
@@ -81,8 +85,11 @@ class SettingsWindow(QMainWindow):
 
     def __init__(self, project: Project | None = None) -> None:
         super().__init__()
-        self.project = project or Project()
-        self.dirty = False
+        self._project = project or Project()
+        self.history = UndoHistory(self._snapshot, self._restore, self)
+        """Undo/Redo of every edit of the project; its clean state is the saved project."""
+        self.history.cleanChanged.connect(self._clean_changed)
+        self._dirty = False
         self.process: QProcess | None = None
         self.settings = QSettings("SEAR", "SEAR")
         self._numbers: dict[tuple[str, str], NumberField] = {}
@@ -99,6 +106,46 @@ class SettingsWindow(QMainWindow):
             self.resize(1100, 720)
         self.refresh()
         self._watch()
+
+    # --- the project, its changes and their undo ------------------------------------------------------------
+
+    @property
+    def project(self) -> Project:
+        """The project edited; another project put here (opened, new, reloaded) starts a new undo history."""
+        return self._project
+
+    @project.setter
+    def project(self, project: Project) -> None:
+        self._project = project
+        self.history.reset()
+
+    @property
+    def dirty(self) -> bool:
+        """True while the project has changes not saved: the undo history is away from its saved step (or
+        a change was marked that is not an edit of the project's fields)."""
+        return self._dirty or not self.history.isClean()
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        self._dirty = value
+        if not value:  # saved (or given up): this step is the saved one
+            self.history.sync()
+            self.history.setClean()
+        self._update_title()
+
+    def _snapshot(self) -> dict:
+        """Everything an edit can change in the project (not where it is saved), as a copy to compare."""
+        return copy.deepcopy({f.name: getattr(self.project, f.name) for f in fields(Project) if f.name != "path"})
+
+    def _restore(self, state: dict) -> None:
+        """Undo/Redo: put a snapshot back into the project and its widgets, and show the tab it changed."""
+        changed = [name for name, value in state.items() if getattr(self.project, name) != value]
+        for name, value in state.items():
+            setattr(self.project, name, value)
+        self.refresh()
+        tab = {"terrain": 0, "body": 1, "wheels": 2, "dynamics": 3, "code": 4, "simulation": 4}
+        if len(changed) == 1 and changed[0] in tab:
+            self.tabs.setCurrentIndex(tab[changed[0]])
 
     # --- construction ------------------------------------------------------------------------------------
 
@@ -126,25 +173,6 @@ class SettingsWindow(QMainWindow):
         self.tabs.addTab(self._code_tab(), "Code Setup")
         self.tabs.currentChanged.connect(lambda _i: self._update_previews())
 
-        buttons = QHBoxLayout()
-        self.simulate_button = QPushButton("Simulate")
-        self.simulate_button.setDefault(True)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setEnabled(False)
-        self.wizard_button = QPushButton("Sensor Wizard…")
-        self.save_button = QPushButton("Save Project")
-        self.load_button = QPushButton("Load Project…")
-        for b in (self.simulate_button, self.stop_button, self.wizard_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        buttons.addWidget(self.save_button)
-        buttons.addWidget(self.load_button)
-        self.simulate_button.clicked.connect(self.simulate)
-        self.stop_button.clicked.connect(self.stop)
-        self.wizard_button.clicked.connect(self.open_wizard)
-        self.save_button.clicked.connect(self.save)
-        self.load_button.clicked.connect(lambda: self.open_project())
-
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("a name for this project")
         self.name_edit.setToolTip("The project's name, shown in the title bar and stored in the .prj file.")
@@ -162,7 +190,6 @@ class SettingsWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.addLayout(name_row)
         layout.addWidget(self.tabs, 1)
-        layout.addLayout(buttons)
         self.setCentralWidget(central)
 
         self.console = QPlainTextEdit()
@@ -187,8 +214,12 @@ class SettingsWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problem_dock)
         self.problem_dock.hide()
         self._build_menus()
+        self._build_edit_view_help_menus()
         for number in self.findChildren(NumberField):
             number.refused.connect(lambda message: self.statusBar().showMessage(message, 8000))
+        self._undo_keys = WindowUndoKeys(self)
+        self._undo_keys.watch(self)
+        wrap_tooltips(self)
         self.statusBar().showMessage("Ready")
 
     def _build_menus(self) -> None:
@@ -227,7 +258,7 @@ class SettingsWindow(QMainWindow):
         menu.addAction(quit_action)
         self.commands["quit"] = quit_action
 
-        run_menu = self.menuBar().addMenu("&Simulation")
+        run_menu = self.run_menu = self.menuBar().addMenu("&Simulation")
         toolbar.addSeparator()
         for key, text, keys, pixmap, slot in (
             ("simulate", "Simulate", "F5", sp.SP_MediaPlay, self.simulate),
@@ -242,15 +273,54 @@ class SettingsWindow(QMainWindow):
             toolbar.addAction(action)
             self.commands[key] = action
         self.commands["stop"].setEnabled(False)
-        self.simulate_button.setIcon(icon(sp.SP_MediaPlay))
-        self.stop_button.setIcon(icon(sp.SP_MediaStop))
+        # The toolbar is the window's one row of buttons (the actions' buttons, named for scripts and tests).
+        self.simulate_button, self.stop_button, self.wizard_button, self.save_button, self.load_button = (
+            toolbar.widgetForAction(self.commands[key]) for key in ("simulate", "stop", "wizard", "save", "open"))
         self._update_recent_menu()
 
+    def _build_edit_view_help_menus(self) -> None:
+        """Edit (Undo/Redo of every edit, Reset Defaults), View (tabs, panels) and Help menus."""
+        edit = self.menuBar().addMenu("&Edit")
+        undo = self.history.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.history.createRedoAction(self, "&Redo")
+        redo.setShortcuts([QKeySequence(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Y")])
+        icon = self.style().standardIcon
+        undo.setIcon(icon(QStyle.StandardPixmap.SP_ArrowBack))
+        redo.setIcon(icon(QStyle.StandardPixmap.SP_ArrowForward))
+        edit.addAction(undo)
+        edit.addAction(redo)
+        edit.addSeparator()
+        reset = QAction("Reset Vehicle Dynamics to Defaults…", self)
+        reset.triggered.connect(self.reset_dynamics)
+        edit.addAction(reset)
+        self.commands.update(undo=undo, redo=redo, reset_dynamics=reset)
+
+        view = self.menuBar().addMenu("&View")
+        for index in range(self.tabs.count()):
+            action = QAction(self.tabs.tabText(index), self)
+            action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
+            action.triggered.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
+            view.addAction(action)
+            self.commands[f"tab{index + 1}"] = action
+        view.addSeparator()
+        for dock in self.findChildren(QDockWidget):
+            view.addAction(dock.toggleViewAction())
+        for toolbar in self.findChildren(QToolBar):
+            toggle = toolbar.toggleViewAction()
+            toggle.setText("Toolbar")
+            view.addAction(toggle)
+
+        # before Simulation in the bar: File, Edit, View, Simulation, Help
+        self.menuBar().insertMenu(self.run_menu.menuAction(), edit)
+        self.menuBar().insertMenu(self.run_menu.menuAction(), view)
+        from sear.gui import help as help_
+
+        self.commands.update(help_.add_help_menu(self))
+
     def _set_running(self, running: bool) -> None:
-        """Enable Simulate or Stop (buttons and actions) as a run starts or ends."""
-        self.simulate_button.setEnabled(not running)
+        """Enable Simulate or Stop (menu, toolbar) as a run starts or ends."""
         self.commands["simulate"].setEnabled(not running)
-        self.stop_button.setEnabled(running)
         self.commands["stop"].setEnabled(running)
 
     def _with_preview(self, form_widget: QWidget, preview: MeshPreview) -> QWidget:
@@ -454,10 +524,20 @@ class SettingsWindow(QMainWindow):
         if getattr(obj, name) == value:
             return
         setattr(obj, name, value)
-        self._mark_dirty()
+        self._mark_dirty(self._field_label(section, name))
         if name in ("file", "user_code") or (section == "body" and name == "start_mode"):
             self._update_enabled()
             self._update_previews()
+
+    @staticmethod
+    def _field_label(section: str, name: str) -> str:
+        """How an undo step names a field ('Undo Mass')."""
+        cls = {"terrain": Terrain, "body": Body, "dynamics": Dynamics, "code": CodeSetup,
+               "simulation": SimulationSettings}[section]
+        try:
+            return _label(cls, name)
+        except (KeyError, LookupError, ValueError):
+            return name.replace("_", " ").capitalize()
 
     def _set_rotation(self, index: int, value: float) -> None:
         q = list(self.project.body.rotation)
@@ -481,7 +561,7 @@ class SettingsWindow(QMainWindow):
     def _set_wheel_file(self, wid: str, path: Path | None) -> None:
         if self.project.wheels[wid].file != path:
             self.project.wheels[wid].file = path
-            self._mark_dirty()
+            self._mark_dirty(f"{wid.replace('_', ' ')} wheel model file")
             self._update_previews()
 
     def _set_wheel_offset(self, wid: str, on: bool) -> None:
@@ -491,7 +571,7 @@ class SettingsWindow(QMainWindow):
         position = (x, y, z) if on else None
         if self.project.wheels[wid].position != position:
             self.project.wheels[wid].position = position
-            self._mark_dirty()
+            self._mark_dirty(f"{wid.replace('_', ' ')} wheel offset")
             self._update_previews()
 
     def _set_wheel_position(self, wid: str, index: int, value: float) -> None:
@@ -501,7 +581,7 @@ class SettingsWindow(QMainWindow):
         p = list(position)
         p[index] = value
         self.project.wheels[wid].position = (p[0], p[1], p[2])
-        self._mark_dirty()
+        self._mark_dirty(f"{wid.replace('_', ' ')} wheel position")
         self._update_previews()
 
     def _name_edited(self) -> None:
@@ -510,7 +590,7 @@ class SettingsWindow(QMainWindow):
             self.name_edit.setText(self.project.name)
         elif name != self.project.name:
             self.project.name = name
-            self._mark_dirty()
+            self._mark_dirty("Project name")
 
     def refresh(self) -> None:
         """Write every field of the model into its widget (without marking the project changed)."""
@@ -574,8 +654,13 @@ class SettingsWindow(QMainWindow):
         self._numbers[("terrain", "scale")].setEnabled(not heightmap)
         self.edit_button.setEnabled(self.project.code.user_code is not None)
 
-    def _mark_dirty(self) -> None:
-        self.dirty = True
+    def _mark_dirty(self, what: str = "Edit") -> None:
+        """Record the change just made to the project as one undo step named `what`."""
+        if not self.history.record(what) and not self.history.restoring:
+            self._dirty = True  # a change the snapshot does not cover: still unsaved
+        self._update_title()
+
+    def _clean_changed(self, _clean: bool) -> None:
         self._update_title()
 
     def _update_title(self) -> None:
@@ -616,12 +701,24 @@ class SettingsWindow(QMainWindow):
 
     # --- actions ---------------------------------------------------------------------------------------------
 
-    def reset_dynamics(self) -> None:
+    def reset_dynamics(self) -> bool:
+        """Reset Defaults of the Vehicle Dynamics tab, once the user says so (Edit > Undo takes it back)."""
+        tab = self.tabs.tabText(3)
+        if self.project.dynamics == DEFAULT_DYNAMICS:
+            self.statusBar().showMessage(f"The {tab} tab has its default values already", 4000)
+            return False
+        answer = QMessageBox.question(
+            self, "Reset Defaults",
+            f"Reset every field of the {tab} tab to its default value?\n\nEdit > Undo (Ctrl+Z) takes it back.",
+            QMessageBox.StandardButton.Reset | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        if answer != QMessageBox.StandardButton.Reset:
+            return False
         for f in fields(Dynamics):
-            setattr(self.project.dynamics, f.name, getattr(DEFAULT_DYNAMICS, f.name))
-        self._mark_dirty()
+            setattr(self.project.dynamics, f.name, copy.deepcopy(getattr(DEFAULT_DYNAMICS, f.name)))
+        self._mark_dirty(f"Reset Defaults of {tab}")
         self.refresh()
-        self.statusBar().showMessage("Vehicle dynamics reset to the defaults", 4000)
+        self.statusBar().showMessage(f"{tab} reset to the defaults (Ctrl+Z undoes it)", 4000)
+        return True
 
     def _confirm_discard(self) -> bool:
         """True when it is fine to replace the current project (saved, or the user says so). A project
@@ -890,7 +987,7 @@ class SettingsWindow(QMainWindow):
         if wizard.exec() and wizard.saved_path is not None:
             if self.project.code.sensors != wizard.saved_path:
                 self.project.code.sensors = wizard.saved_path
-                self._mark_dirty()
+                self._mark_dirty("Sensors file")
             self.sensors_file.set(wizard.saved_path)
 
     # --- simulate ----------------------------------------------------------------------------------------------
@@ -1019,8 +1116,20 @@ class SettingsWindow(QMainWindow):
             # the process is the timer's context: no kill is attempted once it (or this window) is gone
             QTimer.singleShot(3000, process, process.kill)
 
+    def _confirm_stop(self) -> bool:
+        """True when no simulation runs, or the user agrees to stop the one running (then it is stopped)."""
+        process = self.process
+        if process is None or process.state() == QProcess.ProcessState.NotRunning:
+            return True
+        answer = QMessageBox.question(
+            self, "A simulation is running",
+            "A simulation started from this window is still running.\n\nYes stops it and closes Project "
+            "Settings; Cancel keeps both open.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        return answer == QMessageBox.StandardButton.Yes
+
     def closeEvent(self, event) -> None:
-        if not self._confirm_discard():
+        if not self._confirm_stop() or not self._confirm_discard():
             event.ignore()
             return
         self.stop(wait=True)
