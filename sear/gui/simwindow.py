@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QMenu,
     QMenuBar,
     QPlainTextEdit,
     QTextEdit,
@@ -39,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sear.gui.help import add_help_menu
 from sear.gui.preview import shaded_colours
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
@@ -532,8 +534,15 @@ class SimulationWindow(QMainWindow):
                 simulation.addSeparator()
             else:
                 simulation.addAction(c[key])
-        self.help_menu = menus.addMenu("&Help")
-        self.help_menu.addAction(c["help"])
+        # Help: the keys (F1 here, as the status bar says), then the user guide at this window's page and
+        # About, as in every window (sear.gui.help).
+        c.update(add_help_menu(self, guide_shortcut=False, page="simulation-window.md"))
+        help_menu = menus.actions()[-1].menu()  # the menu add_help_menu added last
+        assert isinstance(help_menu, QMenu)
+        self.help_menu = help_menu
+        first = help_menu.actions()[0]
+        self.help_menu.insertAction(first, c["help"])
+        self.help_menu.insertSeparator(first)
 
     # --- controls ------------------------------------------------------------------------------------------
 

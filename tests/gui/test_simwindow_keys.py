@@ -143,6 +143,8 @@ def test_the_menu_bar_and_its_shortcuts(window):
     assert c["quit"].shortcut() == QKeySequence("Ctrl+Q") and c["quit"] in menus["File"].actions()
     assert c["close"].shortcut() == QKeySequence("Ctrl+W") and c["close"] in menus["File"].actions()
     assert c["help"] in menus["Help"].actions() and c["help"].shortcut() == QKeySequence("F1")
+    # Help also has the user guide (at this window's page) and About, as every window (sear.gui.help).
+    assert [a for a in menus["Help"].actions() if not a.isSeparator()] == [c["help"], c["user_guide"], c["about"]]
     # Keys the window handles itself are shown in the menu's shortcut column.
     assert "Start User Code\tSpace" in _menu_items(menus["Simulation"])
     assert "Reset Robot\tEnter" in _menu_items(menus["Simulation"])
@@ -154,6 +156,16 @@ def test_the_menu_bar_and_its_shortcuts(window):
     assert w.camera_mode == "top" and w.camera_box.currentData() == "top"
     w.camera_box.setCurrentIndex(w.camera_box.findData("fixed"))
     assert [a.text() for a in cameras.actions() if a.isChecked()] == ["Fixed"]
+
+
+def test_help_user_guide_opens_this_window_s_page(window, monkeypatch):
+    from sear.gui import help as help_
+
+    opened = []
+    monkeypatch.setattr(help_, "show_user_guide", lambda parent, page: opened.append(page))
+    window.commands["user_guide"].trigger()
+    assert opened == ["simulation-window.md"]
+    assert help_.docs_folder() is not None and (help_.docs_folder() / "simulation-window.md").is_file()
 
 
 def test_close_window_closes_it(window):
