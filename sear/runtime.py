@@ -365,7 +365,10 @@ class Simulation:
     def tick(self) -> TickResult:
         """One physics step, then sensors, then (on control ticks) user code and the log; says which."""
         world = self.world
-        world.step()
+        if world.step():
+            t, x, y = world.falls[-1]
+            self.emit(f"The robot fell off the edge of the terrain (at x = {x:.1f} m, y = {y:.1f} m) and is back at "
+                      f"its start pose (t = {t:.2f} s).\n")
         self.steps += 1
         self._state = None
         sensors = self.sensors

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import os
-import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QFileSystemWatcher, QProcess, QSettings, QSize, Qt, QTimer, QUrl
-from PySide6.QtGui import QAction, QColor, QDesktopServices, QFont, QKeySequence, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QProcess, QSettings, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QColor, QFont, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -49,6 +47,7 @@ from PySide6.QtWidgets import (
 from sear.errors import Problem, SearError
 from sear.fielddocs import field_docs
 from sear.fields import field_info
+from sear.gui.editor import open_in_editor
 from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.preview import MeshPreview
 from sear.gui.widgets import FileField, NumberField, UndoHistory, WindowUndoKeys, wrap_tooltips
@@ -976,15 +975,8 @@ class SettingsWindow(QMainWindow):
 
     def open_in_editor(self) -> None:
         path = self.project.code.user_code
-        if path is None:
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if editor:
-            # Detached (Qt reaps it): the editor outlives this window and leaves no zombie behind.
-            program, *arguments = shlex.split(editor)
-            QProcess.startDetached(program, [*arguments, str(path)])
-        else:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+        if path is not None:
+            open_in_editor(self, path)  # a dialog says what to set when no editor can open it
 
     def open_wizard(self) -> None:
         from sear.gui.wizard import SensorWizard

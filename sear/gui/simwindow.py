@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import traceback
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,23 +19,29 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.opengl as gl
 from pyqtgraph import Vector
-from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QFont, QKeySequence, QMatrix4x4, QQuaternion, QTextCursor
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QColor, QFont, QKeySequence, QMatrix4x4, QQuaternion, QTextCursor
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QApplication,
     QComboBox,
     QDockWidget,
     QFileDialog,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QMenu,
+    QMenuBar,
     QPlainTextEdit,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
 from sear.gui.geometry import restore_window, save_window
+from sear.gui.help import add_help_menu
 from sear.gui.preview import lit_mesh_item
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
@@ -56,6 +63,9 @@ CAMERA_KEYS = {
     Qt.Key.Key_W: (1, 0, 0), Qt.Key.Key_S: (-1, 0, 0), Qt.Key.Key_A: (0, 1, 0), Qt.Key.Key_D: (0, -1, 0),
     Qt.Key.Key_Q: (0, 0, 1), Qt.Key.Key_Z: (0, 0, -1),
 }
+ONE_SHOT_KEYS = {Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space, Qt.Key.Key_F1}
+"""Keys that act once when pressed (reset, start the user code, the keys' help), whatever has the focus.
+(F1 is also the Help menu's shortcut, which takes it first when the window is active.)"""
 HELP = """<b>Keys</b> (hold them; several at once)<br>
 <table cellspacing=4>
 <tr><td><b>U</b> / ↑</td><td>accelerate</td></tr>
@@ -69,8 +79,13 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td>mouse</td><td>drag to orbit, wheel to zoom</td></tr>
 <tr><td><b>P</b> / <b>N</b></td><td>pause / single step</td></tr>
 <tr><td><b>R</b></td><td>show sensor rays</td></tr>
+<tr><td><b>Esc</b></td><td>back to the 3-D view from a text field</td></tr>
+<tr><td><b>Ctrl+W</b> / <b>Ctrl+Q</b></td><td>close the window / quit</td></tr>
 <tr><td><b>F1</b></td><td>this help</td></tr>
-</table>"""
+</table>
+These keys work whichever control has the focus, except while you type in a text field.<br>
+Driving from the keyboard, the camera keeps the robot in view until you move the camera<br>
+yourself (mouse or W S A D Q Z); choose a camera in the Camera box to let it follow again."""
 PANEL_PERIOD = 0.12
 """Seconds between refreshes of the HUD and status bar, or of the plots, in turn (each every 0.24 s)."""
 TICK_BUDGET = {True: 0.022, False: 0.05}
@@ -78,6 +93,81 @@ TICK_BUDGET = {True: 0.022, False: 0.05}
 physics cannot keep up the simulation slips behind the clock (the status bar says so) rather than the
 frame rate collapsing, and as fast as possible still draws about 15 frames a second."""
 HIT, MISS = (1.0, 0.2, 0.15, 0.95), (0.3, 0.85, 0.35, 0.12)
+PLOT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                "#bcbd22", "#17becf")
+"""Colours of the first ten plotted fields (the "tab10" palette: easy to tell apart); further fields get
+colours of their own from plot_colour()."""
+
+
+def plot_colour(slot: int) -> QColor:
+    """The colour of plot slot `slot` (0, 1, ...): the palette's, then hues a golden-ratio step apart,
+    so no two slots share a colour."""
+    if slot < len(PLOT_COLOURS):
+        return QColor(PLOT_COLOURS[slot])
+    extra = slot - len(PLOT_COLOURS)
+    return QColor.fromHsvF((0.07 + extra * 0.6180339887) % 1.0, 0.85, 0.9 if extra % 2 else 0.6)
+
+
+def is_text_field(widget: QWidget | None) -> bool:
+    """Whether keys pressed in `widget` are typed text: an editable line edit, spin box, text editor or
+    editable combo box (a read-only text, such as the console, is not one)."""
+    if isinstance(widget, (QLineEdit, QAbstractSpinBox, QTextEdit, QPlainTextEdit)):
+        return not widget.isReadOnly()
+    return isinstance(widget, QComboBox) and widget.isEditable()
+
+
+class RateDisplay:
+    """The status bar's speed of the simulation against the wall clock, steady enough to read.
+
+    The rate is simulated over wall seconds across the last WINDOW wall seconds (not since the last
+    restart of the pacer, which slips on every slow frame), once it spans at least SPAN; it reads "real
+    time" within 4 % of 1, and only leaves that when it is more than 8 % off (hysteresis); a factor shown
+    is changed only when the rate moves by more than 0.03 from it."""
+
+    WINDOW, SPAN = 3.0, 2.0
+    """Wall seconds the rate is measured over, at most and at least."""
+    ENTER, LEAVE = 0.04, 0.08
+    """Within ENTER of 1 the rate reads "real time"; it reads as a factor again beyond LEAVE."""
+    STEP = 0.03
+    """A factor on show changes only when the rate moves further than this from it."""
+
+    def __init__(self) -> None:
+        self.samples: deque[tuple[float, float]] = deque()
+        self.shown: float | None = None
+        """The factor on show (1.0 for "real time"), None before there is one."""
+
+    def clear(self) -> None:
+        """Forget the samples (pause, change of mode, a jump): the next text comes from fresh ones."""
+        self.samples.clear()
+        self.shown = None
+
+    def add(self, wall: float, simulated: float) -> None:
+        """One sample: wall clock and simulated time, s."""
+        self.samples.append((wall, simulated))
+        while len(self.samples) > 2 and wall - self.samples[1][0] >= self.WINDOW:
+            self.samples.popleft()
+
+    def rate(self) -> float | None:
+        """Simulated seconds per wall second over the samples, None while they span less than SPAN."""
+        if len(self.samples) < 2:
+            return None
+        (w0, s0), (w1, s1) = self.samples[0], self.samples[-1]
+        return (s1 - s0) / (w1 - w0) if w1 - w0 >= self.SPAN else None
+
+    def text(self, realtime: bool) -> str:
+        """ "real time", "0.81× real time" (real-time mode) or "3.2× real time" (as fast as possible)."""
+        rate = self.rate()
+        if rate is not None:
+            shown = self.shown
+            if realtime and abs(rate - 1.0) <= (self.LEAVE if shown == 1.0 else self.ENTER):
+                self.shown = 1.0
+            elif shown is None or shown == 1.0 or abs(rate - shown) > self.STEP:
+                self.shown = rate
+        if self.shown is None:
+            return "real time" if realtime else "fast"
+        if realtime and self.shown == 1.0:
+            return "real time"
+        return f"{self.shown:.2f}× real time" if realtime else f"fast: {self.shown:.1f}× real time"
 
 
 def _transform(position: np.ndarray, orientation: np.ndarray) -> QMatrix4x4:
@@ -135,7 +225,8 @@ def ground_grid(world: World) -> np.ndarray:
 
 
 class SimView(gl.GLViewWidget):
-    """The 3-D view; it tracks which keys are held (auto-repeat ignored)."""
+    """The 3-D view. `held` are the driving and camera keys held down (the window's KeyRouter keeps it,
+    whichever widget has the focus); dragging and the wheel tell the window the user moved the camera."""
 
     def __init__(self, window: SimulationWindow) -> None:
         super().__init__()
@@ -143,19 +234,41 @@ class SimView(gl.GLViewWidget):
         self.held: set[Qt.Key] = set()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
-    def keyPressEvent(self, event) -> None:
-        if event.isAutoRepeat():
-            return
-        key = event.key()
-        if key in DRIVE_KEYS or key in CAMERA_KEYS:
-            self.held.add(key)
-        elif not self.window.key_action(key):
-            super().keyPressEvent(event)
+    def mouseMoveEvent(self, event) -> None:
+        if event.buttons() != Qt.MouseButton.NoButton:
+            self.window.camera_moved_by_user()
+        super().mouseMoveEvent(event)
 
-    def keyReleaseEvent(self, event) -> None:
-        if event.isAutoRepeat():
-            return
-        self.held.discard(event.key())
+    def wheelEvent(self, event) -> None:
+        self.window.camera_moved_by_user(zoom_only=True)
+        super().wheelEvent(event)
+
+
+class KeyRouter(QObject):
+    """Sends the simulation window's keys to it whichever of its widgets has the focus (an event filter
+    on the application: a key press goes to the focused widget, and the Camera box would open on Space
+    and the plot list would search for U). Text fields keep their keys; Esc anywhere in the window gives
+    the focus back to the 3-D view. Popups (the Camera box's list, menus) and dialogs keep theirs.
+
+    A QShortcut cannot do this: it sees no key releases, and keys are held to drive."""
+
+    def __init__(self, window: SimulationWindow) -> None:
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or not isinstance(obj, QWidget) \
+                or isinstance(QApplication.focusWidget() or obj, QMenuBar):  # after Alt, arrows walk the menus
+            return False
+        top = QWidget.window(obj)  # (SimView.window is its SimulationWindow)
+        if top is not self.window and not (isinstance(top, QDockWidget) and top.parentWidget() is self.window):
+            return False
+        try:
+            return self.window.route_key(obj, event)
+        except Exception:  # an exception escaping an event filter would take the whole application down
+            traceback.print_exc()
+            return False
 
 
 class SimulationWindow(QMainWindow):
@@ -175,8 +288,19 @@ class SimulationWindow(QMainWindow):
         self._panel_count = 0
         self._history: dict[str, deque] = {}
         self._history_t: deque[float] = deque(maxlen=1800)
+        self.following = False
+        """Whether the camera keeps the robot in view (driven from the keyboard, in any camera)."""
+        self._camera_moved = False
+        """The user moved the camera since last choosing one: keyboard driving no longer follows."""
+        self.rate_display = RateDisplay()
+        self._plot_slots: dict[str, int] = {}
         self.setWindowTitle(f"{simulation.project.name} — SEAR simulation")
         self._build()
+        self._build_menus()
+        self.key_router = KeyRouter(self)
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self.key_router)
         for text in simulation.output_history:  # what init() printed before the window existed
             self._console_show(text)
         simulation.output_listeners.append(self._console_append)
@@ -256,23 +380,25 @@ class SimulationWindow(QMainWindow):
         layout.addWidget(self.plot, 1)
         self.plots_dock = self._dock("Plots", plots, Qt.DockWidgetArea.RightDockWidgetArea)
 
-        self.lidar_plot = pg.PlotWidget(background="w")
-        self.lidar_plot.setMinimumSize(180, 150)
-        self.lidar_plot.setAspectLocked(True)
-        self.lidar_plot.showGrid(x=True, y=True, alpha=0.3)
-        self.lidar_plot.setLabel("bottom", "left ← → right", units="m")
-        self.lidar_plot.setLabel("left", "ahead", units="m")
-        # Lines only: pyqtgraph's ScatterPlotItem crashes PySide6 6.12 when painted (a refcount error,
-        # 'none_dealloc'), so returns are drawn as short crosses and the robot as an outline.
-        # The first sensor whose type draws a top-down plot of its readings (a LIDAR's scan) gets the dock.
-        self.scan_sensor = next((s for s in sim.sensors.sensors if s.plot_extent() is not None), None)
-        if self.scan_sensor is not None:
-            self._add_polar_grid(self.scan_sensor)
-        self.lidar_scatter = self.lidar_plot.plot(pen=pg.mkPen(200, 40, 40, width=2), connect="pairs")
-        self.lidar_plot.plot([-0.15, 0.0, 0.15, -0.15], [-0.1, 0.25, -0.1, -0.1], pen=pg.mkPen(30, 30, 30, width=2))
-        if self.scan_sensor is not None:
-            title = self.scan_sensor.TITLE or self.scan_sensor.TYPE
-            self._dock(f"{title} ({self.scan_sensor.name})", self.lidar_plot, Qt.DockWidgetArea.RightDockWidgetArea)
+        # Every sensor whose type draws a top-down plot of its readings (a LIDAR's scan) gets a dock of its
+        # own, tabbed together.
+        self.scan_plots: dict[str, tuple[Sensor, pg.PlotWidget, pg.PlotDataItem]] = {}
+        self.scan_docks: list[QDockWidget] = []
+        for sensor in sim.sensors.sensors:
+            if sensor.plot_extent() is None:
+                continue
+            plot, returns = self._scan_plot(sensor)
+            self.scan_plots[sensor.name] = (sensor, plot, returns)
+            title = sensor.TITLE or sensor.TYPE
+            dock = self._dock(f"{title} ({sensor.name})", plot, Qt.DockWidgetArea.RightDockWidgetArea)
+            if self.scan_docks:
+                self.tabifyDockWidget(self.scan_docks[0], dock)
+            self.scan_docks.append(dock)
+        if self.scan_docks:
+            self.scan_docks[0].raise_()
+        first = next(iter(self.scan_plots.values()), None)
+        self.scan_sensor = first[0] if first else None
+        """The first scan sensor (its dock is shown first)."""
 
         self.console = QPlainTextEdit()
         self.console.setReadOnly(True)
@@ -305,7 +431,22 @@ class SimulationWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _add_polar_grid(self, sensor: Sensor) -> None:
+    def _scan_plot(self, sensor: Sensor) -> tuple[pg.PlotWidget, pg.PlotDataItem]:
+        """A top-down plot of `sensor`'s readings with its polar grid; returns it and its returns' curve."""
+        plot = pg.PlotWidget(background="w")
+        plot.setMinimumSize(180, 150)
+        plot.setAspectLocked(True)
+        plot.showGrid(x=True, y=True, alpha=0.3)
+        plot.setLabel("bottom", "left ← → right", units="m")
+        plot.setLabel("left", "ahead", units="m")
+        self._add_polar_grid(sensor, plot)
+        # Lines only: pyqtgraph's ScatterPlotItem crashes PySide6 6.12 when painted (a refcount error,
+        # 'none_dealloc'), so returns are drawn as short crosses and the robot as an outline.
+        returns = plot.plot(pen=pg.mkPen(200, 40, 40, width=2), connect="pairs")
+        plot.plot([-0.15, 0.0, 0.15, -0.15], [-0.1, 0.25, -0.1, -0.1], pen=pg.mkPen(30, 30, 30, width=2))
+        return plot, returns
+
+    def _add_polar_grid(self, sensor: Sensor, plot: pg.PlotWidget) -> None:
         """Range rings (metres) and the edges of the scanned sector, so the scan view reads as a polar plot
         whose extent stays put while the returns come and go."""
         extent = sensor.plot_extent()
@@ -316,18 +457,17 @@ class SimulationWindow(QMainWindow):
         pen = pg.mkPen(150, 150, 170, width=1, style=Qt.PenStyle.DashLine)
         radius = ring_step
         while radius <= reach + 1e-9:
-            self.lidar_plot.plot(radius * np.cos(theta), radius * np.sin(theta), pen=pen)
+            plot.plot(radius * np.cos(theta), radius * np.sin(theta), pen=pen)
             label = pg.TextItem(f"{radius:g} m", color=(110, 110, 130), anchor=(0, 1))
             label.setPos(radius * math.cos(math.radians(60)), radius * math.sin(math.radians(60)))
-            self.lidar_plot.addItem(label)
+            plot.addItem(label)
             radius += ring_step
         if edges is not None:
             for a in edges:  # the sector's edges, in the view's right/ahead axes
-                self.lidar_plot.plot([0.0, -reach * math.sin(a)], [0.0, reach * math.cos(a)],
-                                     pen=pg.mkPen(120, 160, 120, width=1))
-        self.lidar_plot.setRange(xRange=(-reach, reach), yRange=(-reach if behind else -0.1 * reach, reach),
-                                 padding=0.02)
-        self.lidar_plot.disableAutoRange()
+                plot.plot([0.0, -reach * math.sin(a)], [0.0, reach * math.cos(a)],
+                          pen=pg.mkPen(120, 160, 120, width=1))
+        plot.setRange(xRange=(-reach, reach), yRange=(-reach if behind else -0.1 * reach, reach), padding=0.02)
+        plot.disableAutoRange()
 
     def _add_north_arrow(self, size: float, top: float) -> None:
         x, y, z = size * 0.42, size * 0.30, top + 0.5
@@ -344,32 +484,46 @@ class SimulationWindow(QMainWindow):
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Simulation")
         bar.setObjectName("simulation-toolbar")
+        self.toolbar = bar
         self.commands: dict[str, QAction] = {}
         """The window's menu and toolbar actions by name (not QWidget.actions(), the list Qt keeps)."""
 
-        def add(key: str, text: str, checkable: bool, slot, shortcut: str | None = None, checked: bool = False):
-            action = QAction(text, self)
+        def add(key: str, text: str, checkable: bool, slot, shortcut: str | QKeySequence.StandardKey | None = None,
+                checked: bool = False, shown_key: str | None = None, tool: str | None = None) -> QAction:
+            """An action; `shortcut` a real one, `shown_key` a key the KeyRouter handles, shown in menus
+            only; `tool` its text on the toolbar (None: not on the toolbar)."""
+            action = QAction(text + (f"\t{shown_key}" if shown_key else ""), self)
             action.setCheckable(checkable)
             action.setChecked(checked)
             if shortcut:
                 action.setShortcut(QKeySequence(shortcut))
             (action.toggled if checkable else action.triggered).connect(slot)
-            bar.addAction(action)
+            if tool is not None:
+                action.setIconText(tool)
+                bar.addAction(action)
+            else:
+                self.addAction(action)  # its shortcut works in this window without a toolbar button
             self.commands[key] = action
             return action
 
-        add("start", "Start user code (Space)", False, lambda: self.start_user_code())
-        add("reset", "Reset (Enter)", False, lambda: self.reset())
+        add("start", "Start User Code", False, lambda: self.start_user_code(), shown_key="Space",
+            tool="Start user code (Space)")
+        add("reset", "Reset Robot", False, lambda: self.reset(), shown_key="Enter", tool="Reset (Enter)")
         bar.addSeparator()
-        add("pause", "Pause", True, self.set_paused, "P")
-        add("step", "Step", False, lambda: self.single_step(), "N")
-        add("realtime", "Real time", True, self.set_realtime, checked=True)
+        add("pause", "Pause", True, self.set_paused, "P", tool="Pause")
+        add("step", "Single Step", False, lambda: self.single_step(), "N", tool="Step")
+        add("realtime", "Real Time", True, self.set_realtime, "Ctrl+T", checked=True, tool="Real time")
         bar.addSeparator()
-        add("rays", "Sensor rays", True, self.set_rays_visible, "R")
-        add("debug", "Physics shapes", True, self.set_debug_shapes,
-            checked=self.simulation.project.code.debug_shapes)
-        add("record", "Record log…", True, self.set_recording)
-        add("help", "Help (F1)", True, lambda on: self.help.setVisible(on), "F1")
+        add("rays", "Sensor Rays", True, self.set_rays_visible, "R", tool="Sensor rays")
+        add("debug", "Physics Shapes", True, self.set_debug_shapes, "Ctrl+D",
+            checked=self.simulation.project.code.debug_shapes, tool="Physics shapes")
+        add("record", "Record Log…", True, self.set_recording, "Ctrl+L", tool="Record log…")
+        add("help", "Keyboard Shortcuts", True, self.show_key_help, "F1", tool="Help (F1)")
+        add("close", "Close Window", False, lambda: self.close(), QKeySequence.StandardKey.Close)
+        add("quit", "Quit", False, quit_application, QKeySequence.StandardKey.Quit)
+        add("copy", "Copy", False, lambda: self.copy_text(), QKeySequence.StandardKey.Copy)
+        add("copy_readout", "Copy Sensor Readout", False, lambda: self.copy_readout(), "Ctrl+Shift+C")
+        add("view_focus", "Back to the 3-D View", False, lambda: self.view.setFocus(), shown_key="Esc")
         bar.addSeparator()
         bar.addWidget(QLabel(" Camera: "))
         self.camera_box = QComboBox()
@@ -380,22 +534,133 @@ class SimulationWindow(QMainWindow):
         for sensor in self.simulation.sensors.sensors:
             self.camera_box.addItem(f"On board: {sensor.name}", f"sensor:{sensor.name}")
         self.camera_box.currentIndexChanged.connect(lambda _i: self.set_camera(self.camera_box.currentData()))
+        self.camera_box.activated.connect(lambda _i: self.camera_chosen())
         bar.addWidget(self.camera_box)
         self.set_debug_shapes(self.simulation.project.code.debug_shapes)
 
+    def _build_menus(self) -> None:
+        """File, Edit, View, Simulation and Help, with every action's key shown."""
+        c = self.commands
+        menus = self.menuBar()
+        file = menus.addMenu("&File")
+        file.addAction(c["record"])
+        file.addSeparator()
+        file.addAction(c["close"])
+        file.addAction(c["quit"])
+        edit = menus.addMenu("&Edit")
+        edit.addAction(c["copy"])
+        edit.addAction(c["copy_readout"])
+        view = menus.addMenu("&View")
+        cameras = view.addMenu("&Camera")
+        self.camera_actions = QActionGroup(self)
+        for index in range(self.camera_box.count()):
+            action = cameras.addAction(self.camera_box.itemText(index))
+            action.setCheckable(True)
+            action.setData(self.camera_box.itemData(index))
+            action.setChecked(index == self.camera_box.currentIndex())
+            action.triggered.connect(lambda _=False, i=index: self._camera_from_menu(i))
+            self.camera_actions.addAction(action)
+        view.addAction(c["view_focus"])
+        view.addSeparator()
+        view.addAction(c["rays"])
+        view.addAction(c["debug"])
+        view.addSeparator()
+        for dock in self.findChildren(QDockWidget):
+            view.addAction(dock.toggleViewAction())
+        toolbar = self.toolbar.toggleViewAction()
+        toolbar.setText("Toolbar")
+        view.addAction(toolbar)
+        simulation = menus.addMenu("&Simulation")
+        for key in ("start", "reset", None, "pause", "step", "realtime"):
+            if key is None:
+                simulation.addSeparator()
+            else:
+                simulation.addAction(c[key])
+        # Help: the keys (F1 here, as the status bar says), then the user guide at this window's page and
+        # About, as in every window (sear.gui.help).
+        c.update(add_help_menu(self, guide_shortcut=False, page="simulation-window.md"))
+        help_menu = menus.actions()[-1].menu()  # the menu add_help_menu added last
+        assert isinstance(help_menu, QMenu)
+        self.help_menu = help_menu
+        first = help_menu.actions()[0]
+        self.help_menu.insertAction(first, c["help"])
+        self.help_menu.insertSeparator(first)
+
     # --- controls ------------------------------------------------------------------------------------------
 
-    def key_action(self, key: int) -> bool:
-        """One-shot keys; True when handled."""
-        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.reset()
+    def route_key(self, widget: QWidget, event) -> bool:
+        """A key press or release in `widget` of this window (KeyRouter); True when it was handled here.
+
+        Driving and camera keys are held (auto-repeat ignored), Enter and Space act once, Esc gives the
+        focus to the 3-D view: whichever widget has the focus, except a text field being typed in, which
+        keeps all but Esc. Keys with Ctrl or Alt are left to the shortcuts (Ctrl+Q, Ctrl+W, ...)."""
+        key = Qt.Key(event.key())
+        ours = key in DRIVE_KEYS or key in CAMERA_KEYS or key in ONE_SHOT_KEYS
+        if event.type() == QEvent.Type.KeyRelease:
+            if not event.isAutoRepeat():
+                self.view.held.discard(key)  # also when typing: a key held into a text field must let go
+            return ours and not is_text_field(QApplication.focusWidget() or widget)
+        modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if modifiers != Qt.KeyboardModifier.NoModifier:
+            return False
+        if key == Qt.Key.Key_Escape:
+            self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            return True
+        if not ours or is_text_field(QApplication.focusWidget() or widget) or is_text_field(widget):
+            return False
+        if event.isAutoRepeat():
+            return True
+        if key in DRIVE_KEYS:
+            self.view.held.add(key)
+            if not self._camera_moved:
+                self.following = True
+        elif key in CAMERA_KEYS:
+            self.view.held.add(key)
         elif key == Qt.Key.Key_Space:
             self.start_user_code()
         elif key == Qt.Key.Key_F1:
             self.commands["help"].toggle()
         else:
-            return False
+            self.reset()
         return True
+
+    def camera_moved_by_user(self, *, zoom_only: bool = False) -> None:
+        """The user moved the camera (mouse or camera keys): keyboard driving stops following the robot,
+        and a camera that places itself (follow, on board; top-down unless only zoomed) becomes free."""
+        self._camera_moved = True
+        self.following = False
+        places_itself = self.camera_mode in ("follow", "top") or self.camera_mode.startswith("sensor:")
+        if places_itself and not (zoom_only and self.camera_mode == "top"):
+            self.camera_box.setCurrentIndex(self.camera_box.findData("free"))
+
+    def camera_chosen(self) -> None:
+        """A camera was chosen (Camera box or View menu), even the one in use: keyboard driving follows
+        the robot again from the next key press."""
+        self._camera_moved = False
+        self.following = False
+
+    def _camera_from_menu(self, index: int) -> None:
+        self.camera_box.setCurrentIndex(index)
+        self.camera_chosen()
+
+    def show_key_help(self, on: bool) -> None:
+        """The keys' help over the 3-D view's top right corner (clear of the HUD), or hidden."""
+        self.help.setVisible(on)
+        if on:
+            self.help.adjustSize()
+            self.help.move(max(0, self.view.width() - self.help.width() - 12), 12)
+
+    def copy_text(self) -> None:
+        """Edit > Copy: the console's selected text."""
+        if self.console.textCursor().hasSelection():
+            self.console.copy()
+
+    def copy_readout(self) -> None:
+        """Edit > Copy Sensor Readout: the HUD's text (time, speed, every sensor's reading)."""
+        self._update_hud()
+        clipboard = QApplication.clipboard()
+        if clipboard is not None:
+            clipboard.setText(self.hud.text())
 
     def start_user_code(self) -> None:
         self.simulation.start_user_code()
@@ -414,10 +679,12 @@ class SimulationWindow(QMainWindow):
     def set_paused(self, paused: bool) -> None:
         self.paused = paused
         self.pacer.restart()
+        self.rate_display.clear()
 
     def set_realtime(self, on: bool) -> None:
         self.pacer.realtime = on
         self.pacer.restart()
+        self.rate_display.clear()
 
     def single_step(self) -> None:
         if not self.commands["pause"].isChecked():
@@ -456,6 +723,8 @@ class SimulationWindow(QMainWindow):
 
     def set_camera(self, mode: str) -> None:
         self.camera_mode = mode
+        for action in self.camera_actions.actions() if hasattr(self, "camera_actions") else ():
+            action.setChecked(action.data() == mode)
         pos = self.simulation.state.position
         if mode == "top":
             self.view.setCameraPosition(pos=Vector(*pos), distance=30, elevation=89.9, azimuth=-90)
@@ -488,6 +757,7 @@ class SimulationWindow(QMainWindow):
         """Simulate `seconds` with the keys as they are now held (what the timer does, minus the clock)."""
         self._advance_ticks(round(seconds * self.simulation.physics_hz))
         self.pacer.restart()  # the real-time clock and factor count from here, not across this jump
+        self.rate_display.clear()
         self.draw()
 
     def frame(self) -> None:
@@ -497,7 +767,10 @@ class SimulationWindow(QMainWindow):
             self._advance_ticks(self.pacer.due(), TICK_BUDGET[self.realtime])
         self._move_camera_keys()
         self.draw()
-        self._frames.append(time.perf_counter())
+        now = time.perf_counter()
+        self._frames.append(now)
+        if not self.paused:
+            self.rate_display.add(now, self.simulation.world.time)
         if self.pacer.finished:
             self.close()
 
@@ -505,6 +778,7 @@ class SimulationWindow(QMainWindow):
         moves = [CAMERA_KEYS[k] for k in self.view.held if k in CAMERA_KEYS]
         if not moves:
             return
+        self.camera_moved_by_user()
         if self.camera_mode != "free":
             self.camera_box.setCurrentIndex(self.camera_box.findData("free"))
         forward, left, up = np.sum(moves, axis=0)
@@ -577,7 +851,10 @@ class SimulationWindow(QMainWindow):
 
     def _follow_camera(self, position: np.ndarray, orientation: np.ndarray) -> None:
         mode = self.camera_mode
-        if mode == "follow":
+        if mode in ("free", "fixed"):
+            if self.following:  # driven from the keyboard: keep the view's angle and distance, on the robot
+                self.view.opts["center"] = Vector(*position)
+        elif mode == "follow":
             yaw = math.degrees(quaternion_to_euler(orientation)[2])
             self.view.setCameraPosition(pos=Vector(*position), distance=4.0, elevation=18, azimuth=yaw + 180)
         elif mode == "top":
@@ -635,18 +912,23 @@ class SimulationWindow(QMainWindow):
         for name in list(self.curves):
             if name not in chosen:
                 self.plot.removeItem(self.curves.pop(name))
+                del self._plot_slots[name]
         t = np.fromiter(self._history_t, float)
-        for i, name in enumerate(chosen):
+        for name in chosen:
             values = np.fromiter(self._history.get(name, ()), float)
             if name not in self.curves:
-                self.curves[name] = self.plot.plot(pen=pg.mkPen(pg.intColor(i, 8), width=1.5), name=name)
+                # The lowest colour slot no field on show uses: a field ticked later never takes the
+                # colour of one already shown.
+                used = set(self._plot_slots.values())
+                slot = self._plot_slots[name] = next(i for i in range(len(used) + 1) if i not in used)
+                self.curves[name] = self.plot.plot(pen=pg.mkPen(plot_colour(slot), width=1.5), name=name)
             if len(values) == len(t):
                 self.curves[name].setData(t, values, connect="finite")
-        if self.scan_sensor is not None:
-            points = self.scan_sensor.plot_points(self.scan_sensor.reading)
+        for sensor, _plot, returns in self.scan_plots.values():
+            points = sensor.plot_points(sensor.reading)
             if points is not None:
                 # Plot with the robot's forward axis pointing up the screen, left to the left.
-                self.lidar_scatter.setData(*cross_marks(points[:, 0], points[:, 1], 0.04))
+                returns.setData(*cross_marks(points[:, 0], points[:, 1], 0.04))
 
     def _update_status(self) -> None:
         sim = self.simulation
@@ -663,11 +945,8 @@ class SimulationWindow(QMainWindow):
         fps = 0.0
         if len(self._frames) > 1:
             fps = (len(self._frames) - 1) / max(self._frames[-1] - self._frames[0], 1e-9)
-        simulated, wall = self.pacer.elapsed()
-        rtf = simulated / wall if wall > 0.5 and not self.paused else float("nan")
-        mode = "paused" if self.paused else ("real time" if self.realtime else "fast")
-        rtf_text = f", running at {rtf:4.2f}x real time" if math.isfinite(rtf) else ""
-        self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {mode}{rtf_text}   |   "
+        speed = "paused" if self.paused else self.rate_display.text(self.realtime)
+        self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {speed}   |   "
                             f"{fps:4.1f} frames/s   |   F1: keys")
 
     def _console_show(self, text: str) -> None:
@@ -692,8 +971,20 @@ class SimulationWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.timer.stop()
+        self.view.held.clear()
         save_window(self, "simulation")
         event.accept()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.ActivationChange and not self.isActiveWindow():
+            self.view.held.clear()  # keys released in another window never reach this one
+        super().changeEvent(event)
+
+
+def quit_application() -> None:
+    """File > Quit (Ctrl+Q): close every window (each may still say no), which ends the application with
+    status 0 once the last one has closed."""
+    QApplication.closeAllWindows()
 
 
 def run_window(simulation: Simulation, *, duration: float | None = None) -> int:

@@ -32,6 +32,10 @@ _STATIC_GROUP, _ALL = 0x2, 0xFFFF
 GRAVITY = 9.81
 TRUNK_RADIUS = 0.15
 """Radius of a tree's trunk (sear.meshio.make_tree draws the same tree), m."""
+FALL_DEPTH = 5.0
+"""The world's edge: a robot whose centre of mass is this far (m) below the terrain's lowest point has driven
+over the terrain's edge (there is no ground beyond it) and is put back at its start pose; about one
+second of free fall. Inside the terrain nothing ever reaches that depth, so the edge changes nothing there."""
 
 
 @dataclass
@@ -80,6 +84,11 @@ class World:
                                               _ALL & ~_STATIC_GROUP, physicsClientId=self.client)
             self.geodetic_origin = self._geodetic_origin()
             self.vehicle = self._build_vehicle(models)
+            self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
+            """z (m) below which the robot has fallen off the world (FALL_DEPTH)."""
+            self.falls: list[tuple[float, float, float]] = []
+            """(time s, x m, y m) of every fall off the terrain's edge: when the robot was put back, and the
+            point of the terrain's edge nearest to where it fell."""
         except BaseException:
             self.close()
             raise
@@ -132,11 +141,19 @@ class World:
 
     # --- stepping ----------------------------------------------------------------------------------
 
-    def step(self) -> None:
-        """Advance one fixed physics step: vehicle forces, then pybullet."""
+    def step(self) -> bool:
+        """Advance one fixed physics step: vehicle forces, then pybullet. True when the robot fell off the
+        terrain's edge on this step and is back at its start pose (its fall is added to `falls`)."""
         self.vehicle.update(self.dt)
         p.stepSimulation(physicsClientId=self.client)
         self.time += self.dt
+        (x, y, z), _ = p.getBasePositionAndOrientation(self.vehicle.body_id, physicsClientId=self.client)
+        if z >= self.fall_height:
+            return False
+        (x0, y0, _), (x1, y1, _) = self.terrain.mesh.bounds
+        self.falls.append((self.time, min(max(x, x0), x1), min(max(y, y0), y1)))
+        self.reset_vehicle()
+        return True
 
     # --- queries -----------------------------------------------------------------------------------
 
