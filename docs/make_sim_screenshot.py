@@ -44,7 +44,7 @@ def main(out: Path) -> int:
     window.camera_box.setCurrentIndex(window.camera_box.findData("free"))
     state = simulation.state
     yaw = math.degrees(quaternion_to_euler(state.orientation)[2])
-    window.view.setCameraPosition(pos=Vector(*state.position), distance=7.0, elevation=24, azimuth=yaw - 150)
+    window.view.setCameraPosition(pos=Vector(*state.position), distance=8.5, elevation=28, azimuth=yaw - 150)
     window.timer.start(15)  # then a moment in real time, so the status bar shows measured frames/s
 
     def shoot() -> None:

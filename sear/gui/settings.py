@@ -198,7 +198,7 @@ class SettingsWindow(QMainWindow):
         dock.setObjectName("console")
         dock.setWidget(self.console)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-        self.resizeDocks([dock], [140], Qt.Orientation.Vertical)
+        self.resizeDocks([dock], [90], Qt.Orientation.Vertical)  # an empty console: a strip, the form the rest
 
         self.problems: list[Problem] = []
         self.problem_list = QListWidget()
