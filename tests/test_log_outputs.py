@@ -38,11 +38,11 @@ def test_log_path_refuses_every_input_of_the_project(demo_copy, tmp_path):
     # positive controls: a new file is fine; an existing log only with force
     assert check_log_path(tmp_path / "new.csv", project) == tmp_path / "new.csv"
     (tmp_path / "old.csv").write_text("time\n")
-    with pytest.raises(ProjectError, match="exists; .*--force"):
+    with pytest.raises(ProjectError, match=r"exists; .*--force"):
         check_log_path(tmp_path / "old.csv", project)
     assert check_log_path(tmp_path / "old.csv", project, force=True) == tmp_path / "old.csv"
     (tmp_path / "other.arrays").mkdir()  # the array folder of a log counts as the log
-    with pytest.raises(ProjectError, match="other.arrays exists"):
+    with pytest.raises(ProjectError, match=r"other\.arrays exists"):
         check_log_path(tmp_path / "other.csv", project)
 
 
