@@ -764,9 +764,10 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     window.start()
     stopped: list[int] = []
 
-    def stop(signum: int, frame: object) -> None:  # runs between two of the timer's frames
+    def stop(signum: int, frame: object) -> None:  # runs in whatever Python code is under way (a frame)
         stopped.append(signum)
-        app.quit()
+        # Closed from the event loop once that code has returned, as when the user closes it.
+        QTimer.singleShot(0, window.close)
 
     previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
