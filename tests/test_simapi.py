@@ -163,3 +163,14 @@ def test_valid_calls_still_work(tmp_path):
         assert simulation.sim.speed > 0.05  # it drove for half a second
     finally:
         simulation.close()
+
+
+def test_the_user_guide_states_the_ranges():
+    from pathlib import Path
+
+    from sear import simapi
+
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "user-code.md").read_text(encoding="utf-8")
+    for value in (simapi.WORLD_LIMIT, simapi.MAX_SIZE, simapi.MAX_MASS, simapi.MAX_FORCE):
+        assert f"{value:,.0f}" in guide, value
+    assert "sear/simapi.py" in guide

@@ -20,8 +20,10 @@ pytestmark = pytest.mark.gl
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_a_windowed_run_with_its_log_whole(demo_copy, tmp_path, sig):
     log = tmp_path / "win.csv"
-    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "sear", "run", str(demo_copy / "demo.prj"), "--log", str(log)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    command = [sys.executable, "-X", "faulthandler", "-m", "sear", "run", str(demo_copy / "demo.prj"),
+               "--log", str(log)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
     try:
         deadline = time.monotonic() + 120
         # Rows reach the file every simulated second: wait for more than one second's worth (60 Hz).
