@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sear.errors import ProjectError
 from sear.gui.preview import shaded_colours
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler, reopen_std_streams
@@ -501,12 +502,19 @@ class SimulationWindow(QMainWindow):
                     self.commands["record"].blockSignals(False)
                     return
                 path = chosen
-            self.simulation.start_log(path)
-            self._console_append(f"Recording to {path}\n")
+            try:
+                self.simulation.start_log(path)  # the dialog asked before replacing a file
+            except ProjectError as exc:  # one of the project's own files, a folder, not writable
+                self._console_note(f"Not recording: {exc}\n")
+                self.commands["record"].blockSignals(True)
+                self.commands["record"].setChecked(False)
+                self.commands["record"].blockSignals(False)
+                return
+            self._console_note(f"Recording to {path}\n")
         else:
             written = self.simulation.stop_log()
             if written is not None:
-                self._console_append(f"Log written to {written}\n")
+                self._console_note(f"Log written to {written}\n")
 
     def set_camera(self, mode: str) -> None:
         self.camera_mode = mode
@@ -726,6 +734,11 @@ class SimulationWindow(QMainWindow):
     def _console_show(self, text: str) -> None:
         """Show `text` in the console at once (the window's own messages)."""
         self.console_tail.add(text)
+        self._show_console(now=True)
+
+    def _console_note(self, text: str) -> None:
+        """The window's own message: to the console at once, and to the terminal."""
+        self._console_append(text)
         self._show_console(now=True)
 
     def _console_append(self, text: str) -> None:

@@ -260,3 +260,16 @@ def test_closing_the_window_exits_with_status_0(demo_copy):
     with open(log, newline="") as fh:
         rows = list(csv.reader(fh))
     assert len(rows) == 1 + 90 and float(rows[-1][0]) == pytest.approx(1.5)  # stopped exactly at --duration
+
+
+def test_record_refuses_the_projects_own_files(window, demo_copy):
+    w = window
+    code = demo_copy / "demo_code.py"
+    before = code.read_bytes()
+    w.commands["record"].blockSignals(True)
+    w.commands["record"].setChecked(True)  # as the button would, then the path the dialog returned
+    w.commands["record"].blockSignals(False)
+    w.set_recording(True, code)
+    assert code.read_bytes() == before and w.simulation.log is None
+    assert not w.commands["record"].isChecked()
+    assert "Not recording: " in w.console.toPlainText() and "user code file" in w.console.toPlainText()
