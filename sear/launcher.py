@@ -71,6 +71,9 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         return EXIT_USER_ERROR
     if window is not None:
         status = window(simulation, duration=duration)
+        if status in (EXIT_INTERRUPTED, EXIT_TERMINATED):  # SIGINT or SIGTERM closed the window
+            print(f"sear: {'terminated' if status == EXIT_TERMINATED else 'interrupted'}; the log so far is kept.",
+                  file=sys.stderr)
     else:
         status = run_headless(simulation, duration if duration is not None else HEADLESS_DURATION)
     return leave(simulation, status)

@@ -248,7 +248,8 @@ class SimulationWindow(QMainWindow):
         self.console_tail = ConsoleTail()
         """Output not yet shown: the console shows it at most CONSOLE_REFRESH s apart, so a flood of
         prints costs the window one bounded update, not one per print."""
-        self._console_shown = 0.0
+        self._console_next = 0.0
+        """perf_counter time before which the console is not updated again (see _show_console)."""
         for text in simulation.output_history:  # what init() printed before the window existed
             self.console_tail.add(text)
         self._show_console(now=True)
@@ -720,9 +721,8 @@ class SimulationWindow(QMainWindow):
     def _show_console(self, *, now: bool = False) -> None:
         """Put the output gathered since the last time into the console (every CONSOLE_REFRESH s)."""
         clock = time.perf_counter()
-        if not self.console_tail.pending or (not now and clock - self._console_shown < CONSOLE_REFRESH):
+        if not self.console_tail.pending or (not now and clock < self._console_next):
             return
-        self._console_shown = clock
         replace, text = self.console_tail.take()
         if replace:
             self.console.setPlainText(text)
@@ -730,6 +730,8 @@ class SimulationWindow(QMainWindow):
             self.console.moveCursor(QTextCursor.MoveOperation.End)
             self.console.insertPlainText(text)
         self.console.moveCursor(QTextCursor.MoveOperation.End)
+        # A flood's updates (up to CONSOLE_LINES long lines each) take at most a fifth of the time.
+        self._console_next = clock + max(CONSOLE_REFRESH, 5 * (time.perf_counter() - clock))
 
     def _console_show(self, text: str) -> None:
         """Show `text` in the console at once (the window's own messages)."""
