@@ -81,7 +81,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
-        seed=args.seed, realtime=args.realtime,
+        seed=args.seed, realtime=args.realtime, force=args.force,
     )
 
 
@@ -130,7 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--headless", action="store_true", help="no window: run the simulation loop only")
     run.add_argument("--duration", type=_positive, default=None, metavar="SECONDS",
                      help="stop after this many simulated seconds (headless default: 60)")
-    run.add_argument("--log", default=None, metavar="FILE.csv", help="write a CSV log of ground truth and sensors")
+    run.add_argument("--log", default=None, metavar="FILE.csv",
+                     help="write a CSV log of ground truth and sensors (array outputs such as LIDAR scans go "
+                          "into the folder FILE.arrays beside it); never the project or a file it uses")
+    run.add_argument("--force", action="store_true", help="let --log overwrite an existing log")
     run.add_argument("--seed", type=int, default=0, help="seed of the run's random numbers (noise); default 0")
     pace = run.add_mutually_exclusive_group()
     pace.add_argument("--fast", dest="realtime", action="store_false",

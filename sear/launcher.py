@@ -10,18 +10,20 @@ the settings window, which has no use for them.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sear.errors import UserCodeError
 
 if TYPE_CHECKING:
     from sear.runtime import Simulation, TickResult
 
-EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 130
+EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 130, 143
 HEADLESS_DURATION = 60.0
 """Simulated seconds of a headless run given no --duration."""
 
@@ -40,10 +42,12 @@ def has_display() -> bool:
 
 
 def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
-                 realtime: bool | None) -> int:
+                 realtime: bool | None, force: bool = False) -> int:
     """`sear run`: validate, build, simulate (in the window, or headless), summarise. Returns the exit
-    status: 0, 1 for a problem with the project or its user code, 130 when interrupted."""
-    from sear.runtime import Simulation
+    status: 0, 1 for a problem with the project or its user code, 130 when interrupted (Ctrl-C, SIGINT),
+    143 when terminated (SIGTERM). `log` never overwrites the project or its files, nor (without `force`)
+    any existing file."""
+    from sear.runtime import Simulation, check_log_path
     from sear.validate import load_project
 
     loaded = load_project(project_path)
@@ -56,6 +60,8 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         for problem in problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_USER_ERROR
+    if log is not None:
+        check_log_path(log, loaded.project, force=force)  # a ProjectError: one sentence, before the run
     window = None if headless else window_runner()
     try:
         simulation = Simulation(loaded, seed=seed, log_path=log,
@@ -65,6 +71,9 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         return EXIT_USER_ERROR
     if window is not None:
         status = window(simulation, duration=duration)
+        if status in (EXIT_INTERRUPTED, EXIT_TERMINATED):  # SIGINT or SIGTERM closed the window
+            print(f"sear: {'terminated' if status == EXIT_TERMINATED else 'interrupted'}; the log so far is kept.",
+                  file=sys.stderr)
     else:
         status = run_headless(simulation, duration if duration is not None else HEADLESS_DURATION)
     return leave(simulation, status)
@@ -90,6 +99,9 @@ def leave(simulation: Simulation, status: int) -> int:
     status 1, rather than wait for it at exit."""
     simulation.close()
     if simulation.stuck:
+        from sear.runtime import reopen_std_streams
+
+        reopen_std_streams()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_USER_ERROR)
@@ -100,6 +112,8 @@ def run_headless(simulation: Simulation, duration: float) -> int:
     """Start the user code, simulate `duration` s (Ctrl-C ends it early, keeping the log) and print a
     summary. Returns the exit status; the caller's leave() closes the simulation, which flushes the log."""
     import numpy as np
+
+    from sear.runtime import reopen_std_streams
 
     wall0 = time.perf_counter()
     start = simulation.state.position.copy()
@@ -112,13 +126,23 @@ def run_headless(simulation: Simulation, duration: float) -> int:
             path_length += float(np.linalg.norm(here - last))
             last = here.copy()
 
-    simulation.start_user_code()
-    interrupted = False
-    try:
-        simulation.run(duration, after_tick=measure)
-    except KeyboardInterrupt:  # Ctrl-C: end the run early but keep the log and the summary
-        interrupted = True
-        print("sear: interrupted; the log so far is kept.", file=sys.stderr)
+    stop = _StopSignals()
+
+    def after_tick(tick: TickResult) -> bool:
+        measure(tick)
+        return stop.signal is not None
+
+    with stop:
+        simulation.start_user_code()
+        try:
+            simulation.run(duration, after_tick=after_tick)
+        except KeyboardInterrupt:  # a second Ctrl-C, or one before the run: end at once
+            stop.signal = stop.signal or signal.SIGINT
+    reopen_std_streams()  # user code may have closed them; the summary is still printed
+    interrupted = stop.signal is not None
+    if interrupted:
+        what = "terminated" if stop.signal == signal.SIGTERM else "interrupted"
+        print(f"sear: {what}; the log so far is kept.", file=sys.stderr)
     wall = time.perf_counter() - wall0
     sim_time = simulation.world.time
     end = simulation.state.position
@@ -133,4 +157,31 @@ def run_headless(simulation: Simulation, duration: float) -> int:
     if error is not None:
         print("sear: the run ended with an error in the user code (above).", file=sys.stderr)
         return EXIT_USER_ERROR
+    if stop.signal == signal.SIGTERM:
+        return EXIT_TERMINATED
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+class _StopSignals:
+    """While active, SIGINT (Ctrl-C) and SIGTERM (the settings window's Stop, `kill`) ask a headless run to
+    end after the tick under way, so the log is closed whole; a second SIGINT interrupts at once."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal = signum
+
+    def __enter__(self) -> _StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()

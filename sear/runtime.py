@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import csv
 import math
+import os
 import sys
 import time as _time
 from collections import deque
@@ -32,6 +33,7 @@ from sear.sensors.base import Sensor
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
 from sear.sensors.suite import SensorSuite
+from sear.simapi import checked
 from sear.state import VehicleState
 from sear.usercode import UserCodeRunner
 from sear.validate import Loaded
@@ -73,21 +75,162 @@ _QUIET_TICK, _CONTROL_TICK = TickResult(False, ()), TickResult(True, ())
 TRUTH_COLUMNS = ["truth.x", "truth.y", "truth.z", "truth.roll", "truth.pitch", "truth.yaw", "truth.speed"]
 
 
+ARRAYS_SUFFIX = ".arrays"
+"""FILE.csv's array outputs go into the folder FILE.arrays beside it (see CsvLog.arrays_dir)."""
+HISTORY_PIECE = 100_000
+"""Characters of one piece of output Simulation.output_history keeps (its end)."""
+FLUSH_EVERY = 1.0
+"""s of simulated time: the log reaches the disk at least this often (and before every user-code turn)."""
+
+
+class NpyStream:
+    """One array output written to a `.npy` file as the run goes: one row per sample, appended.
+
+    The header's row count is rewritten in place (its length fixed, padded with spaces as the format
+    allows) each time the file is flushed, so `np.load` reads every row up to the last flush even when
+    the process is killed afterwards; `read_npy_rows` reads every whole row the file holds."""
+
+    HEADER_BYTES = 128
+    """Magic, version, length and the dict, padded: room for any row count and a few dimensions."""
+
+    def __init__(self, path: Path, first: np.ndarray) -> None:
+        self.path = path
+        self.dtype = first.dtype
+        self.row_shape = first.shape
+        self.rows = 0
+        self._headed = 0
+        self._file = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self._file.write(self._header())
+        self._file.flush()
+
+    def _header(self) -> bytes:
+        shape = (self.rows, *self.row_shape)
+        descr = np.lib.format.dtype_to_descr(self.dtype)
+        text = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {shape!r}, }}"
+        text = text.ljust(self.HEADER_BYTES - 10 - 1) + "\n"
+        if len(text) + 10 > self.HEADER_BYTES:
+            raise ValueError(f"array shape {shape} too large for a log header")
+        return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode("latin1")
+
+    def append(self, array: np.ndarray) -> None:
+        array = np.asarray(array, dtype=self.dtype)
+        if array.shape != self.row_shape:
+            raise ValueError(f"{self.path.name}: a sample of shape {array.shape} after {self.row_shape}")
+        self._file.write(array.tobytes())
+        self.rows += 1
+
+    def flush(self) -> None:
+        """The rows so far to the operating system, then the header's count (never ahead of the data)."""
+        if self.rows != self._headed and not self._file.closed:
+            self._file.flush()
+            os.pwrite(self._file.fileno(), self._header(), 0)
+            self._headed = self.rows
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self.flush()
+            self._file.close()
+
+
+def read_npy_rows(path: str | Path) -> np.ndarray:
+    """A `.npy` file written by NpyStream: every whole row on disk, whatever its header's count says (a
+    run killed between two flushes has rows past it); an ordinary `.npy` file reads as np.load reads it."""
+    with open(path, "rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        shape, fortran, dtype = (np.lib.format.read_array_header_1_0(fh) if version == (1, 0)
+                                 else np.lib.format.read_array_header_2_0(fh))
+        offset = fh.tell()
+    row_shape = tuple(shape[1:])
+    row_bytes = dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))
+    size = Path(path).stat().st_size - offset
+    rows = size // row_bytes if row_bytes else shape[0]
+    if fortran or rows == 0:
+        return np.load(path) if fortran else np.empty((0, *row_shape), dtype)
+    return np.fromfile(path, dtype=dtype, count=rows * (row_bytes // dtype.itemsize), offset=offset).reshape(
+        (rows, *row_shape))
+
+
+def arrays_dir(csv_path: str | Path) -> Path:
+    """The folder of a log's array outputs: FILE.arrays beside FILE.csv."""
+    path = Path(csv_path)
+    return path.with_name(path.stem + ARRAYS_SUFFIX)
+
+
+def load_arrays(csv_path: str | Path) -> dict[str, np.ndarray]:
+    """The array outputs of the log FILE.csv (from FILE.arrays/), by `<sensor>.time` (s, float64) and
+    `<sensor>.<key>` (e.g. `lidar.ranges`, m, one row per sample). A sensor's arrays are cut to the rows
+    all of them hold, so a run killed mid-sample reads as if it had ended at the sample before."""
+    folder = arrays_dir(csv_path)
+    found: dict[str, np.ndarray] = {}
+    if not folder.is_dir():
+        return found
+    for file in sorted(folder.glob("*.npy")):
+        found[file.name[:-4]] = read_npy_rows(file)
+    sensors = {key.rsplit(".", 1)[0] for key in found}
+    for sensor in sensors:
+        keys = [k for k in found if k.rsplit(".", 1)[0] == sensor]
+        rows = min(len(found[k]) for k in keys)
+        for key in keys:
+            found[key] = found[key][:rows]
+    return found
+
+
+def check_log_path(path: str | Path, project: Project, *, force: bool = False) -> Path:
+    """`path` as a log may be written there, or ProjectError saying why not: the log (FILE.csv and its
+    FILE.arrays folder) never replaces the project file, a file the project refers to (models, sensors
+    file, user code) or a folder, and replaces an existing file only with `force` (`sear run --force`)."""
+    path = Path(path)
+    inputs: dict[str, str] = {}
+    if project.path is not None:
+        inputs[os.path.realpath(project.path)] = "the project file"
+    for choice in project.file_choices().values():
+        if choice.path is not None:
+            inputs.setdefault(os.path.realpath(choice.path), f"the project's {choice.label}")
+    for output in (path, arrays_dir(path)):
+        what = inputs.get(os.path.realpath(output))
+        if what is not None:
+            raise ProjectError(f"the log would overwrite {what}; choose another path for the log "
+                               "(e.g. run.csv).", file=output)
+    if path.is_dir():
+        raise ProjectError("the log path is a folder; give a file name (e.g. run.csv).", file=path)
+    folder = arrays_dir(path)
+    if folder.exists() and not folder.is_dir():
+        raise ProjectError(f"the log's array outputs go into the folder {folder.name}, and a file has that "
+                           "name; choose another path for the log.", file=path)
+    if not force:
+        for output in (path, folder):
+            if output.exists():
+                raise ProjectError(f"{output.name} exists; choose another path for the log, or add --force "
+                                   "to overwrite it.", file=output)
+    return path
+
+
 class CsvLog:
-    """CSV log of ground truth and sensor readings, one row per control tick (SI units)."""
+    """CSV log of ground truth and sensor readings, one row per control tick (SI units), and the sensors'
+    array outputs (LIDAR scans) streamed into FILE.arrays/ beside it.
+
+    Nothing waits for the end of the run: rows and samples reach the operating system at least every
+    FLUSH_EVERY simulated seconds and whenever `flush()` is called (the simulation calls it before every
+    turn of user code, so a crash of user code loses nothing logged before it), and closing completes
+    every file."""
 
     def __init__(self, path: str | Path, sensor_columns: list[str]) -> None:
         self.path = Path(path)
-        self.arrays: dict[str, tuple[list[float], dict[str, list[np.ndarray]]]] = {}
-        """Array outputs by sensor (e.g. LIDAR ranges): sample times (s) and each key's arrays, saved
-        beside the CSV."""
+        self.streams: dict[str, NpyStream] = {}
+        """Array outputs by `<sensor>.time` and `<sensor>.<key>`, each streamed to its .npy file."""
         try:
             self._file = open(self.path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise ProjectError(f"the log file cannot be written ({exc.strerror}); choose another path.",
                                file=self.path) from None
         csv.writer(self._file).writerow(["time", *TRUTH_COLUMNS, *sensor_columns])
+        self._file.flush()
+        if self.arrays_dir.is_dir():  # an earlier log's arrays (the CSV was replaced too)
+            for stale in self.arrays_dir.glob("*.npy"):
+                stale.unlink(missing_ok=True)
         self.rows = 0
+        self._dirty = False
+        self._next_flush = FLUSH_EVERY
 
     def write(self, state: VehicleState, sensor_cells: list[str]) -> None:
         """One row: time, ground truth, then the sensors' cells (numbers or empty, so no quoting)."""
@@ -97,30 +240,49 @@ class CsvLog:
         row = f"{state.time:.9g},{x:.9g},{y:.9g},{z:.9g},{roll:.9g},{pitch:.9g},{yaw:.9g},{speed:.9g}"
         self._file.write(f"{row},{','.join(sensor_cells)}\r\n" if sensor_cells else f"{row}\r\n")
         self.rows += 1
+        self._dirty = True
+        if state.time >= self._next_flush:
+            self.flush()
+            self._next_flush = (math.floor(state.time / FLUSH_EVERY) + 1) * FLUSH_EVERY
 
     def add_arrays(self, name: str, time: float, arrays: dict[str, np.ndarray]) -> None:
-        """Keep one sample's array outputs of sensor `name` (Sensor.arrays) for the .npz file."""
-        times, by_key = self.arrays.setdefault(name, ([], {}))
-        times.append(time)
-        for key, array in arrays.items():
-            by_key.setdefault(key, []).append(array)
+        """Append one sample's array outputs of sensor `name` (Sensor.arrays) to its .npy files."""
+        items = [("time", np.float64(time)), *arrays.items()]
+        for key, array in items:
+            full = f"{name}.{key}"
+            stream = self.streams.get(full)
+            if stream is None:
+                folder = self.arrays_dir
+                try:
+                    folder.mkdir(exist_ok=True)
+                    stream = self.streams[full] = NpyStream(folder / f"{full}.npy", np.asarray(array))
+                except OSError as exc:
+                    raise ProjectError(f"the log's array folder cannot be written ({exc.strerror}); choose "
+                                       "another path.", file=folder) from None
+            stream.append(np.asarray(array))
+        self._dirty = True
 
     @property
-    def scan_path(self) -> Path:
-        """FILE.lidar.npz beside FILE.csv: per sensor with array outputs `<name>.time` (s) and
-        `<name>.<key>` (e.g. a LIDAR's `<name>.ranges`, m), one row per sample."""
-        return self.path.with_name(self.path.stem + ".lidar.npz")
+    def arrays_dir(self) -> Path:
+        """FILE.arrays beside FILE.csv: per sensor with array outputs `<name>.time.npy` (s) and
+        `<name>.<key>.npy` (e.g. a LIDAR's `<name>.ranges.npy`, m), one row per sample; read them with
+        `load_arrays(FILE.csv)` or np.load."""
+        return arrays_dir(self.path)
+
+    def flush(self) -> None:
+        """Everything logged so far to the operating system (it survives the process being killed)."""
+        if self._dirty and not self._file.closed:
+            self._file.flush()
+            for stream in self.streams.values():
+                stream.flush()
+            self._dirty = False
 
     def close(self) -> None:
         if not self._file.closed:
+            self.flush()
             self._file.close()
-            if self.arrays:
-                out: dict[str, Any] = {}
-                for name, (times, by_key) in self.arrays.items():
-                    out[f"{name}.time"] = np.array(times)
-                    for key, arrays in by_key.items():
-                        out[f"{name}.{key}"] = np.stack(arrays)
-                np.savez_compressed(self.scan_path, **out)
+            for stream in self.streams.values():
+                stream.close()
 
 
 class Sim:
@@ -142,36 +304,43 @@ class Sim:
         """Names of the project's sensors, for read()."""
         return list(self._s.sensors.names)
 
+    @checked
     def read(self, name: str) -> Any:
         """Latest reading of the sensor called `name` (None until its first sample or when nothing is in
         range). Raises an error listing the sensor names when there is no such sensor."""
         return self._s.sensors.read(name)
 
+    @checked
     def accelerate(self, force: float) -> None:
         """Engine force, N (negative reverses); 0 to coast."""
-        self._s.world.vehicle.accelerate(_number(force, "accelerate", "force"))
+        self._s.world.vehicle.accelerate(force)
 
+    @checked
     def brake(self, force: float) -> None:
         """Brake force, N (0 releases the brake)."""
-        self._s.world.vehicle.brake(_number(force, "brake", "force"))
+        self._s.world.vehicle.brake(force)
 
+    @checked
     def steer(self, angle: float) -> None:
         """Steering angle, rad, positive left, clamped to the project's steering limit (skid drive:
         turns by driving the sides differentially)."""
-        self._s.world.vehicle.steer(_number(angle, "steer", "angle"))
+        self._s.world.vehicle.steer(angle)
 
+    @checked
     def add_tree(self, x: float, y: float, z: float | None = None) -> None:
         """A static tree whose trunk axis stands at (x, y) m, its foot at height z m: a trunk 0.3 m wide
         and 2 m tall, a conical crown 2.4 m wide from 1.5 m up to its tip 4.5 m above the foot. z None
         puts the foot on the lowest ground under the trunk (on a slope the uphill edge sinks in)."""
         self._s.world.add_tree(x, y, z)
 
+    @checked
     def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> None:
         """A cube of edge `size` m and `mass` kg (0: immovable), edges along x and y, its CENTRE at
         (x, y, z) m. z None rests its bottom on the highest ground under it (on a slope: touching the
         uphill edge; a movable box then settles). A movable box falls under gravity; mass 0 stays put."""
         self._s.world.add_box(x, y, z, size=size, mass=mass)
 
+    @checked
     def add_wall(self, x1: float, y1: float, x2: float, y2: float, height: float = 1.0,
                  thickness: float = 0.2) -> None:
         """A static wall `height` m tall and `thickness` m thick whose centre line runs from (x1, y1) to
@@ -180,6 +349,7 @@ class Sim:
         it never floats and its uphill part sinks into the ground."""
         self._s.world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)
 
+    @checked
     def read_sick(self, name: str) -> np.ndarray | None:
         """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (needs sick_format in its
         definition): millimetres when its range fits 8.191 m, else centimetres; 0x1FFF = no return."""
@@ -198,6 +368,7 @@ class Sim:
         """Ground-truth speed, m/s."""
         return float(np.linalg.norm(self._s.state.linear_velocity))
 
+    @checked
     def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
               flush: bool = False) -> None:
         """Print to the console (the window's console panel, or stdout when headless: stderr for
@@ -212,27 +383,32 @@ class Sim:
         end = "\n" if end is None else end
         self._s.emit(sep.join(str(a) for a in args) + end, error=file is sys.stderr)
 
+    @checked
     def step(self) -> bool:
         """run(sim) style only: wait for the next control tick. False when the simulation is ending."""
         return self._s.runner.worker_step() if self._s.runner is not None else False
 
+    @checked
     def wait(self, seconds: float) -> bool:
         """run(sim) style only: let `seconds` of simulated time pass (the robot keeps its inputs)."""
-        end = self.time + float(seconds) - 1e-9
+        end = self.time + seconds - 1e-9
         while self.time < end:
             if not self.step():
                 return False
         return True
 
 
-def _number(value: Any, func: str, what: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"sim.{func}: {what} must be a number, not {value!r}") from None
-    if not math.isfinite(number):
-        raise ValueError(f"sim.{func}: {what} must be a finite number, not {value!r}")
-    return number
+def reopen_std_streams() -> None:
+    """Standard output and error usable again after user code closed them (`sys.stdout.close()` closes
+    Python's file object, not the process's descriptors 1 and 2): new file objects on the same descriptors."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        stream = getattr(sys, name)
+        if stream is None or stream.closed:
+            try:
+                setattr(sys, name, open(fd, "w", buffering=1, encoding="utf-8",  # noqa: SIM115
+                                        errors="backslashreplace", closefd=False))
+            except OSError:
+                setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the descriptor itself is gone
 
 
 class Simulation:
@@ -292,17 +468,23 @@ class Simulation:
     def emit(self, text: str, *, error: bool = False) -> None:
         """User output and error reports: to every listener, or when there is none to stdout (an `error`
         report to stderr, where a headless run's summary says it is). The text is also kept (the last
-        2,000 pieces), so a console opened later can show what came before."""
-        self.output_history.append(text)
+        2,000 pieces, each cut to its last HISTORY_PIECE characters), so a console opened later can show
+        what came before."""
+        self.output_history.append(text if len(text) <= HISTORY_PIECE else text[-HISTORY_PIECE:])
         if not self.output_listeners:
             stream = sys.stderr if error else sys.stdout
+            if stream is None or stream.closed:  # user code closed it: SEAR's console stays
+                reopen_std_streams()
+                stream = sys.stderr if error else sys.stdout
             stream.write(text)
             stream.flush()
         for listener in self.output_listeners:
             listener(text)
 
-    def start_log(self, path: str | Path) -> None:
-        """Start (or restart) a CSV log at `path`."""
+    def start_log(self, path: str | Path, *, force: bool = True) -> None:
+        """Start (or restart) a CSV log at `path`: ProjectError when that would overwrite one of the
+        project's files, or (without `force`) any existing file (check_log_path)."""
+        check_log_path(path, self.project, force=force)
         self.stop_log()
         self.log = CsvLog(path, self.sensors.log_columns())
 
@@ -349,6 +531,8 @@ class Simulation:
         except UserCodeError as exc:
             self.user_error = exc
             self.stuck = isinstance(exc, StuckHookError)
+            if self.log is not None:
+                self.log.flush()
             self.emit(f"{exc}\n", error=True)
 
     # --- the loop ----------------------------------------------------------------------------------------
@@ -383,6 +567,8 @@ class Simulation:
         if control:
             runner = self.runner
             if runner is not None and self.user_code_running and not self.stuck:
+                if self.log is not None:  # user code could end the process (os._exit, a crash): log first
+                    self.log.flush()
                 if runner.program is not None and runner.program.blocking:
                     self._guard(runner.resume)
                 else:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sear.project import Project
-from sear.runtime import TRUTH_COLUMNS, Pacer, Simulation, TickResult
+from sear.runtime import TRUTH_COLUMNS, Pacer, Simulation, TickResult, load_arrays
 
 from .physics.helpers import rover_project
 
@@ -43,7 +43,9 @@ def test_log_has_time_truth_and_every_sensor_column(demo_copy, tmp_path):
     accel_z = rows[0].index("accel.z")
     assert float(rows[-1][accel_z]) == pytest.approx(9.81, abs=0.15)
     # Full LIDAR scans go beside the CSV: the first at the first step, then every 0.1 s up to 3.0 s.
-    scans = np.load(tmp_path / "log.lidar.npz")
+    scans = load_arrays(tmp_path / "log.csv")  # log.arrays/lidar.time.npy, lidar.ranges.npy
+    assert sorted(scans) == ["lidar.ranges", "lidar.time"]
+    assert np.load(tmp_path / "log.arrays" / "lidar.ranges.npy").shape == (31, 180)  # a plain .npy too
     assert scans["lidar.ranges"].shape == (31, 180)
     assert scans["lidar.time"][:3] == pytest.approx([1 / 240, 0.1, 0.2], abs=1e-9)
     minimum = rows[0].index("lidar.min")

@@ -8,6 +8,7 @@ what a headless run with the same seed and inputs computes. Drawing never change
 from __future__ import annotations
 
 import math
+import signal
 import sys
 import time
 import traceback
@@ -40,11 +41,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sear.errors import ProjectError
 from sear.gui.geometry import restore_window, save_window
 from sear.gui.help import add_help_menu
 from sear.gui.preview import lit_mesh_item
 from sear.gui.widgets import cross_marks
-from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
+from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler, reopen_std_streams
 from sear.sensors.base import Sensor
 from sear.state import body_rotation
 
@@ -271,6 +273,96 @@ class KeyRouter(QObject):
             return False
 
 
+CONSOLE_LINES = 5000
+"""Lines the console keeps: older output scrolls away (the terminal, or a log, keeps all of it)."""
+CONSOLE_WIDTH = 2000
+"""Characters of one console line shown; the rest of a longer line is replaced by a note."""
+CONSOLE_REFRESH = 0.1
+"""s of wall time between two updates of the console."""
+
+
+class ConsoleTail:
+    """The end of a stream of output, bounded: the last `lines` lines, each cut to `width` characters,
+    whatever is printed (100 MB of prints, or one line of 100 MB); the console shows what it holds.
+
+    `take()` says how to bring the console up to date: append the few lines that came since the last
+    take, or (after many) replace the console's text with everything kept, which costs Qt far less than
+    appending thousands of lines to a full console and having it drop as many from the top."""
+
+    REPLACE_AFTER = 200
+    """New lines since the last take beyond which take() replaces the text instead of appending."""
+
+    def __init__(self, lines: int = CONSOLE_LINES, width: int = CONSOLE_WIDTH) -> None:
+        self.lines: deque[str] = deque(maxlen=lines)
+        """The last whole lines, without their newline."""
+        self.partial = ""
+        """The start of the line being printed (at most `width` characters)."""
+        self.width = width
+        self.total = 0
+        """Whole lines ever added."""
+        self.fresh = 0
+        """Lines at the end of `lines` not yet taken."""
+        self._shown = 0
+        """Characters of `partial` taken already (the console shows them)."""
+        self._more = 0
+        """Characters of the line being printed beyond `width`, left out."""
+
+    @property
+    def pending(self) -> bool:
+        return self.fresh > 0 or len(self.partial) > self._shown
+
+    def _extend(self, piece: str) -> None:
+        room = self.width - len(self.partial)
+        if room > 0:
+            self.partial += piece[:room]
+        self._more += max(0, len(piece) - max(room, 0))
+
+    def _end_line(self) -> None:
+        note = f" … ({self._more:,} more characters not shown)" if self._more else ""
+        self.lines.append(self.partial + note)
+        self.total += 1
+        self.fresh += 1
+        self.partial, self._more = "", 0
+
+    def add(self, text: str) -> None:
+        limit = self.lines.maxlen or 0
+        if text.count("\n") > limit:  # all but its last `limit` lines would scroll away at once
+            cut = len(text)
+            for _ in range(limit + 1):
+                cut = text.rfind("\n", 0, cut)
+            dropped = text.count("\n", 0, cut + 1)
+            self.total += dropped
+            self.fresh += dropped
+            self.partial, self._more = "", 0
+            text = text[cut + 1:]
+        parts = text.split("\n")
+        self._extend(parts[0])
+        for part in parts[1:]:
+            self._end_line()
+            self._extend(part)
+
+    def everything(self) -> str:
+        """All that is kept: a note when earlier lines scrolled away, the lines, the line being printed."""
+        limit = self.lines.maxlen or 0
+        note = (f"[… {self.total - limit:,} earlier lines not shown: the console keeps the last {limit:,}]\n"
+                if self.total > limit else "")
+        return note + "".join(f"{line}\n" for line in self.lines) + self.partial
+
+    def take(self) -> tuple[bool, str]:
+        """(replace, text): replace the console's text with `text`, or append `text` to it."""
+        if self.fresh > self.REPLACE_AFTER or self.fresh > len(self.lines):
+            replace, text = True, self.everything()
+        elif self.fresh:
+            first = len(self.lines) - self.fresh
+            done = [self.lines[first][self._shown:], *(self.lines[k] for k in range(first + 1, len(self.lines)))]
+            replace, text = False, "".join(f"{line}\n" for line in done) + self.partial
+        else:
+            replace, text = False, self.partial[self._shown:]
+        self.fresh = 0
+        self._shown = len(self.partial)
+        return replace, text
+
+
 class SimulationWindow(QMainWindow):
     """Shows and drives one Simulation."""
 
@@ -301,8 +393,14 @@ class SimulationWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.installEventFilter(self.key_router)
+        self.console_tail = ConsoleTail()
+        """Output not yet shown: the console shows it at most CONSOLE_REFRESH s apart, so a flood of
+        prints costs the window one bounded update, not one per print."""
+        self._console_next = 0.0
+        """perf_counter time before which the console is not updated again (see _show_console)."""
         for text in simulation.output_history:  # what init() printed before the window existed
-            self._console_show(text)
+            self.console_tail.add(text)
+        self._show_console(now=True)
         simulation.output_listeners.append(self._console_append)
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.frame)
@@ -403,7 +501,8 @@ class SimulationWindow(QMainWindow):
         self.console = QPlainTextEdit()
         self.console.setReadOnly(True)
         self.console.setFont(QFont("Monospace", 9))
-        self.console.setMaximumBlockCount(5000)
+        self.console.setMaximumBlockCount(CONSOLE_LINES + 2)  # and a note, the line being printed
+        self.console.setPlaceholderText(f"Output of your code (its last {CONSOLE_LINES:,} lines) appears here.")
         self.console_dock = self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
         # The right-hand docks reach down to the status bar; the console lies under the 3-D view only.
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -714,12 +813,19 @@ class SimulationWindow(QMainWindow):
                     self.commands["record"].blockSignals(False)
                     return
                 path = chosen
-            self.simulation.start_log(path)
-            self._console_append(f"Recording to {path}\n")
+            try:
+                self.simulation.start_log(path)  # the dialog asked before replacing a file
+            except ProjectError as exc:  # one of the project's own files, a folder, not writable
+                self._console_note(f"Not recording: {exc}\n")
+                self.commands["record"].blockSignals(True)
+                self.commands["record"].setChecked(False)
+                self.commands["record"].blockSignals(False)
+                return
+            self._console_note(f"Recording to {path}\n")
         else:
             written = self.simulation.stop_log()
             if written is not None:
-                self._console_append(f"Log written to {written}\n")
+                self._console_note(f"Log written to {written}\n")
 
     def set_camera(self, mode: str) -> None:
         self.camera_mode = mode
@@ -759,6 +865,7 @@ class SimulationWindow(QMainWindow):
         self.pacer.restart()  # the real-time clock and factor count from here, not across this jump
         self.rate_display.clear()
         self.draw()
+        self._show_console(now=True)
 
     def frame(self) -> None:
         """Timer tick: advance the simulation as the clock says (stopping exactly at `duration`), then
@@ -767,6 +874,7 @@ class SimulationWindow(QMainWindow):
             self._advance_ticks(self.pacer.due(), TICK_BUDGET[self.realtime])
         self._move_camera_keys()
         self.draw()
+        self._show_console()
         now = time.perf_counter()
         self._frames.append(now)
         if not self.paused:
@@ -949,13 +1057,35 @@ class SimulationWindow(QMainWindow):
         self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {speed}   |   "
                             f"{fps:4.1f} frames/s   |   F1: keys")
 
+    def _show_console(self, *, now: bool = False) -> None:
+        """Put the output gathered since the last time into the console (every CONSOLE_REFRESH s)."""
+        clock = time.perf_counter()
+        if not self.console_tail.pending or (not now and clock < self._console_next):
+            return
+        replace, text = self.console_tail.take()
+        if replace:
+            self.console.setPlainText(text)
+        else:
+            self.console.moveCursor(QTextCursor.MoveOperation.End)
+            self.console.insertPlainText(text)
+        self.console.moveCursor(QTextCursor.MoveOperation.End)
+        # A flood's updates (up to CONSOLE_LINES long lines each) take at most a fifth of the time.
+        self._console_next = clock + max(CONSOLE_REFRESH, 5 * (time.perf_counter() - clock))
+
     def _console_show(self, text: str) -> None:
-        self.console.moveCursor(QTextCursor.MoveOperation.End)
-        self.console.insertPlainText(text)
-        self.console.moveCursor(QTextCursor.MoveOperation.End)
+        """Show `text` in the console at once (the window's own messages)."""
+        self.console_tail.add(text)
+        self._show_console(now=True)
+
+    def _console_note(self, text: str) -> None:
+        """The window's own message: to the console at once, and to the terminal."""
+        self._console_append(text)
+        self._show_console(now=True)
 
     def _console_append(self, text: str) -> None:
-        self._console_show(text)
+        self.console_tail.add(text)
+        if sys.stdout is None or sys.stdout.closed:  # user code closed it
+            reopen_std_streams()
         sys.stdout.write(text)  # also to the terminal (or the settings window's console)
         sys.stdout.flush()
 
@@ -1000,5 +1130,17 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     window = SimulationWindow(simulation, duration=duration)
     window.show()
     window.start()
-    app.exec()
-    return 0
+    stopped: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:  # runs in whatever Python code is under way (a frame)
+        stopped.append(signum)
+        # Closed from the event loop once that code has returned, as when the user closes it.
+        QTimer.singleShot(0, window.close)
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        app.exec()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 128 + stopped[0] if stopped else 0

@@ -247,8 +247,8 @@ class Sensor:
 
     def arrays(self, reading: Any) -> dict[str, np.ndarray]:
         """Array outputs of a reading that a CSV cell cannot hold (e.g. a LIDAR scan), by key; the log
-        saves each sample's arrays beside the CSV in FILE.lidar.npz (one file for every sensor's arrays) as
-        `<name>.time` and `<name>.<key>`."""
+        streams each sample's arrays beside the CSV into the folder FILE.arrays as `<name>.time.npy`
+        and `<name>.<key>.npy` (every sample of a key the same shape and dtype)."""
         return {}
 
     def value(self, reading: Any) -> Any:

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication
 
 from sear.gui.simwindow import SimulationWindow
 from sear.project import Project
-from sear.runtime import Simulation, quaternion_to_euler
+from sear.runtime import Simulation, load_arrays, quaternion_to_euler
 
 pytestmark = pytest.mark.gl
 
@@ -191,7 +191,8 @@ def test_record_writes_a_log(window, tmp_path):
     with open(tmp_path / "rec.csv", newline="") as fh:
         rows = list(csv.reader(fh))
     assert rows[0][0] == "time" and "gps.latitude" in rows[0] and len(rows) == 61
-    assert (tmp_path / "rec.lidar.npz").exists()
+    arrays = load_arrays(tmp_path / "rec.csv")  # streamed into rec.arrays/
+    assert arrays["lidar.ranges"].shape[0] == len(arrays["lidar.time"]) >= 10
 
 
 def test_pause_single_step_and_cameras(window):
@@ -259,3 +260,16 @@ def test_closing_the_window_exits_with_status_0(demo_copy):
     with open(log, newline="") as fh:
         rows = list(csv.reader(fh))
     assert len(rows) == 1 + 90 and float(rows[-1][0]) == pytest.approx(1.5)  # stopped exactly at --duration
+
+
+def test_record_refuses_the_projects_own_files(window, demo_copy):
+    w = window
+    code = demo_copy / "demo_code.py"
+    before = code.read_bytes()
+    w.commands["record"].blockSignals(True)
+    w.commands["record"].setChecked(True)  # as the button would, then the path the dialog returned
+    w.commands["record"].blockSignals(False)
+    w.set_recording(True, code)
+    assert code.read_bytes() == before and w.simulation.log is None
+    assert not w.commands["record"].isChecked()
+    assert "Not recording: " in w.console.toPlainText() and "user code file" in w.console.toPlainText()
