@@ -377,7 +377,7 @@ def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainMode
     except (OSError, ValueError):
         key = None  # load_mesh says what is wrong with the file
     cached = _cache.get(key) if key is not None else None
-    if cached is not None:  # read before (validated, then run): centred and turned already
+    if key is not None and cached is not None:  # read before (validated, then run): centred and turned already
         _cache.move_to_end(key)
         mesh = cached.copy()
     else:
