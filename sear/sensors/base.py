@@ -29,6 +29,13 @@ from sear.state import VehicleState, body_rotation
 _NORMAL = itemgetter(4)
 """The hit normal in a pybullet rayTestBatch result tuple."""
 
+MAX_RAYS_PER_SAMPLE = 16_383
+"""Most rays one sensor casts in a sample (a cone's or a scan's), so that building and casting a sensor
+stays within memory and time a run can honour; pybullet's rayTestBatch takes this many in one call."""
+MAX_RAYS_PER_SECOND = 500_000
+"""Most rays all sensors together cast per simulated second (each sensor samples at most once a physics
+step): pybullet casts ~200,000 a second here, so a simulated second costs at most a few seconds of rays."""
+
 STANDARD_GRAVITY = 9.80665
 """1 g in m/s², for datasheet figures given in g."""
 
@@ -41,6 +48,15 @@ def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
     ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
     rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
     return rz @ ry @ rx
+
+
+def sample_rate_hz(config: SensorConfig) -> float:
+    """Samples per second of a sensor so defined: its update rate, else its bandwidth."""
+    rate = getattr(config, "update_rate_hz", None) or getattr(config, "bandwidth_hz", None)
+    if not rate:
+        raise TypeError(f"{type(config).__name__} declares neither update_rate_hz nor bandwidth_hz, so "
+                        "its sensor cannot be scheduled")
+    return float(rate)
 
 
 class RayHits:
@@ -172,13 +188,15 @@ class Sensor:
         self.last_sample_time: float | None = None
         self.reading: Any = None
 
+    @classmethod
+    def rays_per_sample(cls, config: SensorConfig) -> int:
+        """Rays one sample of a sensor so defined casts, worked out without building it (0: none); only
+        for definitions whose `problems()` are empty."""
+        return 0
+
     def rate_hz(self) -> float:
         """Samples per second (from the definition's update rate or bandwidth)."""
-        rate = getattr(self.config, "update_rate_hz", None) or getattr(self.config, "bandwidth_hz", None)
-        if not rate:
-            raise TypeError(f"{type(self.config).__name__} declares neither update_rate_hz nor bandwidth_hz, so "
-                            "its sensor cannot be scheduled")
-        return float(rate)
+        return sample_rate_hz(self.config)
 
     def advance(self, time: float) -> None:
         """Schedule the next sample one period after the last scheduled one (so the average rate is
