@@ -13,13 +13,16 @@ ROBOT_COLLISION_GROUP = 0x40
 """Collision filter group bit of the robot's bodies; the sensors' rays leave it out of their mask.
 Not 1 or 2: Bullet gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
 
+TERRAIN_COLLISION_GROUP = 0x80
+"""Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
 STATIC_COLLISION_GROUP = 0x2
 """Collision filter group bit of every fixed body: terrain tiles, walls, trees, mass-0 boxes. It is Bullet's
-own StaticFilter bit. Fixed bodies carry STATIC_COLLISION_MASK, which leaves it out, so Bullet never pairs
-two fixed bodies: without that, each fixed obstacle is tested against the terrain on every physics step
-(100 walls made the demo 10-12x slower). Moving bodies (group 1, Bullet's default, and the robot) collide
-with everything."""
-STATIC_COLLISION_MASK = 0xFFFF & ~STATIC_COLLISION_GROUP
+own StaticFilter bit. Fixed bodies carry STATIC_COLLISION_MASK, so Bullet never pairs two fixed bodies:
+without that, each fixed obstacle is tested against the terrain on every physics step (100 walls made the
+demo 10-12x slower). Moving bodies (group 1, Bullet's default, and the robot) collide with everything."""
+STATIC_COLLISION_MASK = 0xFFFF & ~(STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP)
+"""pybullet pairs two bodies when either one's group meets the other's mask (its filter ORs the two
+tests), so the mask of fixed bodies leaves out every bit a fixed body can carry, the terrain's too."""
 
 
 class StaticShape:

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
-from sear.collision import STATIC_COLLISION_GROUP, STATIC_COLLISION_MASK, StaticShape, StaticWorld
+from sear.collision import (
+    STATIC_COLLISION_GROUP,
+    STATIC_COLLISION_MASK,
+    TERRAIN_COLLISION_GROUP,
+    StaticShape,
+    StaticWorld,
+)
 from sear.geo import geodetic_to_enu
 from sear.meshio import Models, load_models, make_tree
 from sear.physics.meshes import create_terrain_bodies
@@ -27,8 +33,6 @@ from sear.project import WHEEL_IDS, Project
 if TYPE_CHECKING:
     import trimesh
 
-TERRAIN_COLLISION_GROUP = 0x80
-"""Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
 TRUNK_SECTIONS = 64
 """Sides of the prism that stands for a tree trunk (a pybullet cylinder) in the ray caster's static world:
 its faces lie at most 0.15 m x (1 - cos(180°/64)) = 0.18 mm inside the cylinder."""
