@@ -29,15 +29,18 @@ class StaticShape:
     """One fixed body's surface as triangles in the world frame (m): what the ray caster's static engine
     casts against instead of asking pybullet."""
 
-    __slots__ = ("body", "faces", "vertices")
+    __slots__ = ("body", "faces", "margin", "vertices")
 
-    def __init__(self, body: int, vertices: np.ndarray, faces: np.ndarray) -> None:
+    def __init__(self, body: int, vertices: np.ndarray, faces: np.ndarray, margin: float = 0.0) -> None:
         self.body = body
         """The pybullet body id of the shape (what a hit on it reports)."""
         self.vertices = vertices
         """(V, 3) float64 vertices, world frame, m."""
         self.faces = faces
         """(F, 3) vertex indices of the triangles."""
+        self.margin = margin
+        """How far outside the triangles pybullet's surface lies, m: a convex hull's collision margin
+        (boxes and cylinders keep theirs inside; the terrain has none)."""
 
 
 class StaticWorld:

@@ -15,19 +15,13 @@ output, which gives a zero reading no noise: wrong for an IMU at rest.)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
-from operator import itemgetter
 from typing import Any, ClassVar
 
 import numpy as np
 
 from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
-
-_NORMAL = itemgetter(4)
-"""The hit normal in a pybullet rayTestBatch result tuple."""
 
 STANDARD_GRAVITY = 9.80665
 """1 g in m/s², for datasheet figures given in g."""
@@ -50,10 +44,10 @@ class RayHits:
     from the fractions: right after a ray cast every numpy call costs microseconds, the cast having
     emptied the caches."""
 
-    __slots__ = ("fraction", "length", "offset", "origin", "raw", "reach", "state")
+    __slots__ = ("body", "fraction", "length", "normal", "origin", "reach", "state")
 
     def __init__(self, fraction: np.ndarray, length: float, origin: np.ndarray, reach: np.ndarray,
-                 state: VehicleState, raw: Sequence[Any] = (), offset: int = 0) -> None:
+                 state: VehicleState, normal: np.ndarray | None = None, body: np.ndarray | None = None) -> None:
         self.fraction = fraction
         """Hit fraction of each ray's length (1.0 for a miss)."""
         self.length = length
@@ -64,10 +58,10 @@ class RayHits:
         """(N, 3) each ray from its start to its end, body frame, m."""
         self.state = state
         """The robot's state when the rays were cast (for the world-frame rays)."""
-        self.raw = raw
-        """pybullet's result tuples of the whole batch, for normals (emptied after sampling)."""
-        self.offset = offset
-        """Index of this sensor's first ray in `raw`."""
+        self.normal = np.zeros((len(fraction), 3)) if normal is None else normal
+        """(N, 3) world-frame unit normal of the surface each ray hit, facing the ray's start; zeros for a miss."""
+        self.body = np.full(len(fraction), -1) if body is None else body
+        """(N,) pybullet body id of what each ray hit; -1 for a miss."""
 
     @property
     def starts(self) -> np.ndarray:
@@ -100,13 +94,7 @@ class RayHits:
 
     def normals(self, indices: np.ndarray) -> np.ndarray:
         """World-frame unit normals (k, 3) of the surfaces hit by rays `indices` of this sensor's rays."""
-        if len(indices) == 0:
-            return np.zeros((0, 3))
-        picked = itemgetter(*(indices + self.offset).tolist())(self.raw)
-        if len(indices) == 1:
-            picked = (picked,)
-        flat = chain.from_iterable(map(_NORMAL, picked))
-        return np.fromiter(flat, dtype=np.float64, count=3 * len(indices)).reshape(-1, 3)
+        return self.normal[indices]
 
 
 @dataclass

@@ -58,9 +58,6 @@ class LidarConfig(SensorConfig):
         if self.angle_step_deg > self.spread_deg:
             problems.append(("angle_step_deg", f"the angle between readings ({self.angle_step_deg}°) is larger "
                                                f"than the spread angle ({self.spread_deg}°)."))
-        if self.spread_deg / self.angle_step_deg * len(self.layers_deg) > 16_383:
-            problems.append(("angle_step_deg", "the scan needs more than 16,383 rays; use a larger angle "
-                                               "between readings or fewer layers."))
         return problems
 
 SICK_NO_RETURN = 0x1FFF
