@@ -36,6 +36,10 @@ MAX_BATCH = 16_383
 RAY_THREADS = 0
 """rayTestBatch's numThreads: 0 uses every core (on two cores a 1,132-ray batch takes ~60 % of the
 single-threaded time)."""
+MAX_EMBREE_TRIANGLES = 1_000_000
+"""Fixed worlds of more triangles are cast with pybullet alone: Embree's structure costs ~85 bytes and a
+few microseconds of start-up a triangle (a 2049² heightmap's 8.4 M triangles: +700 MB, tens of seconds),
+which would break the run's memory and start-up limits for large terrains."""
 BOX_PADDING = 0.01
 """Margin added around each moving body's bounding box (m) when choosing the rays pybullet casts too."""
 _FRACTION, _BODY, _NORMAL = operator.itemgetter(2), operator.itemgetter(0), operator.itemgetter(4)
@@ -184,6 +188,8 @@ class RayCaster:
         of its length (1.0 for a miss), the surface normal and the body hit."""
         begin = np.ascontiguousarray(starts, dtype=np.float64).reshape(-1, 3)
         end = np.ascontiguousarray(ends, dtype=np.float64).reshape(-1, 3)
+        if self.embree is not None:
+            self._sync()
         if self.embree is None or self.static_world is None:
             return self._pybullet(begin, end, parent)
         if parent is not None:
@@ -191,7 +197,6 @@ class RayCaster:
             rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
             begin = begin @ rotation.T + position
             end = end @ rotation.T + position
-        self._sync()
         n = len(begin)
         result = RayResult(np.ones(n), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
         direction = end - begin
@@ -231,6 +236,9 @@ class RayCaster:
             return
         if world.version != self._version:
             shapes = world.terrain + world.obstacles
+            if sum(len(s.faces) for s in shapes) > MAX_EMBREE_TRIANGLES:
+                self.embree, self._scenes, self._terrain_scene = None, [], None
+                return
             lo = np.min([s.vertices.min(axis=0) for s in shapes], axis=0) if shapes else np.zeros(3)
             hi = np.max([s.vertices.max(axis=0) for s in shapes], axis=0) if shapes else np.zeros(3)
             centre = (lo + hi) / 2.0

@@ -252,3 +252,23 @@ def test_a_lidar_of_28800_rays_validates_and_reads_a_room(tmp_path):
         np.testing.assert_allclose(scan, expected, atol=0.01)  # every beam within 1 cm of the geometry
     finally:
         sim.close()
+
+
+def test_a_fixed_world_too_big_for_embree_is_cast_with_pybullet(monkeypatch):
+    client = p.connect(p.DIRECT)
+    try:
+        static, body = _flat_scene(client)  # 12 triangles
+        starts = np.array([[0.0, 0.0, 1.0], [5.0, 5.0, 3.0]])
+        ends = starts - (0.0, 0.0, 4.0)
+        monkeypatch.setattr(raycast, "MAX_EMBREE_TRIANGLES", 12)
+        kept = RayCaster(client, [], static)
+        kept.cast(starts, ends)
+        assert kept.engines == "embree+pybullet"  # positive control: at the limit Embree is kept
+        monkeypatch.setattr(raycast, "MAX_EMBREE_TRIANGLES", 11)
+        caster = RayCaster(client, [], static)
+        cast = caster.cast(starts, ends)
+        assert caster.engines == "pybullet"
+        np.testing.assert_allclose(cast.fraction, [0.25, 0.75])
+        assert list(cast.body) == [body, body]
+    finally:
+        p.disconnect(client)
