@@ -3,7 +3,8 @@
     sear [PROJECT.prj]                      open the Project Settings window
     sear run PROJECT.prj [--headless] ...   simulate (window, or headless)
     sear validate PROJECT.prj               check a project and everything it refers to
-    sear new DIR                            copy the demo project into DIR
+    sear new DIR [--blank]                  copy the demo project into DIR (or a new project that
+                                            simulates at once, as File > New makes)
 
 Exit codes: 0 success, 1 a problem with the user's files or code (a sentence on stderr, no traceback),
 2 a usage error.
@@ -54,6 +55,13 @@ def cmd_new(args: argparse.Namespace) -> int:
         return _error(f"{target} is a file; give the name of a new folder for the project.")
     if target.is_dir() and any(target.iterdir()):
         return _error(f"{target} exists and is not empty; choose a new or empty folder.")
+    if args.blank:
+        from sear.starter import create_new_project
+
+        project = create_new_project(target / f"{target.absolute().name}.prj")
+        print(f"Created {project.path} with flat ground, a box robot on four wheels, user code and a sensors "
+              f"file: open it with `sear {project.path}` or run it with `sear run {project.path} --headless`.")
+        return EXIT_OK
     demo = resources.demo_folder()
     if not demo.joinpath(resources.DEMO_PROJECT_FILE).is_file():
         return _error(f"the demo project is not installed ({demo} has no {resources.DEMO_PROJECT_FILE}); "
@@ -89,7 +97,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
         from sear.gui.app import run_settings_app
 
         return run_settings_app(project)
-    print(f"sear: {reason}; running {target} headless for 20 simulated seconds instead.", flush=True)
+    print(f"sear: {reason}; running {target} headless for 20 simulated seconds instead.", file=sys.stderr,
+          flush=True)
     return run_from_cli(target, headless=True, duration=20.0, log=None, seed=0, realtime=False)
 
 
@@ -133,8 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("project", help="the project file (.prj)")
     validate.set_defaults(func=cmd_validate)
 
-    new = sub.add_parser("new", help="copy the demo project into a new folder")
+    new = sub.add_parser("new", help="copy the demo project into a new folder (or start a blank project)")
     new.add_argument("dir", help="the folder to create")
+    new.add_argument("--blank", action="store_true",
+                     help="instead of the demo: flat ground, a box robot on four wheels, the template user code "
+                          "and a sensors file (what File > New makes)")
     new.set_defaults(func=cmd_new)
     return parser
 

@@ -73,7 +73,8 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
 def window_runner() -> WindowRunner | None:
     """The simulation window's runner, or None, saying why, when no window can open (a headless run then)."""
     if not has_display():
-        print("sear: no display is available, so the simulation window cannot open; running headless.")
+        print("sear: no display is available, so the simulation window cannot open; running headless.",
+              file=sys.stderr)
         return None
     try:
         from sear.gui.simwindow import run_window

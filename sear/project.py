@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -242,7 +243,9 @@ class Project:
         """Write the project to `path` (default: where it was loaded from) atomically.
 
         The previous file is kept as NAME.prj.bak; a save killed at any moment leaves both files whole
-        (xmlio.atomic_write). A project with an invalid value (e.g. a negative
+        (xmlio.atomic_write); a link is followed (its target written, the link kept) and the file keeps its
+        permissions. The comments and layout of the file the project was read from are kept
+        (xmlio.write_document). A project with an invalid value (e.g. a negative
         mass set in code) is refused with a ProjectError and nothing on disk changes.
         """
         if path is None:
@@ -256,9 +259,19 @@ class Project:
             raise ProjectError(f"not saved: {exc.message}", file=path, field=exc.field) from None
         root.set("version", str(FORMAT_VERSION))
         xmlio.check_against_schema(root, "project.xsd", ROOT_TAG, path, "project")
-        xmlio.atomic_write(path, xmlio.serialise(root))
+        # The file the project was read from (or `path`) keeps its comments: its tree is updated in place.
+        template = self.path if self.path is not None and self.path.is_file() else path
+        xmlio.write_document(path, root, template=template,
+                             reads_back=lambda merged: self._same_as_element(merged, path.parent))
         self.path = path
         return path
+
+    def _same_as_element(self, root: object, base: Path) -> bool:
+        """Whether the element `root` (a merged document) reads back as this project."""
+        try:
+            return bool(xmlio.element_to_dataclass(Project, root, base) == self)
+        except (ValueError, TypeError, KeyError):
+            return False
 
     def file_choices(self) -> dict[str, FileChoice]:
         """Every file the project refers to and where the settings window chooses it, by dotted field
@@ -270,6 +283,39 @@ class Project:
         choices += [FileChoice("code.user_code", "Code Setup", "user code file", self.code.user_code),
                     FileChoice("code.sensors", "Code Setup", "sensors file", self.code.sensors)]
         return {choice.field: choice for choice in choices}
+
+    def copy_own_files(self, folder: Path) -> list[tuple[FileChoice, Path]]:
+        """Save As to another folder: make the new project independent of the old one, as a document
+        saved under a new name is. The files the project owns and SEAR edits, its user code and its
+        sensors file, are copied to `folder` when they lie in the project's folder (or below it: kept at
+        the same relative place) and their fields are pointed at the copies; a copy that would
+        replace a different file of the same name is not made (that field keeps its file). Models
+        (terrain, body, wheels) are inputs the project only reads, often large and shared: they stay
+        where they are, referred to by absolute path when outside `folder`. Returns the copies made, as
+        (the field's choice with its old path, the new path)."""
+        if self.path is None:
+            return []
+        old_folder = self.path.parent
+        folder = Path(os.path.normpath(Path(folder).absolute()))
+        if folder == old_folder:
+            return []
+        copied: list[tuple[FileChoice, Path]] = []
+        for key in ("code.user_code", "code.sensors"):
+            choice = self.file_choices()[key]
+            source = choice.path
+            if source is None or not source.is_file() or not source.is_relative_to(old_folder):
+                continue
+            target = folder / source.relative_to(old_folder)
+            if target.exists() and target.read_bytes() != source.read_bytes():
+                continue
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
+                shutil.copymode(source, target)
+            section, name = key.split(".")
+            setattr(getattr(self, section), name, target)
+            copied.append((choice, target))
+        return copied
 
     def referenced_files(self) -> dict[str, Path | None]:
         """Every file the project refers to, keyed by the place in the settings window it comes from."""

@@ -200,7 +200,8 @@ class Sim:
 
     def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
               flush: bool = False) -> None:
-        """Print to the console (the window's console panel, or stdout when headless), flushed.
+        """Print to the console (the window's console panel, or stdout when headless: stderr for
+        `file=sys.stderr`), flushed.
 
         Takes print()'s arguments; `file=` an open file of the user's writes there instead (standard
         output and standard error mean the console)."""
@@ -209,7 +210,7 @@ class Sim:
             return
         sep = " " if sep is None else sep
         end = "\n" if end is None else end
-        self._s.emit(sep.join(str(a) for a in args) + end)
+        self._s.emit(sep.join(str(a) for a in args) + end, error=file is sys.stderr)
 
     def step(self) -> bool:
         """run(sim) style only: wait for the next control tick. False when the simulation is ending."""
@@ -289,13 +290,15 @@ class Simulation:
 
     # --- output ------------------------------------------------------------------------------------------
 
-    def emit(self, text: str) -> None:
-        """User output and error reports: to every listener, or stdout when there is none. The text is
-        also kept (the last 2,000 pieces), so a console opened later can show what came before."""
+    def emit(self, text: str, *, error: bool = False) -> None:
+        """User output and error reports: to every listener, or when there is none to stdout (an `error`
+        report to stderr, where a headless run's summary says it is). The text is also kept (the last
+        2,000 pieces), so a console opened later can show what came before."""
         self.output_history.append(text)
         if not self.output_listeners:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            stream = sys.stderr if error else sys.stdout
+            stream.write(text)
+            stream.flush()
         for listener in self.output_listeners:
             listener(text)
 
@@ -347,7 +350,7 @@ class Simulation:
         except UserCodeError as exc:
             self.user_error = exc
             self.stuck = isinstance(exc, StuckHookError)
-            self.emit(f"{exc}\n")
+            self.emit(f"{exc}\n", error=True)
 
     # --- the loop ----------------------------------------------------------------------------------------
 

@@ -89,7 +89,7 @@ def test_sear_without_a_window_runs_the_project_headless_and_says_so(demo_copy):
     result = subprocess.run([sys.executable, "-m", "sear", str(demo_copy / "demo.prj")], capture_output=True,
                             text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "no display is available" in result.stdout
+    assert "no display is available" in result.stderr and "no display" not in result.stdout
     assert "simulated 20.00 s" in result.stdout
 
 
@@ -116,6 +116,20 @@ def test_new_copies_every_file_of_the_bundled_demo_and_the_copy_validates(tmp_pa
     for name in expected:
         assert (tmp_path / "mine" / name).read_bytes() == (shipped / name).read_bytes(), name
     assert cli.main(["validate", str(tmp_path / "mine" / "demo.prj")]) == 0
+
+
+def test_new_blank_makes_the_project_file_new_makes_and_it_validates(tmp_path, capsys):
+    from sear import cli
+    from sear.starter import STARTER_FILES
+
+    assert cli.main(["new", str(tmp_path / "bot"), "--blank"]) == 0, capsys.readouterr().err
+    assert {p.name for p in (tmp_path / "bot").iterdir()} == {*STARTER_FILES.names(), "bot.prj"}
+    assert "Created" in capsys.readouterr().out
+    assert cli.main(["validate", str(tmp_path / "bot" / "bot.prj")]) == 0, capsys.readouterr().err
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "keep.txt").write_text("mine")
+    assert cli.main(["new", str(tmp_path / "other"), "--blank"]) == 1
+    assert "not empty" in capsys.readouterr().err
 
 
 def test_new_refuses_a_folder_that_is_not_empty(tmp_path, capsys):

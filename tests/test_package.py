@@ -24,6 +24,7 @@ PACKAGE_DATA = (
     "sear/data/templates/simulator_script.py", "sear/schemas/project.xsd", "sear/schemas/sensors.xsd",
     "sear/schemas/common.xsd",
     *(f"sear/data/demo/{name}" for name in DEMO_TEXT_FILES + DEMO_MODEL_FILES),
+    *(f"sear/data/docs/{page.name}" for page in (REPO / "docs").glob("*.md")),  # the user guide (Help)
 )
 
 
@@ -46,6 +47,7 @@ def wheel(tmp_path_factory) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__", "*.bak", "*.csv", "*.npz"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "docs", source / "docs")  # sear/data/docs links to its pages
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
                              "--quiet", "-w", str(work / "dist"), str(source)],
                             capture_output=True, text=True, timeout=300)
@@ -54,11 +56,23 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
+def test_every_page_of_docs_is_linked_into_the_package():
+    """The user guide (Help > User Guide) reads sear/data/docs: each page of docs/ must be linked there."""
+    pages = sorted(p.name for p in (REPO / "docs").glob("*.md"))
+    shipped = REPO / "sear" / "data" / "docs"
+    assert "index.md" in pages
+    assert sorted(p.name for p in shipped.glob("*.md")) == pages
+    assert all((shipped / name).resolve() == (REPO / "docs" / name).resolve() for name in pages)
+    assert (shipped / "images").resolve() == (REPO / "docs" / "images").resolve()
+
+
 def test_the_wheel_carries_the_templates_the_demo_the_presets_and_the_schemas(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = [name for name in PACKAGE_DATA if name not in names]
     assert not missing, f"not in the wheel: {missing}"
     assert not [name for name in names if "__pycache__" in name or name.endswith((".bak", ".csv", ".npz"))]
+    images = sorted(p.name for p in (REPO / "docs" / "images").glob("*.png"))
+    assert images and all(f"sear/data/docs/images/{name}" in names for name in images)
 
 
 @pytest.mark.slow
@@ -88,6 +102,11 @@ def test_the_installed_wheel_makes_validates_and_runs_a_project_outside_the_repo
     assert where.returncode == 0, where.stderr
     module_file, demo = (Path(line) for line in where.stdout.split())
     assert module_file.is_relative_to(site) and demo.is_relative_to(site), where.stdout   # not the repository
+    guide = run(str(python), "-c", "from sear.gui.help import docs_folder, guide_pages; folder = docs_folder(); "
+                "print(folder); print(len(guide_pages(folder)))")
+    assert guide.returncode == 0, guide.stderr
+    folder, pages = guide.stdout.split()
+    assert Path(folder).is_relative_to(site) and int(pages) == len(list((REPO / "docs").glob("*.md")))
 
     made = run(sear, "new", "x")
     assert made.returncode == 0, made.stderr
@@ -139,6 +158,6 @@ def test_sear_without_a_project_or_a_display_runs_the_bundled_demo_in_place_and_
     result = subprocess.run([sys.executable, "-m", "sear"], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=180)
     assert result.returncode == 0, result.stderr
-    assert f"running {shipped / 'demo.prj'} headless" in result.stdout and "simulated 20.00 s" in result.stdout
+    assert f"running {shipped / 'demo.prj'} headless" in result.stderr and "simulated 20.00 s" in result.stdout
     assert {p.name: p.read_bytes() for p in shipped.iterdir()} == before
     assert list(tmp_path.iterdir()) == []

@@ -1,19 +1,24 @@
 """The Project Settings window: the first window a user sees (SPEC §1).
 
 The window edits a `Project` (sear.project) and nothing else: every widget writes its field of the
-model when changed, and `refresh()` writes the model back into the widgets. Files are read and written
+model when changed, and `refresh()` writes the model back into the widgets. Every change is one step of the
+undo history (`history`: snapshots of the project compared after each edit; Edit > Undo/Redo write one
+back and refresh); the history's clean step is the saved project (the title's *). Files are read and written
 only through the model's load/save and the validation module; simulations run as a separate process.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QSettings, Qt, QTimer, QUrl
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QProcess, QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QColor, QDesktopServices, QFont, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -36,6 +41,7 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QStyle,
     QTabWidget,
+    QToolBar,
     QVBoxLayout,
     QWidget,
 )
@@ -44,7 +50,7 @@ from sear.errors import Problem, SearError
 from sear.fielddocs import field_docs
 from sear.fields import field_info
 from sear.gui.preview import MeshPreview
-from sear.gui.widgets import FileField, NumberField
+from sear.gui.widgets import FileField, NumberField, UndoHistory, WindowUndoKeys, wrap_tooltips
 from sear.project import (
     DEFAULT_DYNAMICS,
     HEIGHTMAP_SUFFIXES,
@@ -59,7 +65,7 @@ from sear.project import (
     Wheel,
     model_suffix,
 )
-from sear.resources import packaged
+from sear.resources import copy_demo, packaged
 
 TEMPLATES = packaged("templates")
 MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
@@ -80,11 +86,19 @@ class SettingsWindow(QMainWindow):
 
     def __init__(self, project: Project | None = None) -> None:
         super().__init__()
-        self.project = project or Project()
-        self.dirty = False
+        self._project = project or Project()
+        self.history = UndoHistory(self._snapshot, self._restore, self)
+        """Undo/Redo of every edit of the project; its clean state is the saved project."""
+        self.history.cleanChanged.connect(self._clean_changed)
+        self._dirty = False
         self.process: QProcess | None = None
         self.settings = QSettings("SEAR", "SEAR")
         self._numbers: dict[tuple[str, str], NumberField] = {}
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.fileChanged.connect(lambda _path: QTimer.singleShot(300, self, self._check_disk))
+        self._on_disk: str | None = None
+        """Hash of the project file as this window last read or wrote it; None when there is none."""
+        self._checking_disk = False
         self._build()
         geometry = self.settings.value("settings/geometry")
         if geometry is not None:
@@ -92,6 +106,47 @@ class SettingsWindow(QMainWindow):
         else:
             self.resize(1100, 720)
         self.refresh()
+        self._watch()
+
+    # --- the project, its changes and their undo ------------------------------------------------------------
+
+    @property
+    def project(self) -> Project:
+        """The project edited; another project put here (opened, new, reloaded) starts a new undo history."""
+        return self._project
+
+    @project.setter
+    def project(self, project: Project) -> None:
+        self._project = project
+        self.history.reset()
+
+    @property
+    def dirty(self) -> bool:
+        """True while the project has changes not saved: the undo history is away from its saved step (or
+        a change was marked that is not an edit of the project's fields)."""
+        return self._dirty or not self.history.isClean()
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        self._dirty = value
+        if not value:  # saved (or given up): this step is the saved one
+            self.history.sync()
+            self.history.setClean()
+        self._update_title()
+
+    def _snapshot(self) -> dict:
+        """Everything an edit can change in the project (not where it is saved), as a copy to compare."""
+        return copy.deepcopy({f.name: getattr(self.project, f.name) for f in fields(Project) if f.name != "path"})
+
+    def _restore(self, state: dict) -> None:
+        """Undo/Redo: put a snapshot back into the project and its widgets, and show the tab it changed."""
+        changed = [name for name, value in state.items() if getattr(self.project, name) != value]
+        for name, value in state.items():
+            setattr(self.project, name, value)
+        self.refresh()
+        tab = {"terrain": 0, "body": 1, "wheels": 2, "dynamics": 3, "code": 4, "simulation": 4}
+        if len(changed) == 1 and changed[0] in tab:
+            self.tabs.setCurrentIndex(tab[changed[0]])
 
     # --- construction ------------------------------------------------------------------------------------
 
@@ -119,25 +174,6 @@ class SettingsWindow(QMainWindow):
         self.tabs.addTab(self._code_tab(), "Code Setup")
         self.tabs.currentChanged.connect(lambda _i: self._update_previews())
 
-        buttons = QHBoxLayout()
-        self.simulate_button = QPushButton("Simulate")
-        self.simulate_button.setDefault(True)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setEnabled(False)
-        self.wizard_button = QPushButton("Sensor Wizard…")
-        self.save_button = QPushButton("Save Project")
-        self.load_button = QPushButton("Load Project…")
-        for b in (self.simulate_button, self.stop_button, self.wizard_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        buttons.addWidget(self.save_button)
-        buttons.addWidget(self.load_button)
-        self.simulate_button.clicked.connect(self.simulate)
-        self.stop_button.clicked.connect(self.stop)
-        self.wizard_button.clicked.connect(self.open_wizard)
-        self.save_button.clicked.connect(self.save)
-        self.load_button.clicked.connect(lambda: self.open_project())
-
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("a name for this project")
         self.name_edit.setToolTip("The project's name, shown in the title bar and stored in the .prj file.")
@@ -155,7 +191,6 @@ class SettingsWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.addLayout(name_row)
         layout.addWidget(self.tabs, 1)
-        layout.addLayout(buttons)
         self.setCentralWidget(central)
 
         self.console = QPlainTextEdit()
@@ -180,8 +215,12 @@ class SettingsWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problem_dock)
         self.problem_dock.hide()
         self._build_menus()
+        self._build_edit_view_help_menus()
         for number in self.findChildren(NumberField):
             number.refused.connect(lambda message: self.statusBar().showMessage(message, 8000))
+        self._undo_keys = WindowUndoKeys(self)
+        self._undo_keys.watch(self)
+        wrap_tooltips(self)
         self.statusBar().showMessage("Ready")
 
     def _build_menus(self) -> None:
@@ -193,6 +232,7 @@ class SettingsWindow(QMainWindow):
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.commands: dict[str, QAction] = {}
         """The window's menu and toolbar actions by name (not QWidget.actions(), the list Qt keeps)."""
+        slot: Callable[[], object]
         for key, text, shortcut, pixmap, slot in (
             ("new", "&New", QKeySequence.StandardKey.New, sp.SP_FileIcon, self.new_project),
             ("open", "&Open…", QKeySequence.StandardKey.Open, sp.SP_DialogOpenButton, lambda: self.open_project()),
@@ -208,6 +248,10 @@ class SettingsWindow(QMainWindow):
             self.commands[key] = action
             if key == "open":
                 self.recent_menu = menu.addMenu("Open &Recent")
+                demo = menu.addAction("Open &Demo…")
+                demo.setToolTip("Copy the demo project into a folder you choose and open the copy")
+                demo.triggered.connect(lambda: self.open_demo())
+                self.commands["open_demo"] = demo
         menu.addSeparator()
         quit_action = QAction(icon(sp.SP_DialogCloseButton), "&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
@@ -215,7 +259,7 @@ class SettingsWindow(QMainWindow):
         menu.addAction(quit_action)
         self.commands["quit"] = quit_action
 
-        run_menu = self.menuBar().addMenu("&Simulation")
+        run_menu = self.run_menu = self.menuBar().addMenu("&Simulation")
         toolbar.addSeparator()
         for key, text, keys, pixmap, slot in (
             ("simulate", "Simulate", "F5", sp.SP_MediaPlay, self.simulate),
@@ -230,15 +274,54 @@ class SettingsWindow(QMainWindow):
             toolbar.addAction(action)
             self.commands[key] = action
         self.commands["stop"].setEnabled(False)
-        self.simulate_button.setIcon(icon(sp.SP_MediaPlay))
-        self.stop_button.setIcon(icon(sp.SP_MediaStop))
+        # The toolbar is the window's one row of buttons (the actions' buttons, named for scripts and tests).
+        self.simulate_button, self.stop_button, self.wizard_button, self.save_button, self.load_button = (
+            toolbar.widgetForAction(self.commands[key]) for key in ("simulate", "stop", "wizard", "save", "open"))
         self._update_recent_menu()
 
+    def _build_edit_view_help_menus(self) -> None:
+        """Edit (Undo/Redo of every edit, Reset Defaults), View (tabs, panels) and Help menus."""
+        edit = self.menuBar().addMenu("&Edit")
+        undo = self.history.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.history.createRedoAction(self, "&Redo")
+        redo.setShortcuts([QKeySequence(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Y")])
+        icon = self.style().standardIcon
+        undo.setIcon(icon(QStyle.StandardPixmap.SP_ArrowBack))
+        redo.setIcon(icon(QStyle.StandardPixmap.SP_ArrowForward))
+        edit.addAction(undo)
+        edit.addAction(redo)
+        edit.addSeparator()
+        reset = QAction("Reset Vehicle Dynamics to Defaults…", self)
+        reset.triggered.connect(self.reset_dynamics)
+        edit.addAction(reset)
+        self.commands.update(undo=undo, redo=redo, reset_dynamics=reset)
+
+        view = self.menuBar().addMenu("&View")
+        for index in range(self.tabs.count()):
+            action = QAction(self.tabs.tabText(index), self)
+            action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
+            action.triggered.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
+            view.addAction(action)
+            self.commands[f"tab{index + 1}"] = action
+        view.addSeparator()
+        for dock in self.findChildren(QDockWidget):
+            view.addAction(dock.toggleViewAction())
+        for toolbar in self.findChildren(QToolBar):
+            toggle = toolbar.toggleViewAction()
+            toggle.setText("Toolbar")
+            view.addAction(toggle)
+
+        # before Simulation in the bar: File, Edit, View, Simulation, Help
+        self.menuBar().insertMenu(self.run_menu.menuAction(), edit)
+        self.menuBar().insertMenu(self.run_menu.menuAction(), view)
+        from sear.gui import help as help_
+
+        self.commands.update(help_.add_help_menu(self))
+
     def _set_running(self, running: bool) -> None:
-        """Enable Simulate or Stop (buttons and actions) as a run starts or ends."""
-        self.simulate_button.setEnabled(not running)
+        """Enable Simulate or Stop (menu, toolbar) as a run starts or ends."""
         self.commands["simulate"].setEnabled(not running)
-        self.stop_button.setEnabled(running)
         self.commands["stop"].setEnabled(running)
 
     def _with_preview(self, form_widget: QWidget, preview: MeshPreview) -> QWidget:
@@ -442,10 +525,20 @@ class SettingsWindow(QMainWindow):
         if getattr(obj, name) == value:
             return
         setattr(obj, name, value)
-        self._mark_dirty()
+        self._mark_dirty(self._field_label(section, name))
         if name in ("file", "user_code") or (section == "body" and name == "start_mode"):
             self._update_enabled()
             self._update_previews()
+
+    @staticmethod
+    def _field_label(section: str, name: str) -> str:
+        """How an undo step names a field ('Undo Mass')."""
+        cls = {"terrain": Terrain, "body": Body, "dynamics": Dynamics, "code": CodeSetup,
+               "simulation": SimulationSettings}[section]
+        try:
+            return _label(cls, name)
+        except (KeyError, LookupError, ValueError):
+            return name.replace("_", " ").capitalize()
 
     def _set_rotation(self, index: int, value: float) -> None:
         q = list(self.project.body.rotation)
@@ -469,7 +562,7 @@ class SettingsWindow(QMainWindow):
     def _set_wheel_file(self, wid: str, path: Path | None) -> None:
         if self.project.wheels[wid].file != path:
             self.project.wheels[wid].file = path
-            self._mark_dirty()
+            self._mark_dirty(f"{wid.replace('_', ' ')} wheel model file")
             self._update_previews()
 
     def _set_wheel_offset(self, wid: str, on: bool) -> None:
@@ -479,7 +572,7 @@ class SettingsWindow(QMainWindow):
         position = (x, y, z) if on else None
         if self.project.wheels[wid].position != position:
             self.project.wheels[wid].position = position
-            self._mark_dirty()
+            self._mark_dirty(f"{wid.replace('_', ' ')} wheel offset")
             self._update_previews()
 
     def _set_wheel_position(self, wid: str, index: int, value: float) -> None:
@@ -489,7 +582,7 @@ class SettingsWindow(QMainWindow):
         p = list(position)
         p[index] = value
         self.project.wheels[wid].position = (p[0], p[1], p[2])
-        self._mark_dirty()
+        self._mark_dirty(f"{wid.replace('_', ' ')} wheel position")
         self._update_previews()
 
     def _name_edited(self) -> None:
@@ -498,7 +591,7 @@ class SettingsWindow(QMainWindow):
             self.name_edit.setText(self.project.name)
         elif name != self.project.name:
             self.project.name = name
-            self._mark_dirty()
+            self._mark_dirty("Project name")
 
     def refresh(self) -> None:
         """Write every field of the model into its widget (without marking the project changed)."""
@@ -562,8 +655,13 @@ class SettingsWindow(QMainWindow):
         self._numbers[("terrain", "scale")].setEnabled(not heightmap)
         self.edit_button.setEnabled(self.project.code.user_code is not None)
 
-    def _mark_dirty(self) -> None:
-        self.dirty = True
+    def _mark_dirty(self, what: str = "Edit") -> None:
+        """Record the change just made to the project as one undo step named `what`."""
+        if not self.history.record(what) and not self.history.restoring:
+            self._dirty = True  # a change the snapshot does not cover: still unsaved
+        self._update_title()
+
+    def _clean_changed(self, _clean: bool) -> None:
         self._update_title()
 
     def _update_title(self) -> None:
@@ -604,30 +702,94 @@ class SettingsWindow(QMainWindow):
 
     # --- actions ---------------------------------------------------------------------------------------------
 
-    def reset_dynamics(self) -> None:
+    def reset_dynamics(self) -> bool:
+        """Reset Defaults of the Vehicle Dynamics tab, once the user says so (Edit > Undo takes it back)."""
+        tab = self.tabs.tabText(3)
+        if self.project.dynamics == DEFAULT_DYNAMICS:
+            self.statusBar().showMessage(f"The {tab} tab has its default values already", 4000)
+            return False
+        answer = QMessageBox.question(
+            self, "Reset Defaults",
+            f"Reset every field of the {tab} tab to its default value?\n\nEdit > Undo (Ctrl+Z) takes it back.",
+            QMessageBox.StandardButton.Reset | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        if answer != QMessageBox.StandardButton.Reset:
+            return False
         for f in fields(Dynamics):
-            setattr(self.project.dynamics, f.name, getattr(DEFAULT_DYNAMICS, f.name))
-        self._mark_dirty()
+            setattr(self.project.dynamics, f.name, copy.deepcopy(getattr(DEFAULT_DYNAMICS, f.name)))
+        self._mark_dirty(f"Reset Defaults of {tab}")
         self.refresh()
-        self.statusBar().showMessage("Vehicle dynamics reset to the defaults", 4000)
+        self.statusBar().showMessage(f"{tab} reset to the defaults (Ctrl+Z undoes it)", 4000)
+        return True
 
     def _confirm_discard(self) -> bool:
-        """True when it is fine to replace the current project (saved, or the user says so)."""
-        if not self.dirty:
+        """True when it is fine to replace the current project (saved, or the user says so). A project
+        whose file was deleted counts as unsaved: it exists only in this window."""
+        gone = self.project.path is not None and not self.project.path.exists()
+        if not self.dirty and not gone:
             return True
+        text = (f"The project file {self.project.path} was deleted or moved away. Save {self.project.name!r} "
+                "there again first?" if gone else f"Save the changes to {self.project.name!r} first?")
         answer = QMessageBox.question(
-            self, "Unsaved changes", f"Save the changes to {self.project.name!r} first?",
+            self, "Unsaved changes", text,
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save)
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
-    def new_project(self) -> None:
-        if self._confirm_discard():
-            self.project = Project()
-            self.dirty = False
-            self.refresh()
+    def _projects_folder(self) -> Path:
+        """Where new projects and demo copies are offered: beside the current project's folder."""
+        return self.project.path.parent.parent if self.project.path else Path.cwd()
+
+    def new_project(self) -> bool:
+        """File > New: a project that simulates at once (flat ground, a box robot on four cylinder wheels,
+        the template user code and a sensors file), written where the user says (sear.starter)."""
+        if not self._confirm_discard():
+            return False
+        start = self._projects_folder() / "new_project" / "new_project.prj"
+        chosen, _ = QFileDialog.getSaveFileName(
+            self, "Create a new project (its models, code and sensors files are written beside it)", str(start),
+            PRJ_FILTER)
+        if not chosen:
+            return False
+        path = Path(chosen) if chosen.endswith(".prj") else Path(chosen + ".prj")
+        from sear.starter import create_new_project  # it makes meshes: trimesh is loaded only now
+
+        try:
+            project = create_new_project(path)
+        except SearError as exc:
+            QMessageBox.critical(self, "Cannot create the project", str(exc))
+            return False
+        self._show_project(project, f"Created {project.path} with its models, user code and sensors file")
+        return True
+
+    def open_demo(self, folder: str | Path | None = None) -> bool:
+        """File > Open Demo: copy the bundled demo into a folder the user chooses (into a new subfolder
+        'SEAR demo' when the chosen one is not empty) and open the copy, so it can be changed freely."""
+        if not self._confirm_discard():
+            return False
+        if folder is None:
+            chosen = QFileDialog.getExistingDirectory(self, "Choose a folder for a copy of the demo",
+                                                      str(self._projects_folder()))
+            if not chosen:
+                return False
+            folder = chosen
+        target = Path(folder)
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            base = (target if target.is_dir() else target.parent) / "SEAR demo"
+            target, number = base, 2
+            while target.exists():
+                target, number = base.with_name(f"{base.name} {number}"), number + 1
+        try:
+            copy_demo(target)
+            project = Project.load(target / "demo.prj")
+        except (OSError, SearError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            QMessageBox.critical(self, "Cannot copy the demo", f"The demo cannot be copied into {target} "
+                                 f"({reason}); choose a folder you can write to.")
+            return False
+        self._show_project(project, f"Copied the demo into {target}")
+        return True
 
     def open_project(self, path: str | Path | None = None) -> bool:
         if not self._confirm_discard():
@@ -643,12 +805,92 @@ class SettingsWindow(QMainWindow):
         except SearError as exc:
             QMessageBox.critical(self, "Cannot open the project", str(exc))
             return False
+        self._show_project(project, f"Opened {project.path}")
+        return True
+
+    def _show_project(self, project: Project, message: str) -> None:
+        """Make `project` (just read or written) the window's, unchanged, and watch its file."""
         self.project = project
         self.dirty = False
         self._remember(project.path)
         self.refresh()
-        self.statusBar().showMessage(f"Opened {project.path}", 4000)
-        return True
+        self._watch()
+        self.statusBar().showMessage(message, 4000)
+
+    # --- the project file on disk ------------------------------------------------------------------------
+
+    @staticmethod
+    def _file_hash(path: Path | None) -> str | None:
+        try:
+            return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
+        except OSError:
+            return None
+
+    def _watch(self) -> None:
+        """Watch the project's file (after it was opened or saved): a change by another program or its
+        deletion is noticed (_check_disk), as is every change found when the window is activated."""
+        path = self.project.path
+        self._on_disk = self._file_hash(path)
+        watched = self._watcher.files()
+        if watched:
+            self._watcher.removePaths(watched)
+        if path is not None and path.exists():
+            self._watcher.addPath(str(path))
+
+    def _check_disk(self) -> None:
+        """Offer what to do when the project file was deleted (save it again) or changed by another
+        program (reload it, or keep this window's version, which a save then writes). Either way a
+        project whose file is gone is unsaved: closing the window offers to save it."""
+        path = self.project.path
+        if path is None or self._checking_disk:
+            return
+        now = self._file_hash(path)
+        if now == self._on_disk:
+            if path.exists() and str(path) not in self._watcher.files():
+                self._watcher.addPath(str(path))  # replaced by a rename: watch the new file
+            return
+        self._checking_disk = True
+        try:
+            self._on_disk = now
+            if now is None:
+                self._mark_dirty()
+                answer = QMessageBox.question(
+                    self, "Project file deleted",
+                    f"The project file {path} was deleted or moved away by another program. Save the project "
+                    "there again now?\n\nIf you do not, it exists only in this window until you save it.",
+                    QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Ignore,
+                    QMessageBox.StandardButton.Save)
+                if answer == QMessageBox.StandardButton.Save:
+                    self.save()
+                return
+            if str(path) not in self._watcher.files():
+                self._watcher.addPath(str(path))
+            changes = " and the changes made here are lost" if self.dirty else ""
+            answer = QMessageBox.question(
+                self, "Project file changed",
+                f"The project file {path} was changed by another program. Reload it (the window shows the file"
+                f"{changes})?\n\nNo keeps this window's version; saving it then replaces the file.",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
+            if answer == QMessageBox.StandardButton.Yes:
+                try:
+                    project = Project.load(path)
+                except SearError as exc:
+                    self._mark_dirty()
+                    QMessageBox.critical(self, "Cannot reload the project", f"{exc}\n\nThis window's version is "
+                                         "kept; save it to replace the file.")
+                    return
+                self._show_project(project, f"Reloaded {path}")
+            else:
+                self._mark_dirty()
+        finally:
+            self._checking_disk = False
+
+    def changeEvent(self, event: QEvent) -> None:
+        """When the window becomes active again, look at the project file (a watcher may miss a change on
+        some file systems, e.g. network shares)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            QTimer.singleShot(0, self, self._check_disk)
 
     def save(self) -> bool:
         if self.project.path is None:
@@ -656,6 +898,8 @@ class SettingsWindow(QMainWindow):
         return self._save_to(self.project.path)
 
     def save_as(self) -> bool:
+        """Save under a new name. In another folder the copy is a project of its own: its user code and
+        sensors file are copied beside it (Project.copy_own_files), its models stay where they are."""
         start = str(self.project.path or Path.cwd() / f"{self.project.name}.prj")
         chosen, _ = QFileDialog.getSaveFileName(self, "Save the project as", start, PRJ_FILTER)
         if not chosen:
@@ -664,7 +908,21 @@ class SettingsWindow(QMainWindow):
             chosen += ".prj"
         if self.project.name == "Untitled":
             self.project.name = Path(chosen).stem
-        return self._save_to(Path(chosen))
+        before = (self.project.code.user_code, self.project.code.sensors)
+        try:
+            copied = self.project.copy_own_files(Path(chosen).parent)
+        except OSError as exc:
+            QMessageBox.critical(self, "Not saved", f"The user code and sensors files cannot be copied to "
+                                 f"{Path(chosen).parent} ({exc.strerror or exc}); choose another folder.")
+            return False
+        if not self._save_to(Path(chosen)):
+            self.project.code.user_code, self.project.code.sensors = before
+            return False
+        if copied:
+            self.statusBar().showMessage(f"Saved {self.project.path}; copied " + ", ".join(
+                f"the {choice.label} {choice.path.name if choice.path else ''}" for choice, _ in copied)
+                + " beside it", 8000)
+        return True
 
     def _save_to(self, path: Path) -> bool:
         try:
@@ -675,6 +933,7 @@ class SettingsWindow(QMainWindow):
         self.dirty = False
         self._remember(self.project.path)
         self.refresh()  # paths now show relative to the project's folder
+        self._watch()
         self.statusBar().showMessage(f"Saved {self.project.path}", 4000)
         return True
 
@@ -736,7 +995,7 @@ class SettingsWindow(QMainWindow):
         if wizard.exec() and wizard.saved_path is not None:
             if self.project.code.sensors != wizard.saved_path:
                 self.project.code.sensors = wizard.saved_path
-                self._mark_dirty()
+                self._mark_dirty("Sensors file")
             self.sensors_file.set(wizard.saved_path)
 
     # --- simulate ----------------------------------------------------------------------------------------------
@@ -748,6 +1007,7 @@ class SettingsWindow(QMainWindow):
         if self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning:
             QMessageBox.information(self, "Already simulating", "A simulation is running; stop it first.")
             return False
+        self._check_disk()
         if (self.dirty or self.project.path is None) and not self.save():
             return False
         path = self.project.path
@@ -864,8 +1124,20 @@ class SettingsWindow(QMainWindow):
             # the process is the timer's context: no kill is attempted once it (or this window) is gone
             QTimer.singleShot(3000, process, process.kill)
 
+    def _confirm_stop(self) -> bool:
+        """True when no simulation runs, or the user agrees to stop the one running (then it is stopped)."""
+        process = self.process
+        if process is None or process.state() == QProcess.ProcessState.NotRunning:
+            return True
+        answer = QMessageBox.question(
+            self, "A simulation is running",
+            "A simulation started from this window is still running.\n\nYes stops it and closes Project "
+            "Settings; Cancel keeps both open.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        return answer == QMessageBox.StandardButton.Yes
+
     def closeEvent(self, event) -> None:
-        if not self._confirm_discard():
+        if not self._confirm_stop() or not self._confirm_discard():
             event.ignore()
             return
         self.stop(wait=True)

@@ -38,6 +38,7 @@ from sear.gui.preview import shaded_colours
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler
 from sear.sensors.base import Sensor
+from sear.state import body_rotation
 
 if TYPE_CHECKING:
     import trimesh
@@ -532,8 +533,12 @@ class SimulationWindow(QMainWindow):
             forward = rot[:, 0]
             azimuth = math.degrees(math.atan2(forward[1], forward[0]))
             elevation = math.degrees(math.asin(max(-1.0, min(1.0, forward[2]))))
-            # Looking along the sensor's axis from just behind its mount.
-            self.view.setCameraPosition(pos=Vector(*(origin + forward * 2.0)), distance=2.0, elevation=-elevation,
+            # Looking along the sensor's axis from its mount raised 5 cm above the hull's top (body frame), so
+            # a sensor mounted inside the body does not show the inside of the hull.
+            top = float(self.simulation.world.vehicle.body_mesh.bounds[1][2])
+            lift = max(0.0, top + 0.05 - float(sensor.mount_position[2]))
+            eye = origin + body_rotation(self.simulation.state) @ np.array([0.0, 0.0, lift])
+            self.view.setCameraPosition(pos=Vector(*(eye + forward * 2.0)), distance=2.0, elevation=-elevation,
                                         azimuth=azimuth + 180)
 
     def _log_cells(self) -> dict[str, str]:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import copy
+import html
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QValidator
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence, QUndoCommand, QUndoStack, QValidator
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
@@ -21,6 +27,126 @@ from PySide6.QtWidgets import (
 )
 
 from sear.fields import label_of, unit_of  # noqa: F401  (re-exported for the editors)
+
+TOOLTIP_EM = 40
+"""Width of a wrapped tooltip, in em (the issue asks for at most about 60)."""
+
+
+def _might_be_rich(text: str) -> bool:
+    from PySide6 import QtGui
+
+    # QtGui's Qt namespace (not QtCore's) has mightBeRichText
+    return bool(QtGui.Qt.mightBeRichText(text))
+
+
+def rich_tip(text: str) -> str:
+    """`text` as a rich-text tooltip, wrapped at TOOLTIP_EM em (a plain tooltip is one line, however long).
+
+    Line breaks in `text` are kept; text that is rich already is returned as it is."""
+    if not text or _might_be_rich(text):
+        return text
+    body = "<br>".join(html.escape(line, quote=False) for line in text.split("\n"))
+    return f"<p>{body}</p>"
+
+
+def wrap_tooltips(root: QWidget) -> None:
+    """Make every plain tooltip below `root` (and its own) a wrapped rich-text one."""
+    for widget in [root, *root.findChildren(QWidget)]:
+        tip = widget.toolTip()
+        if tip and not _might_be_rich(tip):
+            widget.setToolTip(rich_tip(tip))
+
+
+class StateCommand(QUndoCommand):
+    """One edit as the state before and after it; undo and redo put one of them back with `apply`.
+
+    The edit has already been made when the command is pushed, so its first redo does nothing."""
+
+    def __init__(self, text: str, before: Any, after: Any, apply: Callable[[Any], None]) -> None:
+        super().__init__(text)
+        self.before, self.after, self._apply = before, after, apply
+        self._done = True
+
+    def redo(self) -> None:
+        if self._done:
+            self._done = False
+            return
+        self._apply(self.after)
+
+    def undo(self) -> None:
+        self._apply(self.before)
+
+
+class UndoHistory(QUndoStack):
+    """An undo stack of whole-state snapshots: every edit is recorded by comparing the state now with the
+    state after the last step, so any change of the model, however it was made, becomes one step.
+
+    `snapshot()` returns a comparable copy of the edited state (it must not share mutable parts with the
+    model); `restore(state)` writes one back into the model and the widgets."""
+
+    def __init__(self, snapshot: Callable[[], Any], restore: Callable[[Any], None],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._snapshot, self._restore = snapshot, restore
+        self.state = snapshot()
+        """The state after the last recorded step (or the last restore)."""
+        self.restoring = False
+        """True while undo or redo writes a state back (edits seen then are not new steps)."""
+
+    def record(self, text: str) -> bool:
+        """Push what changed since the last step as one step named `text` ('Undo <text>'); False when
+        nothing changed."""
+        if self.restoring:
+            return False
+        now = self._snapshot()
+        if now == self.state:
+            return False
+        before, self.state = self.state, now
+        self.push(StateCommand(text, before, now, self._apply))
+        return True
+
+    def sync(self) -> None:
+        """Take the model as it is now as the state of the current step (after a change that is not an edit
+        of its own, e.g. a name given by Save As)."""
+        self.state = self._snapshot()
+
+    def reset(self) -> None:
+        """Forget every step: the model as it is now is the new start (a project opened or created)."""
+        self.clear()
+        self.sync()
+        self.setClean()
+
+    def _apply(self, state: Any) -> None:
+        self.restoring = True
+        try:
+            self._restore(copy.deepcopy(state))
+        finally:
+            self.restoring = False
+        self.state = state
+
+
+class WindowUndoKeys(QObject):
+    """Lets Ctrl+Z / Ctrl+Shift+Z reach the window's Undo and Redo while a text field has the focus but
+    nothing of its own to undo (a text field otherwise takes those keys for itself, always)."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
+            undo = event.matches(QKeySequence.StandardKey.Undo)
+            redo = event.matches(QKeySequence.StandardKey.Redo) or \
+                (event.key() == Qt.Key.Key_Y and event.modifiers() == Qt.KeyboardModifier.ControlModifier)
+            if undo or redo:
+                edit = watched.lineEdit() if isinstance(watched, QAbstractSpinBox | QComboBox) else watched
+                if isinstance(edit, QLineEdit) and not (edit.isUndoAvailable() if undo else edit.isRedoAvailable()):
+                    event.ignore()
+                    return True
+        return False
+
+    def watch(self, root: QWidget) -> None:
+        """Filter every text field, spin box and editable combo box below `root`."""
+        for widget in root.findChildren(QWidget):
+            if isinstance(widget, QLineEdit | QAbstractSpinBox) or (isinstance(widget, QComboBox)
+                                                                    and widget.isEditable()):
+                widget.installEventFilter(self)
 
 
 def cross_marks(x: np.ndarray, y: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
@@ -57,7 +183,7 @@ class NumberField(QDoubleSpinBox):
         self.setAlignment(Qt.AlignmentFlag.AlignRight)
         self.reason = f"Must be {meaning}." if meaning else ""
         tip = " ".join(t for t in (tooltip, self.reason) if t)
-        self.setToolTip(tip)
+        self.setToolTip(rich_tip(tip))
         self.setStatusTip(self.reason)
         self.last_refusal = ""
         """The last reason shown for a refused entry ('' before any)."""
@@ -69,11 +195,20 @@ class NumberField(QDoubleSpinBox):
             self._refuse(text)
         return result
 
-    def _refuse(self, text: str) -> None:
+    def fixup(self, text: str) -> str:
+        """Called when editing ends on text that is not a value (0 in a mass, a lone minus sign): the field
+        goes back to its value, and says so instead of doing it silently."""
+        if self.lineEdit().isModified():
+            self._refuse(text, kept=True)
+        return super().fixup(text)
+
+    def _refuse(self, text: str, kept: bool = False) -> None:
         typed = text.removeprefix(self.prefix()).removesuffix(self.suffix()).strip()
         lo, hi = self.minimum(), self.maximum()
         reason = self.reason or f"Must be a number from {lo:g} to {hi:g}."
         message = f"{typed!r} is not accepted here. {reason}" if typed else reason
+        if kept:
+            message += f" Kept {self.textFromValue(self.value())}{self.suffix()}."
         if message == self.last_refusal and QToolTip.isVisible():
             return
         self.last_refusal = message
@@ -91,7 +226,7 @@ class IntField(QSpinBox):
         super().__init__(parent)
         self.setRange(lo, hi)
         self.setKeyboardTracking(False)
-        self.setToolTip(tooltip)
+        self.setToolTip(rich_tip(tooltip))
         self.setAlignment(Qt.AlignmentFlag.AlignRight)
 
     def set(self, value: int) -> None:
@@ -111,7 +246,7 @@ class FileField(QWidget):
         self.caption, self.filters, self.save = caption, filters, save
         self.edit = QLineEdit()
         self.edit.setPlaceholderText("no file chosen")
-        self.edit.setToolTip(tooltip)
+        self.edit.setToolTip(rich_tip(tooltip))
         self.tooltip = tooltip
         self.base: Path | None = None
         """Folder that relative entries are relative to (the project's)."""
@@ -142,7 +277,7 @@ class FileField(QWidget):
             if self.base is not None and Path(path).is_relative_to(self.base):
                 text = str(Path(path).relative_to(self.base))
         self.edit.setText(text)
-        self.edit.setToolTip(f"{self.tooltip}\n{path}" if path else self.tooltip)
+        self.edit.setToolTip(rich_tip(f"{self.tooltip}\n{path}" if path else self.tooltip))
         self._update_status()
 
     def _update_status(self) -> None:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import typing
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -30,6 +32,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenuBar,
     QMessageBox,
     QPushButton,
     QSplitter,
@@ -40,7 +43,7 @@ from PySide6.QtWidgets import (
 
 from sear.errors import SearError
 from sear.fields import FieldInfo, field_info, fields_of
-from sear.gui.widgets import IntField, NumberField, cross_marks
+from sear.gui.widgets import IntField, NumberField, UndoHistory, WindowUndoKeys, cross_marks, wrap_tooltips
 from sear.project import Project
 from sear.resources import packaged
 from sear.sensors import registry
@@ -70,8 +73,12 @@ def title_of(type_name: str) -> str:
 class SensorForm(QWidget):
     """The fields of one sensor type; reads and writes a definition object."""
 
+    edited = Signal(str)
+    """The user changed a field (its label is sent; not sent while `set_config` fills the form)."""
+
     def __init__(self, model: type[Sensor], presets: list[dict]) -> None:
         super().__init__()
+        self._filling = False
         self.model = model
         self.cls: type[SensorConfig] = model.DEFINITION
         cls = self.cls
@@ -89,6 +96,7 @@ class SensorForm(QWidget):
         self.name_edit.setToolTip(self.infos["name"].help)
         self.model_combo = QComboBox()
         self.model_combo.setEditable(True)
+        self.model_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)  # a typed part number is no preset
         self.model_combo.addItem("")
         for preset in self.presets:
             self.model_combo.addItem(preset["model_number"])
@@ -109,6 +117,11 @@ class SensorForm(QWidget):
         self.noise_check = QCheckBox("Simulate this part's noise (off: exact readings)")
         self.noise_check.setToolTip(self.infos["noise"].help)
         self.noise_check.toggled.connect(self._update_visibility)
+        self.noise_check.toggled.connect(lambda _on: self._edited("Noise"))
+        self.name_edit.editingFinished.connect(lambda: self._edited("Sensor name"))
+        line = self.model_combo.lineEdit()
+        if line is not None:
+            line.editingFinished.connect(lambda: self._edited("Model number"))
         noise_form.addRow("", self.noise_check)
         for info in self.infos.values():
             if info.name in COMMON_FIELDS:
@@ -129,6 +142,7 @@ class SensorForm(QWidget):
             unit = field_info(Pose, axis).unit
             field = NumberField(unit, None, decimals=3, tooltip=f"Mounting {axis}, {unit}.")
             field.setMinimumWidth(80)
+            field.valueChanged.connect(lambda _v, a=axis: self._edited(f"Mounting {a}"))
             mount_layout.addWidget(QLabel(axis))
             mount_layout.addWidget(field)
             self.pose_fields[axis] = field
@@ -146,8 +160,9 @@ class SensorForm(QWidget):
             right.addWidget(self.preview_plot, 1)
             right.addWidget(self.preview_caption)
             outer.addLayout(right, 2)
-        for editor in self.editors.values():
+        for name, editor in self.editors.items():
             self._on_change(editor, self._changed)
+            self._on_change(editor, lambda label=self.infos[name].label: self._edited(label))
         self.set_config(cls())
 
     @staticmethod
@@ -160,10 +175,18 @@ class SensorForm(QWidget):
             editor.toggled.connect(lambda _on: slot())
         elif isinstance(editor, QLineEdit):
             editor.editingFinished.connect(slot)
+        for check in getattr(editor, "checks", {}).values():
+            check.toggled.connect(lambda _on: slot())
+        for number in getattr(editor, "fields", ()):
+            number.valueChanged.connect(lambda _v: slot())
 
     def _changed(self) -> None:
         self._update_visibility()
         self._update_preview()
+
+    def _edited(self, what: str) -> None:
+        if not self._filling:
+            self.edited.emit(what)
 
     def _editor(self, info: FieldInfo) -> QWidget:
         """The editor of one field, as its declaration describes it."""
@@ -183,7 +206,14 @@ class SensorForm(QWidget):
             return IntField(int(lo) + (1 if open_lo else 0), int(min(hi, 2**31 - 1)), tooltip=tip)
         if info.type is float:
             decimals = info.decimals or (5 if info.unit in ("°/s", "m/s²") else 3)
-            return NumberField(info.unit, info.bounds(), decimals=decimals, tooltip=info.help)
+            number = NumberField(info.unit, info.bounds(), decimals=decimals, tooltip=info.help)
+            zero = re.search(r"\b0 = ([^;.]+)", info.help)
+            if zero and number.minimum() == 0.0:  # '0 = the simulated wheel's true radius': say so, not 0.000
+                number.setSpecialValueText(zero.group(1).strip())
+                wide = number.fontMetrics().horizontalAdvance(number.specialValueText()) + 48  # text + arrows
+                number.setMaximumWidth(max(number.maximumWidth(), wide))
+                number.setMinimumWidth(wide)
+            return number
         if info.choices:
             holder = QWidget()
             row = QHBoxLayout(holder)
@@ -194,6 +224,7 @@ class SensorForm(QWidget):
                 check.setToolTip(info.help)
                 row.addWidget(check)
                 holder.checks[choice] = check  # type: ignore[attr-defined]
+            row.addStretch(1)
             return holder
         args = typing.get_args(info.type)
         if typing.get_origin(info.type) is tuple and args and Ellipsis not in args:
@@ -206,6 +237,7 @@ class SensorForm(QWidget):
             for axis, f in zip(names, holder.fields, strict=False):  # type: ignore[attr-defined]
                 row.addWidget(QLabel(axis))
                 row.addWidget(f)
+            row.addStretch(1)  # labels stay next to their fields
             return holder
         edit = QLineEdit()
         if typing.get_origin(info.type) is tuple:  # number lists (e.g. LIDAR layers)
@@ -217,7 +249,23 @@ class SensorForm(QWidget):
     # --- values ------------------------------------------------------------------------------------------
 
     def set_config(self, config: SensorConfig) -> None:
-        """Show a definition in the form."""
+        """Show a definition in the form (and the datasheet note of its part, when it is a preset)."""
+        self._filling = True
+        try:
+            self._fill(config)
+        finally:
+            self._filling = False
+        self.loaded = self.config()
+
+    def preset_note(self, model_number: str) -> str:
+        """The note under the model number: where the preset's figures come from ('' for another part)."""
+        for preset in self.presets:
+            if preset["model_number"] == model_number:
+                return f"From {preset['source']}: {preset['figures']}"
+        return ""
+
+    def _fill(self, config: SensorConfig) -> None:
+        self.source.setText(self.preset_note(config.model_number))
         self.name_edit.setText(config.name)
         self.model_combo.setEditText(config.model_number)
         self.noise_check.setChecked(config.noise)
@@ -249,7 +297,6 @@ class SensorForm(QWidget):
                 editor.setText(" ".join(f"{v:g}" for v in value) if is_list else str(value))
             editor.blockSignals(False)
         self._changed()
-        self.loaded = self.config()
 
     def _value(self, name: str, editor: QWidget) -> Any:
         if isinstance(editor, NumberField):
@@ -300,12 +347,17 @@ class SensorForm(QWidget):
         return self.config() != self.loaded
 
     def clear(self) -> None:
+        """Show the type's defaults, as a form nothing was typed in."""
         self.set_config(self.cls())
-        self.source.setText("")
+
+    def clear_fields(self) -> None:
+        """The Clear All Fields button: the type's defaults, as an edit (undone by Edit > Undo)."""
+        self.clear()
+        self._edited("Clear All Fields")
 
     def _preset_chosen(self, index: int) -> None:
-        if index <= 0:
-            self.source.setText("")
+        if index <= 0 or index > len(self.presets):
+            self.source.setText(self.preset_note(self.model_combo.currentText().strip()))
             return
         preset = self.presets[index - 1]
         config = self.config()
@@ -315,7 +367,7 @@ class SensorForm(QWidget):
         loaded = self.loaded
         self.set_config(config)
         self.loaded = loaded  # a preset fills fields but is not yet added: leaving the tab asks
-        self.source.setText(f"From {preset['source']}: {preset['figures']}")
+        self._edited(f"Preset {preset['model_number']}")
 
     def _update_visibility(self) -> None:
         noise = self.noise_check.isChecked()
@@ -376,7 +428,8 @@ class SensorWizard(QDialog):
             add = QPushButton(f"Add {title_of(type_name)}")
             add.clicked.connect(self.add_current)
             clear = QPushButton("Clear All Fields")
-            clear.clicked.connect(form.clear)
+            clear.clicked.connect(form.clear_fields)
+            form.edited.connect(self.record)
             row.addWidget(add)
             row.addWidget(clear)
             row.addStretch(1)
@@ -388,6 +441,8 @@ class SensorWizard(QDialog):
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.list = QListWidget()
+        self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.itemClicked.connect(self._select)
         self.edit_button = QPushButton("Edit")
         self.duplicate_button = QPushButton("Duplicate")
@@ -439,6 +494,74 @@ class SensorWizard(QDialog):
             self.file_label.setToolTip(str(project.code.sensors))
         self._refresh_list()
 
+        self.history = UndoHistory(self._snapshot, self._restore, self)
+        """Undo/Redo of every change in the wizard: fields, presets, sensors added, updated, duplicated,
+        removed; its clean state is the wizard as opened (the title shows * away from it)."""
+        self.history.cleanChanged.connect(self._clean_changed)
+        self.setWindowTitle("SEAR Sensor Wizard[*]")
+        self._build_menus(layout)
+        self._undo_keys = WindowUndoKeys(self)
+        self._undo_keys.watch(self)
+        wrap_tooltips(self)
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.setWindowModified(not clean)
+
+    def _build_menus(self, layout: QVBoxLayout) -> None:
+        from sear.gui import help as help_
+
+        bar = QMenuBar(self)
+        layout.setMenuBar(bar)
+        edit = bar.addMenu("&Edit")
+        undo = self.history.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.history.createRedoAction(self, "&Redo")
+        redo.setShortcuts([QKeySequence(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Y")])
+        edit.addAction(undo)
+        edit.addAction(redo)
+        edit.addSeparator()
+        duplicate = edit.addAction("&Duplicate Sensor", self.duplicate)
+        duplicate.setShortcut(QKeySequence("Ctrl+D"))
+        remove = edit.addAction("Re&move Sensor", self.remove)
+        remove.setShortcut(QKeySequence("Ctrl+Delete"))
+        clear = edit.addAction("&Clear All Fields", lambda: self.form.clear_fields())
+        for action in (undo, redo, duplicate, remove, clear):
+            self.addAction(action)
+        self.commands = {"undo": undo, "redo": redo, "duplicate": duplicate, "remove": remove, "clear": clear}
+        """The wizard's menu actions by name."""
+        self.commands.update(help_.add_help_menu(self, bar, page="sensors.md"))
+
+    # --- undo ---------------------------------------------------------------------------------------------
+
+    def _snapshot(self) -> tuple:
+        """What an edit can change: the sensors, which one is edited, and each tab's fields and note."""
+        return copy.deepcopy((self.sensors, self.editing,
+                              tuple((f.config(), f.loaded, f.source.text()) for f in self.forms)))
+
+    def _restore(self, state: tuple) -> None:
+        sensors, editing, forms = state
+        tab = None
+        for index, (form, (config, loaded, note)) in enumerate(zip(self.forms, forms, strict=True)):
+            if form.config() != config:
+                tab = index
+            form.set_config(config)
+            form.loaded = loaded
+            form.source.setText(note)
+        self.sensors = sensors
+        self._refresh_list()
+        self._set_editing(editing)
+        if tab is None and editing is not None:
+            tab = self.type_names.index(sensors[editing].TYPE)
+        if tab is not None:
+            self.tabs.blockSignals(True)
+            self.tabs.setCurrentIndex(tab)
+            self.tabs.blockSignals(False)
+            self._last_tab = tab
+
+    def record(self, what: str) -> bool:
+        """Make the change just made one undo step named `what`."""
+        return self.history.record(what)
+
     @property
     def form(self) -> SensorForm:
         return self.forms[self.tabs.currentIndex()]
@@ -446,9 +569,10 @@ class SensorWizard(QDialog):
     def _refresh_list(self) -> None:
         self.list.clear()
         for i, sensor in enumerate(self.sensors):
-            text = f"{sensor.name}  —  {title_of(sensor.TYPE)}" + (f" ({sensor.model_number})" if sensor.model_number
-                                                               else "")
+            text = f"{sensor.name}  —  {title_of(sensor.TYPE)}" + (f"\n      {sensor.model_number}"
+                                                               if sensor.model_number else "")
             item = QListWidgetItem(text)
+            item.setToolTip(text.replace("\n     ", ""))
             item.setData(Qt.ItemDataRole.UserRole, i)
             self.list.addItem(item)
         for b in (self.edit_button, self.duplicate_button, self.remove_button):
@@ -469,19 +593,24 @@ class SensorWizard(QDialog):
         if clash:
             problems.append(f"A sensor named {config.name!r} exists already ({title_of(self.sensors[clash[0]].TYPE)}); "
                             "sensor names must be unique.")
+        updating = self.editing is not None and self.sensors[self.editing].TYPE == config.TYPE
         if problems:
-            QMessageBox.warning(self, "Cannot add this sensor", "\n".join(problems))
+            QMessageBox.warning(self, "Cannot update this sensor" if updating else "Cannot add this sensor",
+                                "\n".join(problems))
             return False
-        if self.editing is not None and self.sensors[self.editing].TYPE == config.TYPE:
+        if updating:
+            assert self.editing is not None
             self.sensors[self.editing] = config
         else:
             self.sensors.append(config)
         self._set_editing(None)
         self._refresh_list()
         form.clear()
+        self.record(f"{'Update' if updating else 'Add'} {config.name}")
         return True
 
-    def _select(self, item: QListWidgetItem | None) -> None:
+    def _select(self, item: QListWidgetItem | None, *, step: bool = True) -> None:
+        """Edit the sensor of `item`: its tab, its values in the form (an undo step unless `step` is False)."""
         if item is None:
             return
         index = item.data(Qt.ItemDataRole.UserRole)
@@ -492,8 +621,12 @@ class SensorWizard(QDialog):
             return  # the user chose to stay with unsaved fields
         self.forms[tab].set_config(copy.deepcopy(sensor))
         self._set_editing(index)
+        self.list.setCurrentRow(index)
+        if step:
+            self.record(f"Edit {sensor.name}")
 
     def duplicate(self) -> None:
+        """Add a copy of the selected sensor (named name_2, name_3, ...) and edit the copy."""
         item = self.list.currentItem()
         if item is None:
             return
@@ -505,16 +638,22 @@ class SensorWizard(QDialog):
         sensor.name = f"{base}_{n}"
         self.sensors.append(sensor)
         self._refresh_list()
+        self._select(self.list.item(len(self.sensors) - 1), step=False)
+        self.record(f"Duplicate as {sensor.name}")
 
     def remove(self) -> None:
         item = self.list.currentItem()
         if item is None:
             return
         index = item.data(Qt.ItemDataRole.UserRole)
+        name = self.sensors[index].name
         del self.sensors[index]
         if self.editing == index:
             self._set_editing(None)
+        elif self.editing is not None and self.editing > index:
+            self._set_editing(self.editing - 1)
         self._refresh_list()
+        self.record(f"Remove {name}")
 
     def _tab_changed(self, index: int) -> None:
         previous = self.forms[self._last_tab]
@@ -532,6 +671,7 @@ class SensorWizard(QDialog):
             elif choice == "discard":
                 previous.clear()
                 self._set_editing(None)
+                self.record(f"Discard the {self.tabs.tabText(self._last_tab)} fields")
             else:
                 self.tabs.blockSignals(True)
                 self.tabs.setCurrentIndex(self._last_tab)

@@ -58,7 +58,8 @@ def load_sensors(path: str | Path) -> list[SensorConfig]:
 
 
 def save_sensors(path: str | Path, sensors: list[SensorConfig]) -> Path:
-    """Write sensor definitions atomically (previous file kept as NAME.bak).
+    """Write sensor definitions atomically (previous file kept as NAME.bak), through a link to its target,
+    keeping the file's permissions and, when it exists, its comments and layout (xmlio.write_document).
 
     Refuses, without touching the disk, duplicate or empty names and values the loader would reject.
     """
@@ -84,4 +85,17 @@ def save_sensors(path: str | Path, sensors: list[SensorConfig]) -> Path:
         raise ProjectError(f"not saved: {exc.message}", file=path, field=exc.field) from None
     root = xmlio.etree.fromstring(data)
     xmlio.check_against_schema(root, "sensors.xsd", ROOT_TAG, path, "sensors file")
-    return xmlio.atomic_write(path, data)
+    # A hand-written file keeps its comments and layout: its tree is updated in place.
+    return xmlio.write_document(path, root, template=path if path.is_file() else None,
+                                reads_back=lambda merged: _reads_back(merged, sensors))
+
+
+def _reads_back(root: object, sensors: list[SensorConfig]) -> bool:
+    """Whether the element `root` (a merged sensors document) holds exactly `sensors`."""
+    types = definitions()
+    try:
+        read = [xmlio.element_to_dataclass(types[el.tag], el, None, attributes=("name",))
+                for el in root if isinstance(el.tag, str)]  # type: ignore[attr-defined]
+    except (ValueError, TypeError, KeyError):
+        return False
+    return read == sensors

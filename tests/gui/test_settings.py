@@ -125,9 +125,10 @@ def test_typing_an_impossible_value_is_refused_and_the_status_bar_says_why(windo
     assert "-90 to 90" in window.statusBar().currentMessage()
 
 
-def test_reset_defaults_restores_the_thesis_vehicle(window):
+def test_reset_defaults_restores_the_thesis_vehicle(window, answers):
     window._numbers[("dynamics", "mass")].setValue(3.0)
     window._numbers[("dynamics", "suspension_stiffness")].setValue(9.0)
+    answers.question = QMessageBox.StandardButton.Reset
     window.reset_button.click()
     assert window.project.dynamics == DEFAULT_DYNAMICS
     assert window._numbers[("dynamics", "mass")].value() == 400.0
