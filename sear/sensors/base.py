@@ -191,7 +191,8 @@ class Sensor:
     def _fan(self, directions: np.ndarray, length: float) -> None:
         """Declare the rays of a sensor whose rays all start at its mount: unit `directions` (N, 3) in
         the sensor frame, each `length` m long. They are kept in the body frame, fixed to the robot,
-        where pybullet can cast them as they are (see SensorSuite)."""
+        where pybullet can cast them as they are (see SensorSuite). A direction that is not a unit vector
+        makes its ray |direction| × `length` long (the depth camera's rays end on a plane)."""
         self.ray_origin = self.mount_position.copy()
         self.ray_reach = directions @ self.mount_rotation.T * length
         self.ray_count = len(directions)
@@ -242,6 +243,16 @@ class Sensor:
     def value(self, reading: Any) -> Any:
         """What `sim.read(name)` returns for a reading (the reading itself unless a type says otherwise)."""
         return reading
+
+    def cloud(self, reading: Any) -> np.ndarray | None:
+        """(N, 3) points of a reading in the sensor frame (x forward, y left, z up, m) for the window's
+        3-D view (a 3-D LIDAR's point cloud), or None for types that draw none."""
+        return None
+
+    def image(self, reading: Any) -> np.ndarray | None:
+        """A reading as a picture, (height, width, 3) uint8 RGB with row 0 at the top, for the window (a
+        depth camera's frame), or None for types that draw none."""
+        return None
 
     def plot_points(self, reading: Any) -> np.ndarray | None:
         """(N, 2) points of a reading for a top-down plot (x right, y ahead of the sensor, m), or None
