@@ -244,6 +244,16 @@ class Sensor:
         """What `sim.read(name)` returns for a reading (the reading itself unless a type says otherwise)."""
         return reading
 
+    @property
+    def draws_cloud(self) -> bool:
+        """Whether `cloud` gives points for this sensor (the window then offers a point cloud)."""
+        return type(self).cloud is not Sensor.cloud
+
+    @property
+    def draws_image(self) -> bool:
+        """Whether `image` gives pictures for this sensor (the window then shows them in a dock)."""
+        return type(self).image is not Sensor.image
+
     def cloud(self, reading: Any) -> np.ndarray | None:
         """(N, 3) points of a reading in the sensor frame (x forward, y left, z up, m) for the window's
         3-D view (a 3-D LIDAR's point cloud), or None for types that draw none."""
