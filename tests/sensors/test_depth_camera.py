@@ -144,3 +144,18 @@ def test_depth_is_quantised_to_the_depth_unit(client):
 def test_minimum_depth_not_below_the_maximum_is_a_problem():
     assert [f for f, _ in DepthCameraConfig(name="d", min_range_m=5.0, max_range_m=5.0).problems()] == ["min_range_m"]
     assert DepthCameraConfig(name="d").problems() == []
+
+
+def test_the_log_gets_the_frame_as_an_array_and_the_csv_the_centre_and_nearest_depth(client):
+    box(client, (2.0 + 0.5, 0.0, 1.0), (0.5, 20.0, 20.0))
+    box(client, (1.0, 0.3, 1.0), (0.1, 0.1, 0.1))  # a small box nearer, left of the axis: front face x = 0.9
+    suite = SensorSuite([camera()], rng=np.random.default_rng(0), client=client, ignore_bodies=[])
+    suite.update(state())
+    sensor = suite.sensor("depth")
+    (name, array), = sensor.arrays(sensor.reading).items()
+    assert name == "depth" and array.dtype == np.float32 and array.shape == (30, 40)
+    # The small box's front face (pybullet's ray test of a small box is good to a fraction of a millimetre).
+    assert np.nanmin(array) == pytest.approx(0.9, abs=1e-3)
+    assert suite.log_columns() == ["depth.centre", "depth.min"]
+    centre, nearest = (float(v) for v in suite.log_values())
+    assert centre == pytest.approx(2.0, abs=1e-4) and nearest == pytest.approx(0.9, abs=1e-3)
