@@ -70,7 +70,7 @@ def test_the_bounds_are_inclusive_where_the_docs_say(demo_copy):
     ("infrared", "beam_width_cm", "1e400", "found '1e400'", "beam_width_cm"),
     # Too wide for its resolution: the refusal names the resolution, the field to change.
     ("ultrasonic", "beam_width_cm", "1000000", "rays per sample", "resolution_cm"),
-    ("lidar", "angle_step_deg", "0.001", "16,383 rays", "angle_step_deg"),
+    ("lidar", "angle_step_deg", "0.0001", "1,000,000 rays", "angle_step_deg"),
 ])
 def test_hostile_sensor_numbers_are_refused_naming_file_line_and_field(demo_copy, sensor, tag, value, message,
                                                                        named):
@@ -98,11 +98,11 @@ def test_the_rays_of_all_sensors_together_are_bounded(demo_copy):
         copies = "".join(lidar.group().replace('name="lidar"', f'name="l{i}"') for i in range(count))
         xml.write_text(f'<?xml version="1.0"?>\n<sear-sensors version="1">{copies}</sear-sensors>\n')
 
-    lidars(278)  # 180 rays at 10 Hz each: 500,400 rays a second, more than the 500,000 SEAR casts
+    lidars(2778)  # 180 rays at 10 Hz each: 5,000,400 rays a second, more than the 5,000,000 SEAR casts
     problems = load_project(demo_copy / "demo.prj").problems
-    assert len(problems) == 1 and "500,400 rays per simulated second" in problems[0].message
+    assert len(problems) == 1 and "5,000,400 rays per simulated second" in problems[0].message
     assert problems[0].file == xml
-    lidars(277)  # positive control: 498,600 fit
+    lidars(2777)  # positive control: 4,998,600 fit
     assert load_project(demo_copy / "demo.prj").ok
 
 

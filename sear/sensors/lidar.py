@@ -153,6 +153,20 @@ class LidarSensor(Sensor):
         """The scan as `ranges` (m, float32, NaN = no return)."""
         return {"ranges": np.array(reading, dtype=np.float32)}
 
+    @property
+    def draws_cloud(self) -> bool:
+        return len(self.config.layers_deg) > 1
+
+    def cloud(self, reading: Any) -> np.ndarray | None:
+        """The returns of a scan of several layers as points in the sensor frame (m): range × the beam's
+        unit direction (cos el cos az, cos el sin az, sin el); None for a planar scan (its plot shows it)."""
+        scan = self._scan(reading)
+        if scan is None or scan.ndim != 2:
+            return None
+        ranges = scan.ravel()
+        ok = ~np.isnan(ranges)
+        return self.directions[ok] * ranges[ok, None]
+
     def plot_points(self, reading: Any) -> np.ndarray | None:
         """The returns of the scan's middle layer, x right and y ahead of the sensor, m."""
         scan = self._scan(reading)

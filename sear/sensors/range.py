@@ -39,14 +39,14 @@ class InfraredConfig(SensorConfig):
 
     output: Literal["analog", "digital"] = param("analog", type_name="irOutput")
     beam_width_cm: float = param(6.0, kind="positive")
-    """Beam diameter at its widest point, cm (> 0); with the resolution at most 16,383 rays per sample."""
+    """Beam diameter at its widest point, cm (> 0); with the resolution at most 1,000,000 rays per sample."""
     min_range_cm: float = param(10.0, kind="nonNegative", visible_when=ANALOG)
     """Minimum sensing distance, cm: nearer hits are not reported (analog)."""
     max_range_cm: float = param(80.0, kind="positive", visible_when=ANALOG)
     """Maximum sensing distance, cm: the length of every ray (analog)."""
     resolution_cm: float = param(1.0, kind="positive", visible_when=ANALOG)
-    """Ray spacing around each cone and cone-to-cone diameter step, cm (> 0; at least about a hundredth
-    of the beam width: at most 16,383 rays per sample)."""
+    """Ray spacing around each cone and cone-to-cone diameter step, cm (> 0; at least about 1/800 of the
+    beam width: at most 1,000,000 rays per sample)."""
     switching_distance_cm: float = param(24.0, kind="positive", visible_when=DIGITAL)
     """Digital output: reports True when an object is nearer than this, cm."""
     update_rate_hz: float = param(26.0, kind="positive")
@@ -65,13 +65,13 @@ class UltrasonicConfig(SensorConfig):
     TYPE: ClassVar[str] = "ultrasonic"
 
     beam_width_cm: float = param(60.0, kind="positive")
-    """Beam diameter at its widest point, cm (> 0); with the resolution at most 16,383 rays per sample."""
+    """Beam diameter at its widest point, cm (> 0); with the resolution at most 1,000,000 rays per sample."""
     min_range_cm: float = param(15.24, kind="nonNegative")
     """Minimum sensing distance, cm."""
     max_range_cm: float = param(645.0, kind="positive")
     """Maximum sensing distance, cm: the length of every ray."""
     resolution_cm: float = param(2.54, kind="positive")
-    """Ray spacing and cone step, cm (> 0; at least about a hundredth of the beam width: at most 16,383
+    """Ray spacing and cone step, cm (> 0; at least about 1/800 of the beam width: at most 1,000,000
     rays per sample); also the reading's quantisation (LV-EZ1: 1 inch)."""
     update_rate_hz: float = param(20.0, kind="positive")
     """Samples per second."""
