@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -111,10 +112,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _positive(text: str) -> float:
+    """A finite number greater than 0 (inf, nan and negative numbers are usage errors)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds")
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
     return value

@@ -7,6 +7,61 @@ other.
 
 from __future__ import annotations
 
+import numpy as np
+
 ROBOT_COLLISION_GROUP = 0x40
 """Collision filter group bit of the robot's bodies; the sensors' rays leave it out of their mask.
 Not 1 or 2: Bullet gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
+
+TERRAIN_COLLISION_GROUP = 0x80
+"""Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
+STATIC_COLLISION_GROUP = 0x2
+"""Collision filter group bit of every fixed body: terrain tiles, walls, trees, mass-0 boxes. It is Bullet's
+own StaticFilter bit. Fixed bodies carry STATIC_COLLISION_MASK, so Bullet never pairs two fixed bodies:
+without that, each fixed obstacle is tested against the terrain on every physics step (100 walls made the
+demo 10-12x slower). Moving bodies (group 1, Bullet's default, and the robot) collide with everything."""
+STATIC_COLLISION_MASK = 0xFFFF & ~(STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP)
+"""pybullet pairs two bodies when either one's group meets the other's mask (its filter ORs the two
+tests), so the mask of fixed bodies leaves out every bit a fixed body can carry, the terrain's too."""
+
+
+class StaticShape:
+    """One fixed body's surface as triangles in the world frame (m): what the ray caster's static engine
+    casts against instead of asking pybullet."""
+
+    __slots__ = ("body", "faces", "margin", "vertices")
+
+    def __init__(self, body: int, vertices: np.ndarray, faces: np.ndarray, margin: float = 0.0) -> None:
+        self.body = body
+        """The pybullet body id of the shape (what a hit on it reports)."""
+        self.vertices = vertices
+        """(V, 3) float64 vertices, world frame, m."""
+        self.faces = faces
+        """(F, 3) vertex indices of the triangles."""
+        self.margin = margin
+        """How far outside the triangles pybullet's surface lies, m: a convex hull's collision margin
+        (boxes and cylinders keep theirs inside; the terrain has none)."""
+
+
+class StaticWorld:
+    """The fixed bodies of a world as triangle meshes, kept by sear.physics.world.World as it adds them and
+    read by sear.sensors.raycast. `terrain` is set once; `obstacles` grow as user code adds fixed ones, and
+    `version` counts the changes so the caster knows when to rebuild what it made from them."""
+
+    def __init__(self) -> None:
+        self.terrain: list[StaticShape] = []
+        self.obstacles: list[StaticShape] = []
+        self.version = 0
+
+    def add_terrain(self, shape: StaticShape) -> None:
+        self.terrain.append(shape)
+        self.version += 1
+
+    def add_obstacle(self, shape: StaticShape) -> None:
+        self.obstacles.append(shape)
+        self.version += 1
+
+    @property
+    def bodies(self) -> set[int]:
+        """The pybullet ids of every fixed body held here."""
+        return {s.body for s in self.terrain} | {s.body for s in self.obstacles}

@@ -32,6 +32,16 @@ the readers accept and the schemas describe."""
 
 _NUMBER_PATTERN = r"\s*[+\-]?(\d+(\.\d*)?|\.\d+)([eE][+\-]?\d+)?\s*"
 
+NUMBER_LIMIT = 1e9
+"""Largest size of any number in a project or sensors file (every numeric kind derives from `number`,
+whose schema type has these bounds): a literal that overflows (1e999 reads as infinity) is refused by the
+schema like any other number out of range. No field needs more: 1e9 m is 25 times round the Earth."""
+
+SMALLEST_NUMBER = 1e-100
+"""Smallest size of a number other than 0 in a project or sensors file. Nearer 0 than this a number is
+damage, not a measurement, and the run would divide by it (1 / 4.9e-324 overflows): refused when the
+file is read (sear.xmlio), since an XSD cannot say it."""
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -54,17 +64,21 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind("number", "a number (like 1.5 or -2e3)", base="xs:double",
-         xsd=f'<xs:restriction base="xs:double"><xs:pattern value="{_NUMBER_PATTERN}"/></xs:restriction>'),
-    Kind("positive", "a number greater than 0", minimum=0, exclusive_minimum=True),
-    Kind("nonNegative", "a number of 0 or more", minimum=0),
+    Kind("number", "a number from -1e9 to 1e9 (like 1.5 or -2e3)", base="xs:double", minimum=-NUMBER_LIMIT,
+         maximum=NUMBER_LIMIT,
+         xsd=f'<xs:restriction base="xs:double"><xs:pattern value="{_NUMBER_PATTERN}"/>'
+             f'<xs:minInclusive value="{-NUMBER_LIMIT:.0f}"/><xs:maxInclusive value="{NUMBER_LIMIT:.0f}"/>'
+             '</xs:restriction>'),
+    Kind("positive", "a number greater than 0 (at most 1e9)", minimum=0, maximum=NUMBER_LIMIT,
+         exclusive_minimum=True),
+    Kind("nonNegative", "a number from 0 to 1e9", minimum=0, maximum=NUMBER_LIMIT),
     Kind("latitude", "a latitude in decimal degrees from -90 to 90", minimum=-90, maximum=90),
     Kind("longitude", "a longitude in decimal degrees from -180 to 180", minimum=-180, maximum=180),
     Kind("fraction", "a number from 0 to 1", minimum=0, maximum=1),
     Kind("percent", "a percentage from 0 to 100", minimum=0, maximum=100),
     Kind("angle360", "an angle in degrees from 0 to 360", minimum=0, maximum=360, exclusive_minimum=True),
     Kind("incidence", "an angle in degrees from 0 to 90", minimum=0, maximum=90),
-    Kind("positiveInt", "a whole number greater than 0", base="xs:integer", minimum=1),
+    Kind("positiveInt", "a whole number from 1 to 1e9", base="xs:integer", minimum=1, maximum=NUMBER_LIMIT),
     Kind("numberList", "one or more numbers separated by spaces", base="",
          xsd='<xs:restriction><xs:simpleType><xs:list itemType="number"/></xs:simpleType>'
              '<xs:minLength value="1"/></xs:restriction>'),
@@ -202,17 +216,31 @@ class FieldInfo:
 
     def bounds(self) -> tuple[float, float, bool, str]:
         """(min, max, min excluded, meaning) for a number editor: it refuses what loading would refuse."""
-        lo = -1e9 if self.minimum is None else float(self.minimum)
-        hi = 1e9 if self.maximum is None else float(self.maximum)
+        lo = -NUMBER_LIMIT if self.minimum is None else float(self.minimum)
+        hi = NUMBER_LIMIT if self.maximum is None else float(self.maximum)
         return lo, hi, self.exclusive_minimum, self.meaning()
 
     def accepts(self, value: float) -> bool:
-        """Whether a number lies within the declared bounds."""
-        if not math.isfinite(value):
+        """Whether a number lies within the declared bounds (and those every number has: NUMBER_LIMIT,
+        SMALLEST_NUMBER)."""
+        if number_problem(value) is not None:
             return False
-        if self.minimum is not None and (value <= self.minimum if self.exclusive_minimum else value < self.minimum):
-            return False
-        return self.maximum is None or value <= self.maximum
+        lo, hi, exclusive, _meaning = self.bounds()
+        return (value > lo if exclusive else value >= lo) and value <= hi
+
+
+def number_problem(value: float) -> str | None:
+    """Why a number read from a file cannot be used whatever its field (not finite, larger than
+    NUMBER_LIMIT, nearer 0 than SMALLEST_NUMBER), as the end of a sentence; None when it can."""
+    if math.isnan(value):
+        return "it is not a number (NaN)"
+    if math.isinf(value):
+        return "it is too large to be a number (it overflows to infinity)"
+    if abs(value) > NUMBER_LIMIT:
+        return f"numbers in SEAR's files are at most {NUMBER_LIMIT:g} in size"
+    if value != 0 and abs(value) < SMALLEST_NUMBER:
+        return f"it is too near 0 to compute with; use 0 or a number of at least {SMALLEST_NUMBER:g} in size"
+    return None
 
 
 def strip_optional(tp: Any) -> tuple[Any, bool]:

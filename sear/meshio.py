@@ -14,6 +14,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -91,6 +92,9 @@ def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh
                                f"{', '.join(MESH_SUFFIXES)}.{hint}")
     try:
         stat = path.stat()
+        if not S_ISREG(stat.st_mode):  # opening a FIFO would wait for a writer
+            raise _fail(path, tab, "this is not a regular file (a named pipe, device or socket); choose a model "
+                                   "file on that tab.")
         with open(path, "rb"):
             pass
     except OSError as exc:
@@ -108,10 +112,14 @@ def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh
     mesh = _repair(mesh, path, tab)
     if scale != 1.0:
         mesh.apply_scale(scale)
+    _remember(key, mesh)
+    return mesh.copy()
+
+
+def _remember(key: tuple, mesh: trimesh.Trimesh) -> None:
     _cache[key] = mesh
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
-    return mesh.copy()
 
 
 def _check_binary_stl(path: Path, size: int, tab: str) -> None:
@@ -363,13 +371,26 @@ def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainMode
     path = Path(terrain.file)
     if model_suffix(path) in HEIGHTMAP_SUFFIXES:
         return _load_heightmap(path, terrain, tab)
-    mesh = load_mesh(path, scale=terrain.scale, tab=tab)
-    centre = (mesh.bounds[0] + mesh.bounds[1]) / 2.0
-    mesh.apply_translation((-centre[0], -centre[1], 0.0))
-    if len(mesh.faces) and float(mesh.area_faces @ mesh.face_normals[:, 2]) < 0:
-        # A ground exported upside down: faces should look up at the sky to be drawn. (Setting the
-        # faces drops the cached normals; trimesh 5.2's invert() keeps them stale.)
-        mesh.faces = np.ascontiguousarray(mesh.faces[:, ::-1])
+    try:
+        stat = path.stat()
+        key: tuple | None = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, float(terrain.scale), "terrain")
+    except (OSError, ValueError):
+        key = None  # load_mesh says what is wrong with the file
+    cached = _cache.get(key) if key is not None else None
+    if key is not None and cached is not None:  # read before (validated, then run): centred and turned already
+        _cache.move_to_end(key)
+        mesh = cached.copy()
+    else:
+        mesh = load_mesh(path, scale=terrain.scale, tab=tab)
+        centre = (mesh.bounds[0] + mesh.bounds[1]) / 2.0
+        mesh.apply_translation((-centre[0], -centre[1], 0.0))
+        if len(mesh.faces) and float(mesh.area_faces @ mesh.face_normals[:, 2]) < 0:
+            # A ground exported upside down: faces should look up at the sky to be drawn. (Setting the
+            # faces drops the cached normals; trimesh 5.2's invert() keeps them stale.)
+            mesh.faces = np.ascontiguousarray(mesh.faces[:, ::-1])
+        if key is not None:  # keep the centred terrain only (a big terrain is big)
+            _cache.pop(key[:4], None)
+            _remember(key, mesh.copy())
     return TerrainModel(mesh=mesh, vertex_colors=_vertex_colours(mesh), source=path)
 
 
@@ -395,6 +416,9 @@ def _load_heightmap(path: Path, terrain: Terrain, tab: str) -> TerrainModel:
         raise _fail(path, tab, "the heightmap image does not exist; choose it again on that tab.")
     if path.is_dir():
         raise _fail(path, tab, "this is a folder, not a heightmap image; choose an image on that tab.")
+    if not S_ISREG(path.stat().st_mode):  # opening a FIFO would wait for a writer
+        raise _fail(path, tab, "this is not a regular file (a named pipe, device or socket); choose an image on "
+                               "that tab.")
     size, top_height = float(terrain.heightmap_size), float(terrain.heightmap_height)
     if not (math.isfinite(size) and size > 0):
         raise _fail(path, tab, f"the heightmap size must be greater than 0 m, not {size}.")

@@ -184,6 +184,17 @@ class Dynamics:
 DEFAULT_DYNAMICS = Dynamics()
 
 
+MIN_PHYSICS_HZ = 120.0
+"""Hz: the suspension's bounds (Dynamics) keep its explicit step stable from this rate up."""
+MAX_PHYSICS_HZ = 1000.0
+"""Hz: a step with the demo's sensors costs ~1-2 ms, so 1,000 steps keep a simulated second within a few
+seconds of real time."""
+MIN_HOOK_TIMEOUT, MAX_HOOK_TIMEOUT = 0.01, 3600.0
+"""s: the bounds of CodeSetup.hook_timeout."""
+MIN_CONTROL_HZ = 0.01
+"""Hz: main_loop at least once every 100 s."""
+
+
 @dataclass
 class CodeSetup:
     """Code Setup tab: the user's control code and how the simulation runs it."""
@@ -194,18 +205,24 @@ class CodeSetup:
     """Sensors XML file written by the Sensor Wizard."""
     debug_shapes: bool = param(False)
     """Draw physics collision shapes in the simulation window."""
-    hook_timeout: float = param(5.0, kind="positive", unit="s", label="Hook time-out")
-    """Seconds a user hook may run before it is reported as stuck and the run is ended."""
+    hook_timeout: float = param(5.0, minimum=MIN_HOOK_TIMEOUT, maximum=MAX_HOOK_TIMEOUT, unit="s",
+                                label="Hook time-out")
+    """Seconds a user hook may run before it is reported as stuck and the run is ended, 0.01 to 3600 (an
+    hour; a wait longer than that is a hang, and the operating system's time-outs end at a few hundred
+    days)."""
 
 
 @dataclass
 class SimulationSettings:
     """Timing of the simulation loop (not on a tab of the thesis; kept in the .prj)."""
 
-    physics_hz: float = param(240.0, kind="positive", label="Physics rate")
-    """Fixed physics step rate, Hz."""
-    control_hz: float = param(60.0, kind="positive", label="Control rate")
-    """Rate at which main_loop runs, Hz."""
+    physics_hz: float = param(240.0, minimum=MIN_PHYSICS_HZ, maximum=MAX_PHYSICS_HZ, unit="Hz",
+                              label="Physics rate")
+    """Fixed physics step rate, Hz, 120 to 1000: below 120 the suspension's explicit step is not stable
+    at its largest stiffness and damping; above 1000 a simulated second costs more than a few seconds."""
+    control_hz: float = param(60.0, minimum=MIN_CONTROL_HZ, maximum=MAX_PHYSICS_HZ, unit="Hz", label="Control rate")
+    """Rate at which main_loop runs, Hz, 0.01 to 1000; main_loop runs on every physics step nearest
+    this rate, so a control rate above the physics rate runs it on every step."""
 
 
 @dataclass
@@ -234,7 +251,10 @@ class Project:
         path = Path(path)
         tree = xmlio.parse_file(path, root_tag=ROOT_TAG, schema_name="project.xsd", what="project file")
         base = path.absolute().parent
-        project = xmlio.element_to_dataclass(cls, tree.getroot(), base)
+        try:
+            project = xmlio.element_to_dataclass(cls, tree.getroot(), base)
+        except ProjectError as exc:
+            raise ProjectError(exc.message, file=path, line=exc.line, field=exc.field) from None
         project.path = Path(os.path.normpath(path.absolute()))
         project.body.rotation = _normalised_quaternion(project.body.rotation, path)
         return project

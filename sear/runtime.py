@@ -442,7 +442,8 @@ class Simulation:
             self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
                                        ignore_bodies=self.world.robot_body_ids(),
                                        origin=self.world.geodetic_origin,
-                                       body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog)
+                                       body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog,
+                                       static_world=self.world.static_world)
             self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
             self.sim = Sim(self)
             self._state: VehicleState | None = None

@@ -10,6 +10,7 @@ Simulation takes what was loaded rather than reading the files again.
 from __future__ import annotations
 
 import ast
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
@@ -18,6 +19,8 @@ from typing import Any
 from sear.errors import Problem, ProjectError, SearError
 from sear.meshio import Models, load_mesh, load_terrain
 from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, FileChoice, Project, model_suffix
+from sear.sensors import registry
+from sear.sensors.base import MAX_RAYS_PER_SECOND, sample_rate_hz
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
 
@@ -36,6 +39,9 @@ def check_choice(choice: FileChoice, *, allowed: tuple[str, ...], required: bool
         return problem(f"{path} does not exist; choose the file again or restore it.")
     if path.is_dir():
         return problem(f"{path} is a folder, not a file.")
+    special = special_file(path)
+    if special:
+        return problem(special)
     try:
         with path.open("rb"):
             pass
@@ -44,6 +50,21 @@ def check_choice(choice: FileChoice, *, allowed: tuple[str, ...], required: bool
     if allowed and model_suffix(path) not in allowed:
         return problem(f"{path.name} is not a supported type; use one of {', '.join(allowed)}.")
     return []
+
+
+def special_file(path: Path) -> str | None:
+    """Why `path` is not a regular file that can be read without waiting (a FIFO, a device, a socket:
+    opening a FIFO blocks until something writes to it), as a sentence; None for a regular file or one
+    that does not exist."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    what = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{path} is {what}, not a file SEAR can read; choose a regular file."
 
 
 _CODE: dict[str, Any] = {"field": "code.user_code", "tab": "Code Setup"}
@@ -130,6 +151,9 @@ def load_project(source: str | Path | Project) -> Loaded:
     if isinstance(source, Project):
         project = source
     else:
+        special = special_file(Path(source))
+        if special:
+            return Loaded(None, [Problem(special, file=Path(source))])
         try:
             project = Project.load(source)
         except SearError as exc:
@@ -151,7 +175,33 @@ def load_project(source: str | Path | Project) -> Loaded:
             loaded.sensors = load_sensors(code.sensors)
         except SearError as exc:
             problems.append(Problem.from_error(exc, field="code.sensors", tab="Code Setup"))
+        else:
+            problems += ray_budget_problems(loaded.sensors, project.simulation.physics_hz, code.sensors)
     return loaded
+
+
+def rays_per_second(sensors: list[SensorConfig], physics_hz: float) -> float:
+    """Rays all `sensors` cast per simulated second at most: each its rays per sample times its rate,
+    a sensor sampling at most once a physics step (its rate above the physics rate counts as that)."""
+    total = 0.0
+    for config in sensors:
+        model = registry.model(config.TYPE)
+        rays = model.rays_per_sample(config) if model is not None else 0
+        if rays:
+            total += rays * min(sample_rate_hz(config), physics_hz)
+    return total
+
+
+def ray_budget_problems(sensors: list[SensorConfig], physics_hz: float, path: Path) -> list[Problem]:
+    """The run's limits over all sensors together (each sensor's own are checked when its file is read):
+    at most MAX_RAYS_PER_SECOND rays per simulated second."""
+    total = rays_per_second(sensors, physics_hz)
+    if total <= MAX_RAYS_PER_SECOND:
+        return []
+    return [Problem(f"the sensors together cast {total:,.0f} rays per simulated second (at a physics rate of "
+                    f"{physics_hz:g} Hz); SEAR casts at most {MAX_RAYS_PER_SECOND:,}: lower the update rates, "
+                    "use coarser resolutions or fewer sensors.", file=path, field="code.sensors",
+                    tab="Code Setup")]
 
 
 def _load_models(project: Project, choices: dict[str, FileChoice], problems: list[Problem]) -> Models | None:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.fields import FORMAT_VERSION, meaning_of, strip_optional
+from sear.fields import FORMAT_VERSION, meaning_of, number_problem, strip_optional
 
 _PARSER_OPTIONS = dict(
     resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
@@ -392,6 +392,9 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
             continue
         tp, _ = strip_optional(hints[f.name])
         name = f"{prefix}{f.name}"
+        for number in value if isinstance(value, tuple) else (value,):
+            if isinstance(number, float) and (problem := number_problem(number)) is not None:
+                raise ProjectError(f"{name} is {number!r}, which cannot be saved: {problem}.", field=name)
         if f.name in attributes:
             el.set(f.name, _xml_text(_to_text(value, tp, base_dir), name))
         elif dataclasses.is_dataclass(tp):
@@ -408,9 +411,15 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
     return el
 
 
+@cache
+def _type_hints(cls: Any) -> dict[str, Any]:
+    """typing.get_type_hints of a dataclass, worked out once (it costs ~1 ms, once per sensor of a file)."""
+    return typing.get_type_hints(cls)
+
+
 def element_to_dataclass(cls: Any, el: Any, base_dir: Path | None, attributes: tuple[str, ...] = ()) -> Any:
     """The inverse of dataclass_to_element, for a schema-valid element; absent fields keep defaults."""
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     kwargs: dict[str, Any] = {}
     children = {child.tag: child for child in el if isinstance(child.tag, str)}
     for f in dataclasses.fields(cls):
@@ -434,8 +443,21 @@ def element_to_dataclass(cls: Any, el: Any, base_dir: Path | None, attributes: t
                     default[item.get("id")] = element_to_dataclass(item_cls, item, base_dir)
             kwargs[f.name] = default
         else:
-            kwargs[f.name] = _from_text(child.text or "", tp, base_dir)
+            kwargs[f.name] = value = _from_text(child.text or "", tp, base_dir)
+            _check_numbers(value, child)
     return cls(**kwargs)
+
+
+def _check_numbers(value: Any, element: Any) -> None:
+    """Refuse the numbers a schema cannot (sear.fields.number_problem: too near 0), naming the line and
+    the field; the caller adds the file."""
+    numbers = value if isinstance(value, tuple) else (value,)
+    for number in numbers:
+        if isinstance(number, float) and (problem := number_problem(number)) is not None:
+            root = element.getroottree().getroot()
+            field = _field_of(element.getroottree().getpath(element), root.tag)
+            text = (element.text or "").strip()
+            raise ProjectError(f"{text!r} cannot be used: {problem}.", line=element.sourceline, field=field)
 
 
 # --- writing -------------------------------------------------------------------------------------

@@ -157,9 +157,16 @@ def test_a_project_folder_can_be_moved(tmp_path, demo_dir):
         assert path.exists(), label
 
 
-finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+# Files hold no number nearer 0 than sear.fields.SMALLEST_NUMBER but 0 itself (test_limits.py).
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False).filter(
+    lambda v: v == 0 or abs(v) >= 1e-100)
+def _floats(lo: float, hi: float):
+    return st.floats(lo, hi).filter(lambda v: v == 0 or abs(v) >= 1e-100)
+
+
 positive = st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False)
-non_negative = st.floats(min_value=0.0, max_value=1e6, allow_nan=False, allow_infinity=False)
+non_negative = st.floats(min_value=0.0, max_value=1e6, allow_nan=False, allow_infinity=False).filter(
+    lambda v: v == 0 or abs(v) >= 1e-100)
 vec3 = st.tuples(finite, finite, finite)
 # Any text an XML file can hold (XML 1.0 excludes control characters, surrogates, U+FFFE and U+FFFF);
 # markup characters included, so escaping is exercised.
@@ -182,23 +189,25 @@ def _projects(base: Path):
     return st.builds(
         Project,
         name=names,
-        terrain=st.builds(Terrain, file=paths, latitude=st.floats(-90, 90), longitude=st.floats(-180, 180),
+        terrain=st.builds(Terrain, file=paths, latitude=_floats(-90, 90), longitude=_floats(-180, 180),
                           altitude=finite, scale=positive, heightmap_size=positive, heightmap_height=non_negative),
         body=st.builds(Body, file=paths, scale=positive, start_mode=st.sampled_from(["relative", "absolute"]),
                        start_north=finite, start_east=finite, start_altitude=finite,
-                       start_latitude=st.floats(-90, 90), start_longitude=st.floats(-180, 180),
+                       start_latitude=_floats(-90, 90), start_longitude=_floats(-180, 180),
                        start_abs_altitude=finite, rotation=quats),
         wheels=st.fixed_dictionaries({w: st.builds(Wheel, file=paths, position=st.one_of(st.none(), vec3))
                                       for w in WHEEL_IDS}),
         dynamics=st.builds(Dynamics, mass=positive, engine_force=non_negative, brake_force=non_negative,
-                           suspension_stiffness=st.floats(1.0, 1000.0), suspension_compression=st.floats(0.0, 30.0),
-                           suspension_damping=st.floats(0.0, 30.0), rolling_resistance=st.floats(0.0, 0.5),
+                           suspension_stiffness=_floats(1.0, 1000.0), suspension_compression=_floats(0.0, 30.0),
+                           suspension_damping=_floats(0.0, 30.0), rolling_resistance=_floats(0.0, 0.5),
                            friction_slip=non_negative, cog_offset=vec3,
                            drive_type=st.sampled_from(["car", "skid"]), max_steering=non_negative,
                            suspension_rest_length=st.one_of(st.none(), positive),
                            max_suspension_travel=st.one_of(st.none(), positive)),
-        code=st.builds(CodeSetup, user_code=paths, sensors=paths, debug_shapes=st.booleans(), hook_timeout=positive),
-        simulation=st.builds(SimulationSettings, physics_hz=positive, control_hz=positive),
+        code=st.builds(CodeSetup, user_code=paths, sensors=paths, debug_shapes=st.booleans(),
+                       hook_timeout=_floats(0.01, 3600.0)),
+        simulation=st.builds(SimulationSettings, physics_hz=_floats(120.0, 1000.0),
+                             control_hz=_floats(0.01, 1000.0)),
     )
 
 

@@ -226,6 +226,19 @@ def ground_grid(world: World) -> np.ndarray:
     return np.stack([polylines[:, :-1], polylines[:, 1:]], axis=2).reshape(-1, 3).astype(np.float32)
 
 
+def height_colours(z: np.ndarray) -> np.ndarray:
+    """(N, 4) float32 RGBA of points by height z (m): blue at the lowest, green halfway, red at the highest
+    (over the 2nd to 98th percentile of the heights, so a few tree tops do not wash out the ground)."""
+    low, high = np.percentile(z, (2.0, 98.0)) if len(z) else (0.0, 0.0)
+    t = np.clip((z - low) / (high - low), 0.0, 1.0) if high - low > 1e-9 else np.full(len(z), 0.5)
+    rgba = np.empty((len(z), 4), dtype=np.float32)
+    rgba[:, 0] = np.clip(2.0 * t - 1.0, 0.0, 1.0)
+    rgba[:, 1] = 1.0 - np.abs(2.0 * t - 1.0)
+    rgba[:, 2] = np.clip(1.0 - 2.0 * t, 0.0, 1.0)
+    rgba[:, 3] = 1.0
+    return rgba
+
+
 class SimView(gl.GLViewWidget):
     """The 3-D view. `held` are the driving and camera keys held down (the window's KeyRouter keeps it,
     whichever widget has the focus); dragging and the wheel tell the window the user moved the camera."""
@@ -435,6 +448,7 @@ class SimulationWindow(QMainWindow):
         self.rays_item.setVisible(False)
         self._drawn_rays: tuple[np.ndarray, np.ndarray] | None = None
         self.view.addItem(self.rays_item)
+        self._build_clouds()
 
         self.hud = QLabel(self.view)
         self.hud.setFont(QFont("Monospace", 9))
@@ -498,6 +512,8 @@ class SimulationWindow(QMainWindow):
         self.scan_sensor = first[0] if first else None
         """The first scan sensor (its dock is shown first)."""
 
+        self._build_image_docks()
+
         self.console = QPlainTextEdit()
         self.console.setReadOnly(True)
         self.console.setFont(QFont("Monospace", 9))
@@ -522,6 +538,35 @@ class SimulationWindow(QMainWindow):
         if side:
             self.resizeDocks(side, [max(260, self.width() // 3)] * len(side), Qt.Orientation.Horizontal)
         self.resizeDocks([self.console_dock], [max(70, self.height() // 8)], Qt.Orientation.Vertical)
+
+    def _build_clouds(self) -> None:
+        """A point cloud in the 3-D view for each sensor whose readings are clouds (multi-layer LIDARs)."""
+        self.cloud_items: dict[str, gl.GLScatterPlotItem] = {}
+        self._cloud_drawn: dict[str, float | None] = {}
+        for sensor in self.simulation.sensors.sensors:
+            if sensor.draws_cloud:
+                item = gl.GLScatterPlotItem(pos=np.zeros((0, 3)), size=2.0, pxMode=True)
+                item.setGLOptions("opaque")
+                self.view.addItem(item)
+                self.cloud_items[sensor.name] = item
+                self._cloud_drawn[sensor.name] = None
+
+    def _build_image_docks(self) -> None:
+        """A dock showing the latest picture of each sensor whose readings are images (depth cameras)."""
+        self.image_items: dict[str, pg.ImageItem] = {}
+        self._image_drawn: dict[str, float | None] = {}
+        for sensor in self.simulation.sensors.sensors:
+            if not sensor.draws_image:
+                continue
+            widget = pg.GraphicsLayoutWidget()
+            widget.setBackground("w")
+            box = widget.addViewBox(lockAspect=True, invertY=True, enableMouse=False)
+            image = pg.ImageItem(axisOrder="row-major")
+            box.addItem(image)
+            widget.setMinimumSize(160, 120)
+            self.image_items[sensor.name] = image
+            self._image_drawn[sensor.name] = None
+            self._dock(f"{sensor.TITLE or sensor.TYPE} ({sensor.name})", widget, Qt.DockWidgetArea.RightDockWidgetArea)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -614,6 +659,8 @@ class SimulationWindow(QMainWindow):
         add("realtime", "Real Time", True, self.set_realtime, "Ctrl+T", checked=True, tool="Real time")
         bar.addSeparator()
         add("rays", "Sensor Rays", True, self.set_rays_visible, "R", tool="Sensor rays")
+        if self.cloud_items:
+            add("cloud", "Point Cloud", True, self.set_cloud_visible, checked=True, tool="Point cloud")
         add("debug", "Physics Shapes", True, self.set_debug_shapes, "Ctrl+D",
             checked=self.simulation.project.code.debug_shapes, tool="Physics shapes")
         add("record", "Record Log…", True, self.set_recording, "Ctrl+L", tool="Record log…")
@@ -795,6 +842,14 @@ class SimulationWindow(QMainWindow):
         self.rays_item.setVisible(on)
         self.draw()
 
+    def set_cloud_visible(self, on: bool) -> None:
+        """Show or hide the point clouds of the multi-layer LIDARs."""
+        for item in self.cloud_items.values():
+            item.setVisible(on)
+        if on:
+            self._cloud_drawn = dict.fromkeys(self._cloud_drawn)
+        self.draw()
+
     def set_debug_shapes(self, on: bool) -> None:
         self.hull_item.setVisible(on)
         for item in self.obstacle_items.values():
@@ -926,6 +981,7 @@ class SimulationWindow(QMainWindow):
                 pts[0::2], pts[1::2] = starts, ends
                 colours = np.where(np.repeat(hits, 2)[:, None], HIT, MISS).astype(np.float32)
                 self.rays_item.setData(pos=pts, color=colours)
+        self._draw_clouds()
         self._follow_camera(position, orientation)
         # Text and plots change slowly to the eye and are costly to repaint (every widget over an
         # OpenGL view is recomposited in software): refresh them at about 4 Hz of wall time.
@@ -948,6 +1004,23 @@ class SimulationWindow(QMainWindow):
             a.shape == b.shape and np.array_equal(a, b) for a, b in zip(self._drawn_rays, (starts, ends), strict=True))
         self._drawn_rays = (starts, ends)
         return same
+
+    def _draw_clouds(self) -> None:
+        """Each cloud sensor's latest scan, placed with the sensor's pose when it is first drawn (within a
+        frame of the scan) and coloured by height from blue (low) through green to red (high)."""
+        sensors = self.simulation.sensors
+        for name, item in self.cloud_items.items():
+            sensor = sensors.sensor(name)
+            if not item.visible() or self._cloud_drawn[name] == sensor.last_sample_time:
+                continue
+            self._cloud_drawn[name] = sensor.last_sample_time
+            points = sensor.cloud(sensor.reading)
+            if points is None or not len(points):
+                item.setData(pos=np.zeros((0, 3)))
+                continue
+            origin, rotation = sensor.sensor_frame(self.simulation.state)
+            world = origin + points @ rotation.T
+            item.setData(pos=world.astype(np.float32), color=height_colours(world[:, 2]))
 
     def visible_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every ray sensor's rays of its latest sample: starts, ends (m, world frame) and hit flags."""
@@ -1032,6 +1105,14 @@ class SimulationWindow(QMainWindow):
                 self.curves[name] = self.plot.plot(pen=pg.mkPen(plot_colour(slot), width=1.5), name=name)
             if len(values) == len(t):
                 self.curves[name].setData(t, values, connect="finite")
+        sensors = self.simulation.sensors
+        for name, image_item in self.image_items.items():
+            sensor = sensors.sensor(name)
+            if self._image_drawn[name] != sensor.last_sample_time:
+                self._image_drawn[name] = sensor.last_sample_time
+                picture = sensor.image(sensor.reading)
+                if picture is not None:
+                    image_item.setImage(picture, levels=(0, 255))
         for sensor, _plot, returns in self.scan_plots.values():
             points = sensor.plot_points(sensor.reading)
             if points is not None:

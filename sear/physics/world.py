@@ -17,6 +17,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
+from sear.collision import (
+    STATIC_COLLISION_GROUP,
+    STATIC_COLLISION_MASK,
+    TERRAIN_COLLISION_GROUP,
+    StaticShape,
+    StaticWorld,
+)
 from sear.geo import geodetic_to_enu
 from sear.meshio import Models, load_models, make_tree
 from sear.physics.meshes import create_terrain_bodies
@@ -26,9 +33,9 @@ from sear.project import WHEEL_IDS, Project
 if TYPE_CHECKING:
     import trimesh
 
-TERRAIN_COLLISION_GROUP = 0x80
-"""Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
-_STATIC_GROUP, _ALL = 0x2, 0xFFFF
+TRUNK_SECTIONS = 128
+"""Sides of the prism that stands for a tree trunk (a pybullet cylinder) in the ray caster's static world:
+its faces lie at most 0.15 m x (1 - cos(180°/128)) = 0.05 mm inside the cylinder, 3.7 mm from an edge."""
 GRAVITY = 9.81
 TRUNK_RADIUS = 0.15
 """Radius of a tree's trunk (sear.meshio.make_tree draws the same tree), m."""
@@ -71,6 +78,8 @@ class World:
         self.time = 0.0
         self.obstacles: list[Obstacle] = []
         self._draw_offsets: dict[int, np.ndarray] = {}
+        self.static_world = StaticWorld()
+        """Every fixed body's triangles in the world frame, for the sensors' ray caster."""
         p.resetSimulation(physicsClientId=self.client)
         p.setGravity(0, 0, -GRAVITY, physicsClientId=self.client)
         p.setPhysicsEngineParameter(fixedTimeStep=self.dt, numSubSteps=0, physicsClientId=self.client)
@@ -80,8 +89,11 @@ class World:
             self.terrain = models.terrain
             self.terrain_ids = create_terrain_bodies(self.client, self.terrain)
             for tid in self.terrain_ids:
-                p.setCollisionFilterGroupMask(tid, -1, _STATIC_GROUP | TERRAIN_COLLISION_GROUP,
-                                              _ALL & ~_STATIC_GROUP, physicsClientId=self.client)
+                p.setCollisionFilterGroupMask(tid, -1, STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP,
+                                              STATIC_COLLISION_MASK, physicsClientId=self.client)
+            # The terrain's tiles share one triangle set here: hits on the terrain report its first body.
+            self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
+                                                      np.asarray(self.terrain.mesh.faces)))
             self.geodetic_origin = self._geodetic_origin()
             self.vehicle = self._build_vehicle(models)
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
@@ -173,9 +185,26 @@ class World:
 
     # --- obstacles -----------------------------------------------------------------------------------
 
-    def _static_body(self, shape: int, position, orientation=(0, 0, 0, 1)) -> int:
-        return p.createMultiBody(0, shape, basePosition=position, baseOrientation=orientation,
-                                 physicsClientId=self.client)
+    def _static_body(self, shape: int, position, orientation=(0, 0, 0, 1), surface: trimesh.Trimesh | None = None,
+                     hull: bool = False) -> int:
+        """A fixed body in the static collision group (it never collides with other fixed bodies), its
+        `surface` (body frame) given to the static world for the ray caster; `hull`: the shape is a convex
+        hull (GEOM_MESH), whose collision margin Bullet puts outside the surface (a box's or a cylinder's
+        it keeps inside).
+
+        A plain Bullet rigid body (maximal coordinates), not a one-link multibody: Bullet files a static
+        rigid body as static, so a step neither updates its bounding box nor looks for its pairs, where a
+        fixed multibody costs both on every step (1,000 fixed boxes: 1.8 ms against 0.2 ms a step)."""
+        body = p.createMultiBody(0, shape, basePosition=position, baseOrientation=orientation,
+                                 useMaximalCoordinates=True, physicsClientId=self.client)
+        p.setCollisionFilterGroupMask(body, -1, STATIC_COLLISION_GROUP, STATIC_COLLISION_MASK,
+                                      physicsClientId=self.client)
+        if surface is not None:
+            rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+            vertices = np.asarray(surface.vertices) @ rotation.T + np.asarray(position, dtype=float)
+            margin = p.getDynamicsInfo(body, -1, physicsClientId=self.client)[11] if hull else 0.0
+            self.static_world.add_obstacle(StaticShape(body, vertices, np.asarray(surface.faces), margin))
+        return body
 
     def add_tree(self, x: float, y: float, z: float | None = None) -> int:
         """A static tree whose trunk axis stands at (x, y), its foot at height `z` (m).
@@ -198,7 +227,10 @@ class World:
         crown_mesh = trimesh.creation.cone(radius=1.2, height=3.0, sections=24)
         crown = p.createCollisionShape(p.GEOM_MESH, vertices=crown_mesh.vertices.tolist(),
                                        physicsClientId=self.client)
-        ids = [self._static_body(trunk, (x, y, base + 1.0)), self._static_body(crown, (x, y, base + 1.5))]
+        # pybullet makes the crown the convex hull of the cone's vertices: the same hull here.
+        ids = [self._static_body(trunk, (x, y, base + 1.0),
+                                 surface=trimesh.creation.cylinder(TRUNK_RADIUS, 2.0, sections=TRUNK_SECTIONS)),
+               self._static_body(crown, (x, y, base + 1.5), surface=crown_mesh.convex_hull, hull=True)]
         self.obstacles.append(Obstacle("tree", ids, mesh, size=(2.4, 2.4, 4.5), colour=(0.2, 0.55, 0.2, 1.0)))
         # The trunk body's frame is 1 m up its axis; draw the tree mesh from the ground point.
         self._draw_offsets[ids[0]] = np.array([0.0, 0.0, -1.0])
@@ -221,12 +253,18 @@ class World:
         if z is None:
             corners = np.array([[x + dx, y + dy] for dx in (-half, 0, half) for dy in (-half, 0, half)])
             z = float(self.terrain_heights(corners).max()) + half
-        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=self.client)
-        body = p.createMultiBody(mass, shape, basePosition=(x, y, z), physicsClientId=self.client)
-        p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
         import trimesh
 
         mesh = trimesh.creation.box(extents=(size, size, size))
+        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=self.client)
+        if mass > 0:
+            body = p.createMultiBody(mass, shape, basePosition=(x, y, z), physicsClientId=self.client)
+            # A box at rest sleeps (Bullet stops integrating it) until something touches it.
+            p.changeDynamics(body, -1, lateralFriction=0.6, activationState=p.ACTIVATION_STATE_ENABLE_SLEEPING,
+                             physicsClientId=self.client)
+        else:
+            body = self._static_body(shape, (x, y, z), surface=mesh)
+            p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
         self.obstacles.append(Obstacle("box", [body], mesh, dynamic=mass > 0, size=(size, size, size),
                                        colour=(0.65, 0.45, 0.25, 1.0)))
         return len(self.obstacles) - 1
@@ -258,10 +296,10 @@ class World:
         yaw = math.atan2(y2 - y1, x2 - x1)
         orn = p.getQuaternionFromEuler((0, 0, yaw))
         shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[v / 2 for v in full], physicsClientId=self.client)
-        body = self._static_body(shape, ((x1 + x2) / 2, (y1 + y2) / 2, base + height / 2), orn)
         import trimesh
 
         mesh = trimesh.creation.box(extents=full)
+        body = self._static_body(shape, ((x1 + x2) / 2, (y1 + y2) / 2, base + height / 2), orn, surface=mesh)
         self.obstacles.append(Obstacle("wall", [body], mesh, size=full, colour=(0.75, 0.72, 0.68, 1.0)))
         return len(self.obstacles) - 1
 

@@ -15,10 +15,7 @@ output, which gives a zero reading no noise: wrong for an IMU at rest.)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
-from operator import itemgetter
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,8 +23,14 @@ import numpy as np
 from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
 
-_NORMAL = itemgetter(4)
-"""The hit normal in a pybullet rayTestBatch result tuple."""
+MAX_RAYS_PER_SAMPLE = 1_000_000
+"""Most rays one sensor casts in a sample (a cone's, a scan's or a depth image's), so that building and
+casting a sensor stays within the memory a run can honour (~100 bytes a ray while it is cast: 100 MB).
+The caster splits larger batches for pybullet itself (its rayTestBatch takes at most 16,383)."""
+MAX_RAYS_PER_SECOND = 5_000_000
+"""Most rays all sensors together cast per simulated second (each sensor samples at most once a physics
+step): the Embree caster casts 5-9 million a second here, so a simulated second costs about a second of
+rays; where Embree is missing (pybullet alone, ~0.2-0.8 million a second) it costs up to ~25 s."""
 
 STANDARD_GRAVITY = 9.80665
 """1 g in m/s², for datasheet figures given in g."""
@@ -43,6 +46,15 @@ def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
     return rz @ ry @ rx
 
 
+def sample_rate_hz(config: SensorConfig) -> float:
+    """Samples per second of a sensor so defined: its update rate, else its bandwidth."""
+    rate = getattr(config, "update_rate_hz", None) or getattr(config, "bandwidth_hz", None)
+    if not rate:
+        raise TypeError(f"{type(config).__name__} declares neither update_rate_hz nor bandwidth_hz, so "
+                        "its sensor cannot be scheduled")
+    return float(rate)
+
+
 class RayHits:
     """One sensor's rays of a sample: the fraction of its length at which each ray hit (1.0 for a miss),
     and on request whether it hit, the distance from its start (m; inf for a miss), the rays and hit
@@ -50,10 +62,10 @@ class RayHits:
     from the fractions: right after a ray cast every numpy call costs microseconds, the cast having
     emptied the caches."""
 
-    __slots__ = ("fraction", "length", "offset", "origin", "raw", "reach", "state")
+    __slots__ = ("body", "fraction", "length", "normal", "origin", "reach", "state")
 
     def __init__(self, fraction: np.ndarray, length: float, origin: np.ndarray, reach: np.ndarray,
-                 state: VehicleState, raw: Sequence[Any] = (), offset: int = 0) -> None:
+                 state: VehicleState, normal: np.ndarray | None = None, body: np.ndarray | None = None) -> None:
         self.fraction = fraction
         """Hit fraction of each ray's length (1.0 for a miss)."""
         self.length = length
@@ -64,10 +76,10 @@ class RayHits:
         """(N, 3) each ray from its start to its end, body frame, m."""
         self.state = state
         """The robot's state when the rays were cast (for the world-frame rays)."""
-        self.raw = raw
-        """pybullet's result tuples of the whole batch, for normals (emptied after sampling)."""
-        self.offset = offset
-        """Index of this sensor's first ray in `raw`."""
+        self.normal = np.zeros((len(fraction), 3)) if normal is None else normal
+        """(N, 3) world-frame unit normal of the surface each ray hit, facing the ray's start; zeros for a miss."""
+        self.body = np.full(len(fraction), -1) if body is None else body
+        """(N,) pybullet body id of what each ray hit; -1 for a miss."""
 
     @property
     def starts(self) -> np.ndarray:
@@ -100,13 +112,7 @@ class RayHits:
 
     def normals(self, indices: np.ndarray) -> np.ndarray:
         """World-frame unit normals (k, 3) of the surfaces hit by rays `indices` of this sensor's rays."""
-        if len(indices) == 0:
-            return np.zeros((0, 3))
-        picked = itemgetter(*(indices + self.offset).tolist())(self.raw)
-        if len(indices) == 1:
-            picked = (picked,)
-        flat = chain.from_iterable(map(_NORMAL, picked))
-        return np.fromiter(flat, dtype=np.float64, count=3 * len(indices)).reshape(-1, 3)
+        return self.normal[indices]
 
 
 @dataclass
@@ -172,13 +178,15 @@ class Sensor:
         self.last_sample_time: float | None = None
         self.reading: Any = None
 
+    @classmethod
+    def rays_per_sample(cls, config: SensorConfig) -> int:
+        """Rays one sample of a sensor so defined casts, worked out without building it (0: none); only
+        for definitions whose `problems()` are empty."""
+        return 0
+
     def rate_hz(self) -> float:
         """Samples per second (from the definition's update rate or bandwidth)."""
-        rate = getattr(self.config, "update_rate_hz", None) or getattr(self.config, "bandwidth_hz", None)
-        if not rate:
-            raise TypeError(f"{type(self.config).__name__} declares neither update_rate_hz nor bandwidth_hz, so "
-                            "its sensor cannot be scheduled")
-        return float(rate)
+        return sample_rate_hz(self.config)
 
     def advance(self, time: float) -> None:
         """Schedule the next sample one period after the last scheduled one (so the average rate is
@@ -203,7 +211,8 @@ class Sensor:
     def _fan(self, directions: np.ndarray, length: float) -> None:
         """Declare the rays of a sensor whose rays all start at its mount: unit `directions` (N, 3) in
         the sensor frame, each `length` m long. They are kept in the body frame, fixed to the robot,
-        where pybullet can cast them as they are (see SensorSuite)."""
+        where pybullet can cast them as they are (see SensorSuite). A direction that is not a unit vector
+        makes its ray |direction| × `length` long (the depth camera's rays end on a plane)."""
         self.ray_origin = self.mount_position.copy()
         self.ray_reach = directions @ self.mount_rotation.T * length
         self.ray_count = len(directions)
@@ -254,6 +263,26 @@ class Sensor:
     def value(self, reading: Any) -> Any:
         """What `sim.read(name)` returns for a reading (the reading itself unless a type says otherwise)."""
         return reading
+
+    @property
+    def draws_cloud(self) -> bool:
+        """Whether `cloud` gives points for this sensor (the window then offers a point cloud)."""
+        return type(self).cloud is not Sensor.cloud
+
+    @property
+    def draws_image(self) -> bool:
+        """Whether `image` gives pictures for this sensor (the window then shows them in a dock)."""
+        return type(self).image is not Sensor.image
+
+    def cloud(self, reading: Any) -> np.ndarray | None:
+        """(N, 3) points of a reading in the sensor frame (x forward, y left, z up, m) for the window's
+        3-D view (a 3-D LIDAR's point cloud), or None for types that draw none."""
+        return None
+
+    def image(self, reading: Any) -> np.ndarray | None:
+        """A reading as a picture, (height, width, 3) uint8 RGB with row 0 at the top, for the window (a
+        depth camera's frame), or None for types that draw none."""
+        return None
 
     def plot_points(self, reading: Any) -> np.ndarray | None:
         """(N, 2) points of a reading for a top-down plot (x right, y ahead of the sensor, m), or None

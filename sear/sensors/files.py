@@ -39,7 +39,10 @@ def load_sensors(path: str | Path) -> list[SensorConfig]:
         if not isinstance(el.tag, str):
             continue
         cls = types[el.tag]
-        sensor = xmlio.element_to_dataclass(cls, el, None, attributes=("name",))
+        try:
+            sensor = xmlio.element_to_dataclass(cls, el, None, attributes=("name",))
+        except ProjectError as exc:
+            raise ProjectError(exc.message, file=path, line=exc.line, field=exc.field) from None
         sensor.name = sensor.name.strip()
         if sensor.name in first_line:
             raise ProjectError(

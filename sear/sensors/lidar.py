@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sear.fields import param
-from sear.sensors.base import RayHits, Sensor
+from sear.sensors.base import MAX_RAYS_PER_SAMPLE, RayHits, Sensor
 from sear.sensors.config import SensorConfig
 from sear.state import VehicleState
 
@@ -58,9 +58,9 @@ class LidarConfig(SensorConfig):
         if self.angle_step_deg > self.spread_deg:
             problems.append(("angle_step_deg", f"the angle between readings ({self.angle_step_deg}°) is larger "
                                                f"than the spread angle ({self.spread_deg}°)."))
-        if self.spread_deg / self.angle_step_deg * len(self.layers_deg) > 16_383:
-            problems.append(("angle_step_deg", "the scan needs more than 16,383 rays; use a larger angle "
-                                               "between readings or fewer layers."))
+        if self.spread_deg / self.angle_step_deg * len(self.layers_deg) > MAX_RAYS_PER_SAMPLE:
+            problems.append(("angle_step_deg", f"the scan needs more than {MAX_RAYS_PER_SAMPLE:,} rays; use a "
+                                               "larger angle between readings or fewer layers."))
         return problems
 
 SICK_NO_RETURN = 0x1FFF
@@ -90,6 +90,10 @@ class LidarSensor(Sensor):
     FIELDS = ("min",)
     PLOTTED = ()
     config: LidarConfig
+
+    @classmethod
+    def rays_per_sample(cls, config: SensorConfig) -> int:
+        return len(scan_angles_deg(config)) * len(config.layers_deg)  # type: ignore[arg-type, attr-defined]
 
     def __init__(self, config: LidarConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
@@ -148,6 +152,20 @@ class LidarSensor(Sensor):
     def arrays(self, reading: Any) -> dict[str, np.ndarray]:
         """The scan as `ranges` (m, float32, NaN = no return)."""
         return {"ranges": np.array(reading, dtype=np.float32)}
+
+    @property
+    def draws_cloud(self) -> bool:
+        return len(self.config.layers_deg) > 1
+
+    def cloud(self, reading: Any) -> np.ndarray | None:
+        """The returns of a scan of several layers as points in the sensor frame (m): range × the beam's
+        unit direction (cos el cos az, cos el sin az, sin el); None for a planar scan (its plot shows it)."""
+        scan = self._scan(reading)
+        if scan is None or scan.ndim != 2:
+            return None
+        ranges = scan.ravel()
+        ok = ~np.isnan(ranges)
+        return self.directions[ok] * ranges[ok, None]
 
     def plot_points(self, reading: Any) -> np.ndarray | None:
         """The returns of the scan's middle layer, x right and y ahead of the sensor, m."""

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from sear.fields import param
-from sear.sensors.base import Preview, RayHits, Sensor
+from sear.sensors.base import MAX_RAYS_PER_SAMPLE, Preview, RayHits, Sensor
 from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
 
@@ -39,13 +39,14 @@ class InfraredConfig(SensorConfig):
 
     output: Literal["analog", "digital"] = param("analog", type_name="irOutput")
     beam_width_cm: float = param(6.0, kind="positive")
-    """Beam diameter at its widest point, cm (> 0)."""
+    """Beam diameter at its widest point, cm (> 0); with the resolution at most 1,000,000 rays per sample."""
     min_range_cm: float = param(10.0, kind="nonNegative", visible_when=ANALOG)
     """Minimum sensing distance, cm: nearer hits are not reported (analog)."""
     max_range_cm: float = param(80.0, kind="positive", visible_when=ANALOG)
     """Maximum sensing distance, cm: the length of every ray (analog)."""
     resolution_cm: float = param(1.0, kind="positive", visible_when=ANALOG)
-    """Ray spacing around each cone and cone-to-cone diameter step, cm (> 0)."""
+    """Ray spacing around each cone and cone-to-cone diameter step, cm (> 0; at least about 1/800 of the
+    beam width: at most 1,000,000 rays per sample)."""
     switching_distance_cm: float = param(24.0, kind="positive", visible_when=DIGITAL)
     """Digital output: reports True when an object is nearer than this, cm."""
     update_rate_hz: float = param(26.0, kind="positive")
@@ -64,13 +65,14 @@ class UltrasonicConfig(SensorConfig):
     TYPE: ClassVar[str] = "ultrasonic"
 
     beam_width_cm: float = param(60.0, kind="positive")
-    """Beam diameter at its widest point, cm (> 0)."""
+    """Beam diameter at its widest point, cm (> 0); with the resolution at most 1,000,000 rays per sample."""
     min_range_cm: float = param(15.24, kind="nonNegative")
     """Minimum sensing distance, cm."""
     max_range_cm: float = param(645.0, kind="positive")
     """Maximum sensing distance, cm: the length of every ray."""
     resolution_cm: float = param(2.54, kind="positive")
-    """Ray spacing and cone step, cm (> 0); also the reading's quantisation (LV-EZ1: 1 inch)."""
+    """Ray spacing and cone step, cm (> 0; at least about 1/800 of the beam width: at most 1,000,000
+    rays per sample); also the reading's quantisation (LV-EZ1: 1 inch)."""
     update_rate_hz: float = param(20.0, kind="positive")
     """Samples per second."""
     max_incidence_deg: float = param(22.5, kind="incidence", label="Max incidence")
@@ -83,10 +85,31 @@ class UltrasonicConfig(SensorConfig):
 
 
 def _range_problems(sensor: InfraredConfig | UltrasonicConfig) -> list[tuple[str, str]]:
+    problems = []
     if sensor.min_range_cm >= sensor.max_range_cm:
-        return [("min_range_cm", f"the minimum range ({sensor.min_range_cm} cm) must be less than "
-                                 f"the maximum range ({sensor.max_range_cm} cm).")]
-    return []
+        problems.append(("min_range_cm", f"the minimum range ({sensor.min_range_cm} cm) must be less than "
+                                         f"the maximum range ({sensor.max_range_cm} cm)."))
+    rays = bounded_ray_count(sensor.beam_width_cm, sensor.resolution_cm)
+    if rays is None:
+        problems.append(("resolution_cm", f"the beam ({sensor.beam_width_cm:g} cm wide at a resolution of "
+                                          f"{sensor.resolution_cm:g} cm) would need more than "
+                                          f"{MAX_RAYS_PER_SAMPLE:,} rays per sample; use a coarser resolution "
+                                          "or a narrower beam."))
+    return problems
+
+
+def bounded_ray_count(beam_width: float, resolution: float, limit: int = MAX_RAYS_PER_SAMPLE) -> int | None:
+    """ray_count of a cone pattern, or None when it is more than `limit` (found without counting them:
+    a beam of 1e9 cm at 1e-9 cm would take for ever)."""
+    ratio = beam_width / resolution
+    if not math.isfinite(ratio):
+        return None
+    # ~ratio cones (each a resolution narrower than the last) of at most pi * ratio + 1 rays each, and the
+    # innermost cones alone hold more than `limit` once ratio passes sqrt(limit) * 2.
+    if ratio > 2.0 * math.sqrt(limit) + 2.0:
+        return None
+    count = ray_count(beam_width, resolution)
+    return count if count <= limit else None
 
 
 def cone_radii(beam_width: float, resolution: float) -> list[float]:
@@ -121,6 +144,10 @@ class _ConeSensor(Sensor):
     """Shared by infrared and ultrasonic: cast the cone, keep the nearest acceptable hit."""
 
     FIELDS = ("distance",)
+
+    @classmethod
+    def rays_per_sample(cls, config: SensorConfig) -> int:
+        return ray_count(config.beam_width_cm, config.resolution_cm)  # type: ignore[attr-defined]
     length_m: float
     min_m: float
 
@@ -138,13 +165,19 @@ class _ConeSensor(Sensor):
         length_cm = config.switching_distance_cm if digital else config.max_range_cm  # type: ignore[attr-defined]
         beam_cm, res_cm = config.beam_width_cm, config.resolution_cm  # type: ignore[attr-defined]
         beam, res = beam_cm / 100.0, res_cm / 100.0
-        ends = cone_directions(beam, length_cm / 100.0, res) * length_cm
         circle = np.linspace(0, 2 * np.pi, 90)
-        count = ray_count(beam, res)
+        outline = np.column_stack([beam_cm / 2 * np.cos(circle), beam_cm / 2 * np.sin(circle)])
+        count = bounded_ray_count(beam, res)
         rate = config.update_rate_hz  # type: ignore[attr-defined]
+        if count is None:
+            return Preview(
+                title="Rays at the end of the beam", x_label="y, across the beam (cm)",
+                y_label="z, across the beam (cm)", points=np.zeros((0, 2)), outline=outline,
+                caption=f"more than {MAX_RAYS_PER_SAMPLE:,} rays per sample: use a coarser resolution.")
+        ends = cone_directions(beam, length_cm / 100.0, res) * length_cm
         return Preview(
             title="Rays at the end of the beam", x_label="y, across the beam (cm)", y_label="z, across the beam (cm)",
-            points=ends[:, 1:3], outline=np.column_stack([beam_cm / 2 * np.cos(circle), beam_cm / 2 * np.sin(circle)]),
+            points=ends[:, 1:3], outline=outline,
             caption=f"{count} rays per sample ({count * rate:,.0f} rays/s at {rate:g} Hz), each {length_cm:g} cm long; "
                     f"the circle is the beam's {beam_cm:g} cm width.")
 

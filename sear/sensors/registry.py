@@ -17,6 +17,7 @@ from sear import xmlio
 from sear.sensors.base import Sensor
 from sear.sensors.compass import CompassSensor
 from sear.sensors.config import SensorConfig
+from sear.sensors.depth_camera import DepthCameraSensor
 from sear.sensors.gps import GpsSensor
 from sear.sensors.imu import AccelerometerSensor, GyroscopeSensor
 from sear.sensors.lidar import LidarSensor
@@ -26,7 +27,7 @@ from sear.xsd import sensors_xsd
 
 BUILT_IN: tuple[type[Sensor], ...] = (
     InfraredSensor, UltrasonicSensor, GpsSensor, LidarSensor,
-    AccelerometerSensor, GyroscopeSensor, CompassSensor, OdometerSensor,
+    AccelerometerSensor, GyroscopeSensor, CompassSensor, OdometerSensor, DepthCameraSensor,
 )
 """The types SEAR ships, in Sensor Wizard tab order."""
 

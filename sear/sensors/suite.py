@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from sear.collision import StaticWorld
 from sear.errors import SearError
 from sear.sensors import registry
 from sear.sensors.base import RayHits, Sensor, SensorContext
@@ -27,11 +28,14 @@ class SensorSuite:
 
     def __init__(self, configs: list[SensorConfig], *, rng: np.random.Generator, client: int,
                  ignore_bodies: list[int], origin: tuple[float, float, float] = (0.0, 0.0, 0.0),
-                 body: int | None = None, body_centre: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0)) -> None:
+                 body: int | None = None, body_centre: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
+                 static_world: StaticWorld | None = None) -> None:
         """`body`: the pybullet body the sensors are mounted on, whose frame pybullet reports at
         `body_centre` (its centre of mass, m, in the body model frame). With it, rays are cast in the
         body's frame: fixed arrays made once, which pybullet moves with the body itself. Without it
-        (sensors tested on a state alone), each sample's rays are worked out in the world frame."""
+        (sensors tested on a state alone), each sample's rays are worked out in the world frame.
+        `static_world`: the world's fixed bodies as triangles (World.static_world), cast with Embree
+        (sear.sensors.raycast); without it every ray is cast with pybullet."""
         context = SensorContext(origin=origin)
         self.sensors: list[Sensor] = []
         for config in configs:
@@ -42,7 +46,7 @@ class SensorSuite:
         self._by_name = {s.name: s for s in self.sensors}
         self._index = {id(s): i for i, s in enumerate(self.sensors)}
         self._cells: list[list[str] | None] = [None] * len(self.sensors)
-        self.caster = RayCaster(client, ignore_bodies)
+        self.caster = RayCaster(client, ignore_bodies, static_world)
         self.body = body
         self._local: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
         """Ray starts and ends in the body's pybullet frame, by the sensors (ids) that cast them together."""
@@ -115,17 +119,17 @@ class SensorSuite:
                     rays = self._local[key] = (np.concatenate([r[0] for r in local]),
                                                np.concatenate([r[1] for r in local]))
                 starts, ends = rays
-                fraction, raw = self.caster.cast(starts, ends, parent=self.body)
+                cast = self.caster.cast(starts, ends, parent=self.body)
             else:
                 world = [rays for rays in map(lambda s: s.rays(state), casting) if rays is not None]
-                fraction, raw = self.caster.cast(np.concatenate([w[0] for w in world]),
-                                                 np.concatenate([w[1] for w in world]))
+                cast = self.caster.cast(np.concatenate([w[0] for w in world]),
+                                        np.concatenate([w[1] for w in world]))
             by_name = self._hits_by_sensor
             batch, lo = [], 0
             for sensor in casting:
                 hi = lo + sensor.ray_count
-                hits = RayHits(fraction[lo:hi], sensor.ray_length, sensor.ray_origin, sensor.ray_reach, state, raw,
-                               lo)
+                hits = RayHits(cast.fraction[lo:hi], sensor.ray_length, sensor.ray_origin, sensor.ray_reach, state,
+                               cast.normal[lo:hi], cast.body[lo:hi])
                 hits_of[id(sensor)] = by_name[sensor.name] = hits
                 batch.append(hits)
                 lo = hi
@@ -136,8 +140,6 @@ class SensorSuite:
             sensor.last_sample_time = state.time
             sensor.advance(state.time)
             cells[index[id(sensor)]] = None
-        for hits in hits_of.values():
-            hits.raw = ()  # pybullet's tuples are needed only while sampling
         self.next_due = min(s.next_sample for s in self.sensors)
         self.sampled = due
         return due

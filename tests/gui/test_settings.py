@@ -92,7 +92,7 @@ def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
     mass.setFocus()
     mass.selectAll()
     qtbot.keyClicks(mass.lineEdit(), "-")
-    assert "Must be a number greater than 0." in window.statusBar().currentMessage()
+    assert "Must be a number greater than 0 (at most 1e9)." in window.statusBar().currentMessage()
     mass.setValue(-5.0)
     assert mass.value() > 0 and window.project.dynamics.mass > 0
     assert "greater than 0" in mass.toolTip()

@@ -32,8 +32,8 @@ def _label_of(editor) -> str:
     ("dynamics", "engine_force", " N", 0.0, 1e9, "Acceleration force:"),     # >= 0
     ("terrain", "latitude", " °", -90.0, 90.0, "Latitude:"),
     ("terrain", "longitude", " °", -180.0, 180.0, "Longitude:"),
-    ("simulation", "physics_hz", " Hz", 0.0001, 1e9, "Physics rate:"),
-    ("code", "hook_timeout", " s", 0.0001, 1e9, "Hook time-out:"),
+    ("simulation", "physics_hz", " Hz", 120.0, 1000.0, "Physics rate:"),   # 120 to 1000
+    ("code", "hook_timeout", " s", 0.01, 3600.0, "Hook time-out:"),        # 0.01 to 3600
 ])
 def test_editor_limits_units_and_labels(window, section, name, suffix, lowest, highest, label):
     editor = window._numbers[(section, name)]
