@@ -64,7 +64,7 @@ def main(out: Path, suffix: str = "", first: bool = False) -> int:
                 form._preset_chosen(1)
                 form.name_edit.setText(f"my_{form.cls.TYPE}")
             settle()
-            path = out / f"wizard-{wizard.tabs.tabText(i).lower()}{suffix}.png"
+            path = out / f"wizard-{wizard.tabs.tabText(i).lower().replace(' ', '-')}{suffix}.png"
             wizard.grab().save(str(path))
             saved.append(path)
         wizard.done(0)  # not close(): that would ask whether to discard the filled-in fields
