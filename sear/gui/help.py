@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import Qt, QUrl, qVersion
+from PySide6.QtCore import QSize, Qt, QUrl, qVersion
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 import sear
+from sear.gui.geometry import fit_window
 from sear.resources import packaged
 
 INDEX_PAGE = "index.md"
@@ -130,7 +131,7 @@ class HelpWindow(QMainWindow):
         self.browser.forwardAvailable.connect(forward.setEnabled)
         back.setEnabled(False)
         forward.setEnabled(False)
-        self.resize(1000, 680)
+        fit_window(self, QSize(1000, 680))  # inside the screen, smaller on small screens
 
     def show_page(self, name: str, fragment: str = "") -> None:
         """Show the page `name` (a file of the guide's folder), scrolled to `fragment` when given."""

@@ -7,22 +7,52 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyqtgraph.opengl as gl
 from pyqtgraph import Vector
+from pyqtgraph.opengl import shaders
 from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
 
 if TYPE_CHECKING:
     import trimesh
 
-_LIGHT = np.array([0.4, -0.3, 0.85]) / np.linalg.norm([0.4, -0.3, 0.85])
+LIT = shaders.ShaderProgram("sear-lit", [
+    shaders.VertexShader("""
+        uniform mat4 u_mvp;
+        uniform mat3 u_normal;
+        attribute vec4 a_position;
+        attribute vec3 a_normal;
+        attribute vec4 a_color;
+        varying vec4 v_color;
+        varying vec3 v_normal;
+        void main() {
+            v_normal = u_normal * a_normal;
+            v_color = a_color;
+            gl_Position = u_mvp * a_position;
+        }
+    """),
+    shaders.FragmentShader("""
+        #ifdef GL_ES
+        precision mediump float;
+        #endif
+        varying vec4 v_color;
+        varying vec3 v_normal;
+        void main() {
+            vec3 n = normalize(v_normal);
+            if (n.z < 0.0) n = -n;  /* a face seen from the camera faces it, whichever way the file winds it */
+            float key = max(dot(n, normalize(vec3(-0.45, 0.8, 0.4))), 0.0);
+            float fill = max(dot(n, normalize(vec3(0.7, -0.2, 0.3))), 0.0);
+            gl_FragColor = vec4(min(v_color.rgb * (0.28 + 0.62 * key + 0.2 * fill), 1.0), v_color.a);
+        }
+    """),
+])
+"""Lambert lighting in the camera's frame (a key light from the upper left behind the viewer, a weaker fill
+from the right, some ambient), per pixel from the faces' normals: bodies read as solids whichever way they
+turn. Mesh files wind their faces either way, so a normal pointing away from the camera is turned round."""
 
 
-def shaded_colours(mesh: trimesh.Trimesh, base: tuple[float, float, float]) -> np.ndarray:
-    """Per-face RGBA: the base colour lit by a fixed light (so shapes read without GL lighting)."""
-    normals = np.asarray(mesh.face_normals)
-    light = 0.35 + 0.65 * np.clip(normals @ _LIGHT, 0.0, 1.0)
-    colours = np.empty((len(normals), 4))
-    colours[:, :3] = np.clip(np.outer(light, base), 0.0, 1.0)
-    colours[:, 3] = 1.0
-    return colours
+def lit_mesh_item(mesh: trimesh.Trimesh, colour: tuple[float, float, float], edges: bool = False) -> gl.GLMeshItem:
+    """A flat-faced mesh in one colour (RGB 0..1), lit by the LIT shader; `edges` outlines its faces."""
+    data = gl.MeshData(vertexes=np.asarray(mesh.vertices, dtype=np.float32), faces=np.asarray(mesh.faces, np.int32))
+    return gl.GLMeshItem(meshdata=data, smooth=False, shader=LIT, color=(*colour, 1.0), drawEdges=edges,
+                         edgeColor=(0, 0, 0, 1), glOptions="opaque")
 
 
 class MeshPreview(QWidget):
@@ -58,11 +88,7 @@ class MeshPreview(QWidget):
         size = float(np.max(hi - lo)) or 1.0
         centre = (lo + hi) / 2.0
         for mesh, colour in parts:
-            data = gl.MeshData(vertexes=np.asarray(mesh.vertices, dtype=np.float32),
-                               faces=np.asarray(mesh.faces, dtype=np.int32),
-                               faceColors=shaded_colours(mesh, colour).astype(np.float32))
-            item = gl.GLMeshItem(meshdata=data, smooth=False, drawEdges=False, shader=None,
-                                 glOptions="opaque")
+            item = lit_mesh_item(mesh, colour)
             self.view.addItem(item)
             self._items.append(item)
         grid = gl.GLGridItem()

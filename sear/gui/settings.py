@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QFileSystemWatcher, QProcess, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QProcess, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QFont, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -48,6 +48,7 @@ from sear.errors import Problem, SearError
 from sear.fielddocs import field_docs
 from sear.fields import field_info
 from sear.gui.editor import open_in_editor
+from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.preview import MeshPreview
 from sear.gui.widgets import FileField, NumberField, UndoHistory, WindowUndoKeys, wrap_tooltips
 from sear.project import (
@@ -99,11 +100,7 @@ class SettingsWindow(QMainWindow):
         """Hash of the project file as this window last read or wrote it; None when there is none."""
         self._checking_disk = False
         self._build()
-        geometry = self.settings.value("settings/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1100, 720)
+        restore_window(self, "settings", QSize(1100, 720))
         self.refresh()
         self._watch()
 
@@ -166,11 +163,12 @@ class SettingsWindow(QMainWindow):
 
     def _build(self) -> None:
         self.tabs = QTabWidget()
-        self.tabs.addTab(self._terrain_tab(), "Terrain Model")
-        self.tabs.addTab(self._body_tab(), "Robot Body Model")
-        self.tabs.addTab(self._wheels_tab(), "Wheel Models")
-        self.tabs.addTab(self._dynamics_tab(), "Vehicle Dynamics")
-        self.tabs.addTab(self._code_tab(), "Code Setup")
+        # Each page scrolls when the window is smaller than its form (laptop screens, large scale factors).
+        self.tabs.addTab(scrolling(self._terrain_tab()), "Terrain Model")
+        self.tabs.addTab(scrolling(self._body_tab()), "Robot Body Model")
+        self.tabs.addTab(scrolling(self._wheels_tab()), "Wheel Models")
+        self.tabs.addTab(scrolling(self._dynamics_tab()), "Vehicle Dynamics")
+        self.tabs.addTab(scrolling(self._code_tab()), "Code Setup")
         self.tabs.currentChanged.connect(lambda _i: self._update_previews())
 
         self.name_edit = QLineEdit()
@@ -200,7 +198,7 @@ class SettingsWindow(QMainWindow):
         dock.setObjectName("console")
         dock.setWidget(self.console)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-        self.resizeDocks([dock], [140], Qt.Orientation.Vertical)
+        self.resizeDocks([dock], [90], Qt.Orientation.Vertical)  # an empty console: a strip, the form the rest
 
         self.problems: list[Problem] = []
         self.problem_list = QListWidget()
@@ -1133,5 +1131,5 @@ class SettingsWindow(QMainWindow):
             event.ignore()
             return
         self.stop(wait=True)
-        self.settings.setValue("settings/geometry", self.saveGeometry())
+        save_window(self, "settings")
         event.accept()

@@ -20,7 +20,7 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.opengl as gl
 from pyqtgraph import Vector
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QColor, QFont, QKeySequence, QMatrix4x4, QQuaternion, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
@@ -42,8 +42,9 @@ from PySide6.QtWidgets import (
 )
 
 from sear.errors import ProjectError
+from sear.gui.geometry import restore_window, save_window
 from sear.gui.help import add_help_menu
-from sear.gui.preview import shaded_colours
+from sear.gui.preview import lit_mesh_item
 from sear.gui.widgets import cross_marks
 from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler, reopen_std_streams
 from sear.sensors.base import Sensor
@@ -51,6 +52,8 @@ from sear.state import body_rotation
 
 if TYPE_CHECKING:
     import trimesh
+
+    from sear.physics.world import World
 
 DRIVE_KEYS = {
     Qt.Key.Key_U: "forward", Qt.Key.Key_Up: "forward",
@@ -85,8 +88,8 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 These keys work whichever control has the focus, except while you type in a text field.<br>
 Driving from the keyboard, the camera keeps the robot in view until you move the camera<br>
 yourself (mouse or W S A D Q Z); choose a camera in the Camera box to let it follow again."""
-PANEL_PERIOD = 0.16
-"""Seconds between refreshes of the HUD, plots and status bar."""
+PANEL_PERIOD = 0.12
+"""Seconds between refreshes of the HUD and status bar, or of the plots, in turn (each every 0.24 s)."""
 TICK_BUDGET = {True: 0.022, False: 0.05}
 """Wall seconds a frame may spend simulating, in real-time and in as-fast-as-possible mode: when the
 physics cannot keep up the simulation slips behind the clock (the status bar says so) rather than the
@@ -177,13 +180,6 @@ def _transform(position: np.ndarray, orientation: np.ndarray) -> QMatrix4x4:
     return m
 
 
-def _mesh_item(mesh: trimesh.Trimesh, colour: tuple[float, float, float], edges: bool = False) -> gl.GLMeshItem:
-    data = gl.MeshData(vertexes=np.asarray(mesh.vertices, dtype=np.float32), faces=np.asarray(mesh.faces, np.int32),
-                       faceColors=shaded_colours(mesh, colour).astype(np.float32))
-    return gl.GLMeshItem(meshdata=data, smooth=False, shader=None, drawEdges=edges, edgeColor=(0, 0, 0, 1),
-                         glOptions="opaque")
-
-
 def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMeshItem:
     """The terrain lit from a fixed sun so slopes read, coloured by its own colours or by height."""
     normals = np.asarray(mesh.vertex_normals)
@@ -202,6 +198,32 @@ def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMesh
     data = gl.MeshData(vertexes=np.asarray(mesh.vertices, np.float32), faces=np.asarray(mesh.faces, np.int32),
                        vertexColors=rgba)
     return gl.GLMeshItem(meshdata=data, smooth=True, shader=None, glOptions="opaque")
+
+
+GRID_COLOUR = (0.1, 0.12, 0.1, 0.35)
+GRID_LIFT = 0.04
+"""Metres the ground grid floats above the terrain, so that the surface does not hide its lines."""
+
+
+def ground_grid(world: World) -> np.ndarray:
+    """Line segments (pairs of points, m, world frame) of a grid draped over the terrain: lines 1, 2 or 5 ×
+    10^k metres apart (10 to 25 across the terrain), each sampled every 1/200 of the terrain's size and lifted
+    GRID_LIFT above the ground, so distances and slopes read at a glance."""
+    lo, hi = world.terrain.mesh.bounds
+    size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
+    spacing = next(m * 10.0 ** k for k in range(-2, 6) for m in (1, 2, 5) if size / (m * 10.0 ** k) <= 25)
+    xs = np.arange(math.ceil(lo[0] / spacing), math.floor(hi[0] / spacing) + 1) * spacing
+    ys = np.arange(math.ceil(lo[1] / spacing), math.floor(hi[1] / spacing) + 1) * spacing
+    along_x = np.linspace(lo[0], hi[0], 201)
+    along_y = np.linspace(lo[1], hi[1], 201)
+    lines = [np.column_stack([np.full_like(along_y, x), along_y]) for x in xs]
+    lines += [np.column_stack([along_x, np.full_like(along_x, y)]) for y in ys]
+    points = np.concatenate(lines)
+    chunks = np.array_split(points, -(-len(points) // 8000))  # ray batches well under pybullet's limit
+    heights = np.concatenate([world.terrain_heights(chunk) for chunk in chunks])
+    polylines = np.column_stack([points, heights + GRID_LIFT]).reshape(len(lines), -1, 3)
+    # Each polyline as segments: point i to point i + 1.
+    return np.stack([polylines[:, :-1], polylines[:, 1:]], axis=2).reshape(-1, 3).astype(np.float32)
 
 
 def height_colours(z: np.ndarray) -> np.ndarray:
@@ -368,6 +390,7 @@ class SimulationWindow(QMainWindow):
         self._manual_active = False
         self._frames: deque[float] = deque(maxlen=60)
         self._panels_drawn = 0.0
+        self._panel_count = 0
         self._history: dict[str, deque] = {}
         self._history_t: deque[float] = deque(maxlen=1800)
         self.following = False
@@ -394,7 +417,7 @@ class SimulationWindow(QMainWindow):
         simulation.output_listeners.append(self._console_append)
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.frame)
-        self.resize(1400, 880)
+        self._restore_layout()
 
     # --- construction ---------------------------------------------------------------------------------
 
@@ -405,27 +428,25 @@ class SimulationWindow(QMainWindow):
         self.view.addItem(terrain_item(world.terrain.mesh, world.terrain.vertex_colors))
         lo, hi = world.terrain.mesh.bounds
         size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
-        grid = gl.GLGridItem()
-        grid.setSize(size, size)
-        spacing = max(1.0, 10 ** math.floor(math.log10(size / 10)))
-        grid.setSpacing(spacing, spacing)
-        grid.translate(0, 0, float(lo[2]) - 0.01)
-        self.view.addItem(grid)
+        self.grid_item = gl.GLLinePlotItem(pos=ground_grid(world), mode="lines", color=GRID_COLOUR, width=1.0,
+                                           antialias=False, glOptions="translucent")
+        self.view.addItem(self.grid_item)
         self._add_north_arrow(size, float(hi[2]))
         vehicle = world.vehicle
-        self.body_item = _mesh_item(vehicle.body_mesh, (0.55, 0.6, 0.78))
+        self.body_item = lit_mesh_item(vehicle.body_mesh, (0.55, 0.6, 0.78))
         self.view.addItem(self.body_item)
-        self.hull_item = _mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
+        self.hull_item = lit_mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
         self.hull_item.setGLOptions("translucent")
         self.view.addItem(self.hull_item)
         self.wheel_items = {}
         for wid, mesh in vehicle.wheel_meshes.items():
-            item = _mesh_item(mesh, (0.15, 0.15, 0.17))
+            item = lit_mesh_item(mesh, (0.15, 0.15, 0.17))
             self.view.addItem(item)
             self.wheel_items[wid] = item
         self.obstacle_items: dict[int, gl.GLMeshItem] = {}
         self.rays_item = gl.GLLinePlotItem(mode="lines", width=1.0, antialias=False)
         self.rays_item.setVisible(False)
+        self._drawn_rays: tuple[np.ndarray, np.ndarray] | None = None
         self.view.addItem(self.rays_item)
         self._build_clouds()
 
@@ -437,6 +458,7 @@ class SimulationWindow(QMainWindow):
         self.help.setStyleSheet("background: rgba(255, 255, 255, 235); color: #111; padding: 10px; "
                                 "border: 1px solid #888; border-radius: 6px;")
         self.help.setVisible(False)
+        self.view.setMinimumSize(320, 220)
         self.setCentralWidget(self.view)
 
         # Docks: plots, LIDAR, console.
@@ -444,6 +466,7 @@ class SimulationWindow(QMainWindow):
         layout = QVBoxLayout(plots)
         self.fields_list = QListWidget()
         self.fields_list.setMaximumHeight(130)
+        self.fields_list.setMinimumHeight(48)
         for sensor in sim.sensors.sensors:
             plotted = sensor.log_fields if sensor.PLOTTED is None else sensor.PLOTTED
             for field in plotted:
@@ -459,6 +482,7 @@ class SimulationWindow(QMainWindow):
                    for i in range(self.fields_list.count())) and self.fields_list.count():
             self.fields_list.item(0).setCheckState(Qt.CheckState.Checked)
         self.plot = pg.PlotWidget(background="w")
+        self.plot.setMinimumSize(220, 120)
         self.plot.addLegend(offset=(5, 5), brush=(255, 255, 255, 210), pen=(180, 180, 180), labelTextColor=(20, 20, 20))
         self.plot.setLabel("bottom", "simulated time", units="s")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
@@ -466,7 +490,7 @@ class SimulationWindow(QMainWindow):
         layout.addWidget(QLabel("Plot these fields:"))
         layout.addWidget(self.fields_list)
         layout.addWidget(self.plot, 1)
-        self._dock("Plots", plots, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.plots_dock = self._dock("Plots", plots, Qt.DockWidgetArea.RightDockWidgetArea)
 
         # Every sensor whose type draws a top-down plot of its readings (a LIDAR's scan) gets a dock of its
         # own, tabbed together.
@@ -495,11 +519,25 @@ class SimulationWindow(QMainWindow):
         self.console.setFont(QFont("Monospace", 9))
         self.console.setMaximumBlockCount(CONSOLE_LINES + 2)  # and a note, the line being printed
         self.console.setPlaceholderText(f"Output of your code (its last {CONSOLE_LINES:,} lines) appears here.")
-        self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.console_dock = self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # The right-hand docks reach down to the status bar; the console lies under the 3-D view only.
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
         self._build_toolbar()
         self.status = QLabel()
         self.statusBar().addWidget(self.status, 1)
+
+    def _restore_layout(self) -> None:
+        """Open as the window was last closed (size, docks), inside the screen; the first time 1400×880 or
+        the screen's size if smaller, with the 3-D view given the largest share: the side docks a third of
+        the width, the console an eighth of the height."""
+        if restore_window(self, "simulation", QSize(1400, 880)):
+            return
+        side = [d for d in self.findChildren(QDockWidget)
+                if self.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea]
+        if side:
+            self.resizeDocks(side, [max(260, self.width() // 3)] * len(side), Qt.Orientation.Horizontal)
+        self.resizeDocks([self.console_dock], [max(70, self.height() // 8)], Qt.Orientation.Vertical)
 
     def _build_clouds(self) -> None:
         """A point cloud in the 3-D view for each sensor whose readings are clouds (multi-layer LIDARs)."""
@@ -540,6 +578,7 @@ class SimulationWindow(QMainWindow):
     def _scan_plot(self, sensor: Sensor) -> tuple[pg.PlotWidget, pg.PlotDataItem]:
         """A top-down plot of `sensor`'s readings with its polar grid; returns it and its returns' curve."""
         plot = pg.PlotWidget(background="w")
+        plot.setMinimumSize(180, 150)
         plot.setAspectLocked(True)
         plot.showGrid(x=True, y=True, alpha=0.3)
         plot.setLabel("bottom", "left ← → right", units="m")
@@ -579,9 +618,12 @@ class SimulationWindow(QMainWindow):
         length = size * 0.1
         pts = np.array([[x, y, z], [x, y + length, z], [x, y + length, z], [x - length * 0.25, y + length * 0.7, z],
                         [x, y + length, z], [x + length * 0.25, y + length * 0.7, z]])
-        self.view.addItem(gl.GLLinePlotItem(pos=pts, mode="lines", color=(0.8, 0.1, 0.1, 1.0), width=3))
-        if hasattr(gl, "GLTextItem"):
-            self.view.addItem(gl.GLTextItem(pos=(x, y + length * 1.15, z), text="N", color=(150, 0, 0, 255)))
+        # The letter N above the arrow's tip, as three strokes (text items repaint with QPainter each frame).
+        h, w, base = length * 0.3, length * 0.2, y + length * 1.1
+        letter = np.array([[x - w / 2, base, z], [x - w / 2, base + h, z], [x - w / 2, base + h, z],
+                           [x + w / 2, base, z], [x + w / 2, base, z], [x + w / 2, base + h, z]])
+        self.view.addItem(gl.GLLinePlotItem(pos=np.vstack([pts, letter]), mode="lines", color=(0.8, 0.1, 0.1, 1.0),
+                                            width=3))
 
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Simulation")
@@ -924,7 +966,7 @@ class SimulationWindow(QMainWindow):
         for index, obstacle in enumerate(world.obstacles):
             item = self.obstacle_items.get(index)
             if item is None:
-                item = _mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.commands["debug"].isChecked())
+                item = lit_mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.commands["debug"].isChecked())
                 self.view.addItem(item)
                 self.obstacle_items[index] = item
                 pos, orn = world.obstacle_pose(obstacle)
@@ -934,7 +976,7 @@ class SimulationWindow(QMainWindow):
                 item.setTransform(_transform(pos, orn))
         if self.rays_item.visible():
             starts, ends, hits = self.visible_rays()
-            if len(starts):
+            if len(starts) and not self._same_rays(starts, ends):  # upload only a new sample's rays
                 pts = np.empty((2 * len(starts), 3), dtype=np.float32)
                 pts[0::2], pts[1::2] = starts, ends
                 colours = np.where(np.repeat(hits, 2)[:, None], HIT, MISS).astype(np.float32)
@@ -942,13 +984,26 @@ class SimulationWindow(QMainWindow):
         self._draw_clouds()
         self._follow_camera(position, orientation)
         # Text and plots change slowly to the eye and are costly to repaint (every widget over an
-        # OpenGL view is recomposited in software): refresh them at about 6 Hz of wall time.
+        # OpenGL view is recomposited in software): refresh them at about 4 Hz of wall time.
+        # The two plots (the costliest to repaint) on every other of those refreshes, the frames between
+        # the text's, so that no frame pays for all of them.
         now = time.perf_counter()
-        if now - self._panels_drawn >= PANEL_PERIOD or self.paused or not self.timer.isActive():
+        forced = self.paused or not self.timer.isActive()
+        if now - self._panels_drawn >= PANEL_PERIOD or forced:
             self._panels_drawn = now
-            self._update_hud()
-            self._update_plots()
-            self._update_status()
+            self._panel_count += 1
+            if self._panel_count % 2 or forced:
+                self._update_hud()
+                self._update_status()
+            if not self._panel_count % 2 or forced:
+                self._update_plots()
+
+    def _same_rays(self, starts: np.ndarray, ends: np.ndarray) -> bool:
+        """Whether these rays are the ones drawn already (sensors sample at their own, lower rates)."""
+        same = self._drawn_rays is not None and all(
+            a.shape == b.shape and np.array_equal(a, b) for a, b in zip(self._drawn_rays, (starts, ends), strict=True))
+        self._drawn_rays = (starts, ends)
+        return same
 
     def _draw_clouds(self) -> None:
         """Each cloud sensor's latest scan, placed with the sensor's pose when it is first drawn (within a
@@ -1128,6 +1183,7 @@ class SimulationWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         self.timer.stop()
         self.view.held.clear()
+        save_window(self, "simulation")
         event.accept()
 
     def changeEvent(self, event) -> None:
@@ -1147,10 +1203,11 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
 
     A user code error is shown in the console while the window keeps running. The caller closes the
     simulation and ends the process (sear.launcher: a stuck hook's thread cannot be stopped)."""
-    from sear.gui.app import configure_qt
+    from sear.gui.app import configure_qt, set_window_icon
 
     configure_qt()
     app = QApplication.instance() or QApplication([])
+    set_window_icon()
     window = SimulationWindow(simulation, duration=duration)
     window.show()
     window.start()

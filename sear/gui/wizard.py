@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -43,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from sear.errors import SearError
 from sear.fields import FieldInfo, field_info, fields_of
+from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.widgets import IntField, NumberField, UndoHistory, WindowUndoKeys, cross_marks, wrap_tooltips
 from sear.project import Project
 from sear.resources import packaged
@@ -136,15 +138,17 @@ class SensorForm(QWidget):
         left.addWidget(noise_box)
 
         mount = QGroupBox("Mounting on the body (x forward, y left, z up from the body's origin)")
-        mount_layout = QHBoxLayout(mount)
+        mount_layout = QGridLayout(mount)  # position on one row, angles on the next: fits narrow windows
         self.pose_fields: dict[str, NumberField] = {}
-        for axis in ("x", "y", "z", "roll", "pitch", "yaw"):
+        for i, axis in enumerate(("x", "y", "z", "roll", "pitch", "yaw")):
             unit = field_info(Pose, axis).unit
             field = NumberField(unit, None, decimals=3, tooltip=f"Mounting {axis}, {unit}.")
             field.setMinimumWidth(80)
             field.valueChanged.connect(lambda _v, a=axis: self._edited(f"Mounting {a}"))
-            mount_layout.addWidget(QLabel(axis))
-            mount_layout.addWidget(field)
+            label = QLabel(axis)
+            label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            mount_layout.addWidget(label, i // 3, 2 * (i % 3))
+            mount_layout.addWidget(field, i // 3, 2 * (i % 3) + 1)
             self.pose_fields[axis] = field
         left.addWidget(mount)
         left.addStretch(1)
@@ -155,7 +159,7 @@ class SensorForm(QWidget):
             right = QVBoxLayout()
             self.preview_plot = pg.PlotWidget(background="w")
             self.preview_plot.setAspectLocked(True)
-            self.preview_plot.setMinimumSize(340, 300)
+            self.preview_plot.setMinimumSize(240, 200)
             self.preview_caption.setWordWrap(True)
             right.addWidget(self.preview_plot, 1)
             right.addWidget(self.preview_caption)
@@ -423,7 +427,7 @@ class SensorWizard(QDialog):
             form = SensorForm(model, presets)
             page = QWidget()
             layout = QVBoxLayout(page)
-            layout.addWidget(form, 1)
+            layout.addWidget(scrolling(form), 1)  # scrolls when the window is smaller than the form
             row = QHBoxLayout()
             add = QPushButton(f"Add {title_of(type_name)}")
             add.clicked.connect(self.add_current)
@@ -451,7 +455,7 @@ class SensorWizard(QDialog):
         self.duplicate_button.clicked.connect(self.duplicate)
         self.remove_button.clicked.connect(self.remove)
         side = QWidget()
-        side.setMinimumWidth(310)
+        side.setMinimumWidth(220)
         side_layout = QVBoxLayout(side)
         side_layout.addWidget(QLabel("Sensors added:"))
         side_layout.addWidget(self.list, 1)
@@ -461,10 +465,12 @@ class SensorWizard(QDialog):
         side_layout.addLayout(buttons)
 
         splitter = QSplitter()
+        splitter.setChildrenCollapsible(False)
+        self.splitter = splitter
         splitter.addWidget(side)
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(1, 3)
-        splitter.setSizes([320, 1030])
+        splitter.setSizes([280, 1000])
         bottom = QHBoxLayout()
         self.file_label = QLabel()
         self.file_label.setStyleSheet("color: #555;")
@@ -479,7 +485,7 @@ class SensorWizard(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(splitter, 1)
         layout.addLayout(bottom)
-        self.resize(1300, 760)
+        restore_window(self, "wizard", QSize(1300, 760), {"splitter": splitter})
 
         if project.code.sensors is not None and project.code.sensors.exists():
             try:
@@ -730,3 +736,8 @@ class SensorWizard(QDialog):
             return
         self.saved_path = path
         self.accept()
+
+    def done(self, result: int) -> None:
+        """Close (saved, cancelled or discarded): remember the window's size and its splitter first."""
+        save_window(self, "wizard", {"splitter": self.splitter})
+        super().done(result)
