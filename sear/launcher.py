@@ -14,12 +14,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sear.errors import UserCodeError
 
 if TYPE_CHECKING:
     from sear.runtime import Simulation, TickResult
+    from sear.usercode import ControllerHost
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 130
 HEADLESS_DURATION = 60.0
@@ -40,9 +41,11 @@ def has_display() -> bool:
 
 
 def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
-                 realtime: bool | None) -> int:
+                 realtime: bool | None, external: bool = False) -> int:
     """`sear run`: validate, build, simulate (in the window, or headless), summarise. Returns the exit
-    status: 0, 1 for a problem with the project or its user code, 130 when interrupted."""
+    status: 0, 1 for a problem with the project or its user code, 130 when interrupted. `external`:
+    instead of the project's user code, wait for a controller to connect (TCP on 127.0.0.1, the port
+    and one-time token printed)."""
     from sear.runtime import Simulation
     from sear.validate import load_project
 
@@ -57,10 +60,27 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_USER_ERROR
     window = None if headless else window_runner()
+    listener = controller = None
+    if external:
+        from sear.usercode import ExternalListener
+
+        listener = ExternalListener()
+        timeout = loaded.project.code.hook_timeout
+        print(f"sear: waiting for a controller on 127.0.0.1 port {listener.port}, token {listener.token}; "
+              "see docs/controller-protocol.md", flush=True)
+
+        def controller(welcome: dict[str, Any]) -> ControllerHost:
+            assert listener is not None
+            return listener.accept(welcome, timeout=timeout, on_refused=lambda why: print(
+                f"sear: refused a connection: {why}", file=sys.stderr, flush=True))
     try:
-        simulation = Simulation(loaded, seed=seed, log_path=log,
+        simulation = Simulation(loaded, seed=seed, log_path=log, controller=controller,
                                 realtime=bool(realtime) if realtime is not None else window is not None)
-    except UserCodeError as exc:
+    except BaseException as exc:
+        if listener is not None:  # once a controller is connected its connection closes the listener
+            listener.close()
+        if not isinstance(exc, UserCodeError):
+            raise
         print(f"sear: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
     if window is not None:
@@ -84,14 +104,10 @@ def window_runner() -> WindowRunner | None:
 
 
 def leave(simulation: Simulation, status: int) -> int:
-    """The end of every run: close the simulation (the log is flushed, the physics freed) and return
-    `status`. When a hook got stuck its thread cannot be stopped, so the process ends here at once, with
-    status 1, rather than wait for it at exit."""
+    """The end of every run: close the simulation (the controller stopped, the log flushed, the physics
+    freed) and return `status`."""
     simulation.close()
-    if simulation.stuck:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_USER_ERROR)
+    sys.stdout.flush()
     return status
 
 
@@ -104,12 +120,13 @@ def run_headless(simulation: Simulation, duration: float) -> int:
     start = simulation.state.position.copy()
     path_length, last = 0.0, start.copy()
 
-    def measure(tick: TickResult) -> None:  # the path, from one control tick's position to the next
+    def measure(tick: TickResult) -> bool:  # the path, from one control tick's position to the next
         nonlocal path_length, last
-        if tick.control and not simulation.stuck:
+        if tick.control:
             here = simulation.state.position
             path_length += float(np.linalg.norm(here - last))
             last = here.copy()
+        return simulation.user_error is not None  # a failed controller ends a headless run at that tick
 
     simulation.start_user_code()
     interrupted = False
