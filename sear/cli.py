@@ -73,7 +73,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
-        seed=args.seed, realtime=args.realtime,
+        seed=args.seed, realtime=args.realtime, external=args.external,
     )
 
 
@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=_positive, default=None, metavar="SECONDS",
                      help="stop after this many simulated seconds (headless default: 60)")
     run.add_argument("--log", default=None, metavar="FILE.csv", help="write a CSV log of ground truth and sensors")
+    run.add_argument("--external", action="store_true",
+                     help="wait for an external controller (any language) to connect on 127.0.0.1 instead of "
+                          "running the project's user code; prints the port and a one-time token")
     run.add_argument("--seed", type=int, default=0, help="seed of the run's random numbers (noise); default 0")
     pace = run.add_mutually_exclusive_group()
     pace.add_argument("--fast", dest="realtime", action="store_false",
