@@ -92,14 +92,20 @@ CALLS: dict[str, CallSpec] = {
 need no call: they come with each turn (see docs/controller-protocol.md)."""
 
 
+def _short(value: Any) -> str:
+    """repr(value), cut to 60 characters: an error quotes a bad value without echoing a flood back."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def check_number(value: Any, call: str, what: str) -> float:
     """`value` as a finite float, or a TypeError / ValueError naming `sim.<call>` and the argument."""
     if isinstance(value, bool | str | bytes):
-        raise TypeError(f"sim.{call}: {what} must be a number, not {value!r}")
+        raise TypeError(f"sim.{call}: {what} must be a number, not {_short(value)}")
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise TypeError(f"sim.{call}: {what} must be a number, not {value!r}") from None
+        raise TypeError(f"sim.{call}: {what} must be a number, not {_short(value)}") from None
     if not math.isfinite(number):
         raise ValueError(f"sim.{call}: {what} must be a finite number, not {value!r}")
     return number
@@ -110,7 +116,7 @@ def check_call(name: Any, args: Any) -> tuple[str, list[Any]]:
     TypeError / ValueError naming the call and the argument otherwise. Both ends use it: the controller
     raises at the user's own line, the simulation refuses what a foreign controller sends."""
     if not isinstance(name, str) or name not in CALLS:
-        raise ValueError(f"unknown call {name!r}; the calls are: {', '.join(CALLS)}")
+        raise ValueError(f"unknown call {_short(name)}; the calls are: {', '.join(CALLS)}")
     if not isinstance(args, list | tuple):
         raise TypeError(f"sim.{name}: the arguments must be an array, not {type(args).__name__}")
     spec = CALLS[name]
@@ -127,7 +133,7 @@ def check_call(name: Any, args: Any) -> tuple[str, list[Any]]:
             value = param.default
         if param.kind == _S:
             if not isinstance(value, str):
-                raise TypeError(f"sim.{name}: {param.name} must be a string, not {value!r}")
+                raise TypeError(f"sim.{name}: {param.name} must be a string, not {_short(value)}")
         elif value is not None or param.kind != _OPT:
             value = check_number(value, name, param.name)
         out.append(value)

@@ -255,7 +255,7 @@ class Simulation:
             if controller is not None:
                 self._attach(controller(self._welcome()))
             elif project.code.user_code is not None:
-                self._attach(self._spawn())
+                self._attach(self._spawn(self._welcome()))
             if log_path is not None:
                 self.start_log(log_path)
         except BaseException:
@@ -295,14 +295,24 @@ class Simulation:
                 "physics_hz": float(simulation.physics_hz), "control_hz": float(simulation.control_hz),
                 "timeout": float(self.project.code.hook_timeout), "seed": self.seed}
 
-    def _spawn(self) -> UserCodeRunner:
-        """The project's user code in a new process (its hello taken)."""
+    def _spawn(self, welcome: dict[str, Any]) -> UserCodeRunner:
+        """The project's user code in a new process (its hello taken, `welcome` sent)."""
         code = self.project.code
         assert code.user_code is not None
         runner = UserCodeRunner(code.user_code, code.hook_timeout, code=self._code)
         runner.emit = self.emit
-        runner.start(self._welcome())
+        runner.start(welcome)
         return runner
+
+    def attach(self, controller: Callable[[dict[str, Any]], ControllerHost]) -> None:
+        """Replace the controller (closing the old one) with the one `controller` returns when given the
+        welcome fields, and give it its init turn (UserCodeError when that fails). User code is then
+        not started: start_user_code() starts it."""
+        if self.runner is not None:
+            self.runner.close()
+            self.runner = None
+        self.user_error, self.stuck, self.user_started = None, False, False
+        self._attach(controller(self._welcome()))
 
     def _attach(self, runner: ControllerHost) -> None:
         """Make `runner` the controller and give it its init turn (before the first physics step); a
@@ -362,11 +372,9 @@ class Simulation:
         True when it was restarted (a failure to load is reported like any user code error)."""
         if not self.can_restart or self.runner is None:
             return False
-        self.runner.close()
-        self.user_error, self.stuck, self.user_started = None, False, False
         self.emit("sear: restarting the user code in a new process.\n")
         try:
-            self._attach(self._spawn())
+            self.attach(self._spawn)
         except UserCodeError as exc:
             self.user_started = True
             self.user_error = exc

@@ -227,7 +227,7 @@ class ControllerHost:
                 self._fail(self._failure(str(text) if text is not None else "gave up",
                                          line if isinstance(line, int) and line > 0 else None))
             else:
-                self._send_error(f"a {what!r} message is not expected from a controller during a turn "
+                self._send_error(f"a {_short(what)} message is not expected from a controller during a turn "
                                  "(expected print, call, done, bye or fail)")
 
     def _calls(self, calls: Any) -> list[Any] | None:

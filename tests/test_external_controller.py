@@ -58,7 +58,7 @@ def test_a_python_script_drives_a_simulation_it_did_not_start(demo_copy, tmp_pat
                     fix = sim.read("gps")
                     assert fix is not None and 30 < fix.latitude < 40
                     assert sim.pose.x > 0.05  # driven east by the forces it sent
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
     assert proc.returncode == 0, err
