@@ -112,8 +112,9 @@ def leave(simulation: Simulation, status: int) -> int:
 
 
 def run_headless(simulation: Simulation, duration: float) -> int:
-    """Start the user code, simulate `duration` s (Ctrl-C ends it early, keeping the log) and print a
-    summary. Returns the exit status; the caller's leave() closes the simulation, which flushes the log."""
+    """Start the user code, simulate `duration` s (Ctrl-C ends it early, keeping the log; a failure of
+    the user code or the controller ends it at that tick, its log row written) and print a summary.
+    Returns the exit status; the caller's leave() closes the simulation, which flushes the log."""
     import numpy as np
 
     wall0 = time.perf_counter()

@@ -149,7 +149,6 @@ class ControllerHost:
         self.failed = False
         self.turn_kind = ""
         self.listener: ExternalListener | None = None
-        self.stats_calls = 0
 
     # --- handshake -----------------------------------------------------------------------------------------
 
@@ -248,7 +247,6 @@ class ControllerHost:
             except Exception as exc:  # refused: a clear sentence to the controller, never a traceback
                 self._send_error(str(exc), call=name if isinstance(name, str) else None)
                 return None
-        self.stats_calls += len(calls)
         return values
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -360,6 +358,8 @@ class UserCodeRunner(ControllerHost):
                  "--stack-file", self._stack_file, str(self.path)],
                 pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, env=env, cwd=str(self.path.parent))
         except OSError as exc:
+            self.failed = True
+            self.conn.close()
             raise UserCodeError(f"the user code process cannot be started ({exc.strerror}).",
                                 file=self.path) from None
         finally:
