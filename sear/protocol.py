@@ -98,6 +98,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+_SETTERS = frozenset(name for name, spec in CALLS.items() if spec.batched and len(spec.params) == 1)
+
+
 def check_number(value: Any, call: str, what: str) -> float:
     """`value` as a finite float, or a TypeError / ValueError naming `sim.<call>` and the argument."""
     if isinstance(value, bool | str | bytes):
@@ -115,6 +118,9 @@ def check_call(name: Any, args: Any) -> tuple[str, list[Any]]:
     """The call `name` with `args` checked against CALLS, defaults filled in and numbers as floats; a
     TypeError / ValueError naming the call and the argument otherwise. Both ends use it: the controller
     raises at the user's own line, the simulation refuses what a foreign controller sends."""
+    if (type(name) is str and name in _SETTERS and type(args) in (list, tuple) and len(args) == 1
+            and type(args[0]) is float and math.isfinite(args[0])):
+        return name, list(args)  # the common case, every control tick: a setter with a finite float
     if not isinstance(name, str) or name not in CALLS:
         raise ValueError(f"unknown call {_short(name)}; the calls are: {', '.join(CALLS)}")
     if not isinstance(args, list | tuple):

@@ -397,13 +397,16 @@ class Simulation:
         vehicle.steer(max(-1.0, min(1.0, steer)) * dyn.max_steering)
         vehicle.brake(dyn.brake_force if brake else 0.0)
 
-    def _guard(self, action: Callable[[], Any]) -> None:
+    def _guard(self, action: Callable[[], Any]) -> bool:
+        """Run `action` (a controller's turn): its result as a bool, False when the controller failed (the
+        error is kept in user_error and reported)."""
         try:
-            action()
+            return bool(action())
         except UserCodeError as exc:
             self.user_error = exc
             self.stuck = isinstance(exc, StuckHookError)
             self.emit(f"{exc}\n")
+            return False
 
     # --- the loop ----------------------------------------------------------------------------------------
 
@@ -433,10 +436,12 @@ class Simulation:
         control = self.steps % self.control_every == 0
         if control:
             runner = self.runner
-            if runner is not None and self.user_code_running:
-                self._guard(lambda: runner.turn("tick", self._turn_fields()))
-            if self.log is not None:
+            turn = runner is not None and self.user_code_running and self._guard(
+                lambda: runner.give_turn("tick", self._turn_fields()))
+            if self.log is not None:  # while the controller takes its turn: its commands do not change the row
                 self.log.write(self.state, sensors.log_values())
+            if turn and runner is not None:
+                self._guard(runner.finish_turn)
         if sampled:
             return TickResult(control, tuple(sampled))
         return _CONTROL_TICK if control else _QUIET_TICK

@@ -148,6 +148,7 @@ class ControllerHost:
         """The controller said goodbye (a run(sim) that returned): no more turns."""
         self.failed = False
         self.turn_kind = ""
+        self._deadline = 0.0
         self.listener: ExternalListener | None = None
 
     # --- handshake -----------------------------------------------------------------------------------------
@@ -183,15 +184,26 @@ class ControllerHost:
     def turn(self, kind: str, fields: dict[str, Any]) -> None:
         """Give the controller the turn `kind` ('init', 'start', 'tick' or 'stop') with `fields`, serve
         its calls and output until it ends the turn (done) or says goodbye (bye)."""
+        if self.give_turn(kind, fields):
+            self.finish_turn()
+
+    def give_turn(self, kind: str, fields: dict[str, Any]) -> bool:
+        """The first half of turn(): send the turn (False when there is no controller to send it to). The
+        simulation may do work that does not depend on the controller's answer before finish_turn()."""
         if self.failed or self.finished:
-            return
+            return False
         self.turn_kind = kind
-        deadline = time.monotonic() + self.timeout
-        conn = self.conn
+        self._deadline = time.monotonic() + self.timeout
         try:
-            conn.send({"t": kind, **fields})
+            self.conn.send({"t": kind, **fields})
         except protocol.Closed:
             self._fail(self._gone())
+        return True
+
+    def finish_turn(self) -> None:
+        """The second half of turn(): serve the controller until it ends its turn."""
+        deadline = self._deadline
+        conn = self.conn
         while True:
             try:
                 message = conn.recv(deadline - time.monotonic())
