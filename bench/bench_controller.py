@@ -4,7 +4,8 @@ headless real-time factor against the code before controllers were processes, me
     python bench/bench_controller.py [--baseline 82c4f15] [--rounds 3] [--seconds 10] [--ticks 3000]
 
 1. Round trip: the time of one control tick's turn (the turn message with the time and the fresh
-   readings, the user's main_loop, the reply with its drive commands) for the demo's own user code, over
+   readings, the user's main_loop, the reply with its drive commands; the log row the simulation writes
+   meanwhile is in it) for the demo's own user code, over
    `--ticks` control ticks of a demo run; median and 95th percentile, microseconds.
 2. Real-time factor: `sear run demo.prj --headless --duration SECONDS --seed 3` of this checkout and of
    `--baseline` (checked out in a temporary git worktree, run through PYTHONPATH with the same
@@ -47,16 +48,19 @@ def round_trips(ticks: int) -> list[float]:
     try:
         runner = simulation.runner
         assert runner is not None
-        turn = runner.turn
+        give, finish = runner.give_turn, runner.finish_turn
+        started = [0.0]
 
-        def timed(kind, fields):  # type: ignore[no-untyped-def]
-            start = time.perf_counter()
-            turn(kind, fields)
-            if kind == "tick":
-                times.append(time.perf_counter() - start)
+        def give_turn(kind, fields):  # type: ignore[no-untyped-def]
+            started[0] = time.perf_counter()
+            return give(kind, fields)
 
-        runner.turn = timed  # type: ignore[method-assign]
+        def finish_turn():  # type: ignore[no-untyped-def]
+            finish()
+            times.append(time.perf_counter() - started[0])
+
         simulation.start_user_code()
+        runner.give_turn, runner.finish_turn = give_turn, finish_turn  # type: ignore[method-assign]
         simulation.advance(ticks * simulation.control_every)
         assert simulation.user_error is None, simulation.user_error
     finally:

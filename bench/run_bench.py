@@ -120,8 +120,9 @@ def _breakdown_round(simulation: Simulation, seconds: float) -> tuple[dict[str, 
     sensors.update = _timed(spent, "sensors", sensors.update)
     sensors.caster.cast = _timed(spent, "  of which ray casts", sensors.caster.cast)
     if runner is not None:
-        saved[(runner, "turn")] = runner.turn
-        runner.turn = _timed(spent, "user code", runner.turn)  # type: ignore[method-assign]
+        saved[(runner, "give_turn")], saved[(runner, "finish_turn")] = runner.give_turn, runner.finish_turn
+        runner.give_turn = _timed(spent, "user code", runner.give_turn)  # type: ignore[method-assign]
+        runner.finish_turn = _timed(spent, "user code", runner.finish_turn)  # type: ignore[method-assign]
     if log is not None:
         saved[(log, "write")] = log.write
         log.write = _timed(spent, "CSV log", log.write)
