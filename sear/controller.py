@@ -396,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("user_code", help="the user code file")
     args = parser.parse_args(argv)
     status = serve_user_code(args.fd, args.user_code, args.stack_file)
-    sys.stdout.flush()
+    with contextlib.suppress(ValueError, OSError):  # the user's code may have closed or broken sys.stdout
+        sys.stdout.flush()
     os._exit(status)  # no interpreter teardown: user threads left behind must not keep the process
 
 
