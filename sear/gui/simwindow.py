@@ -725,6 +725,7 @@ class SimulationWindow(QMainWindow):
             self.simulation.restart_user_code()
         else:
             self.simulation.start_user_code()
+        self._show_console(now=True)  # what init printed, or why it could not start, shown with the key press
         if self.camera_mode == "free":
             self.camera_box.setCurrentIndex(self.camera_box.findData("follow"))
 
