@@ -37,6 +37,10 @@ from sear.errors import SearError, UserCodeError
 from sear.protocol import Pose, check_call, from_wire
 from sear.usercode import UserProgram, format_user_exception, user_error_line
 
+PRINT_PIECE = protocol.MAX_FRAME // 8
+"""Characters of output per print message: at most 4 UTF-8 bytes each, so a piece's frame stays well within
+protocol.MAX_FRAME however long one print is (the console joins the pieces)."""
+
 
 class ControllerError(SearError):
     """The simulation refused a call or a connection (the message says why)."""
@@ -109,7 +113,8 @@ class Link:
             reply = self.conn.recv()
             if reply.get("t") == "error":
                 raise ControllerError(str(reply.get("message")))
-        self.conn.send({"t": "print", "text": text})
+        for start in range(0, len(text), PRINT_PIECE):  # a frame holds at most protocol.MAX_FRAME bytes
+            self.conn.send({"t": "print", "text": text[start:start + PRINT_PIECE]})
 
     def bye(self) -> None:
         with contextlib.suppress(protocol.Closed):

@@ -92,3 +92,21 @@ def test_headless_a_failing_controller_ends_the_run_with_status_1_and_a_whole_lo
     # Whole up to the failing tick, and it ended there: one row per control tick from 1/60 s.
     assert rows[-1][0] == pytest.approx(failed_at)
     assert [r[0] for r in rows] == pytest.approx([(k + 1) / 60 for k in range(len(rows))])
+
+
+def test_a_print_longer_than_a_protocol_frame_reaches_the_console_whole(tmp_path):
+    """One print of 10 MB (more than a frame of the controller protocol holds, 8 MiB) is output, not a
+    protocol error that disconnects the user code; what is printed after it follows in order."""
+    line = ("abcdefghijklmnopqrstuvwxyz" * 400_000)[:10_000_000]
+    code = ("def main_loop(sim):\n    if 0.1 < sim.time < 0.12:  # one control tick, 7/60 s\n"
+            "        print(('abcdefghijklmnopqrstuvwxyz' * 400_000)[:10_000_000])\n        print('after')\n")
+    out: list[str] = []
+    simulation = Simulation(_project(tmp_path, code), output=out.append)
+    try:
+        simulation.start_user_code()
+        simulation.run(0.2)
+        assert simulation.user_error is None and simulation.user_code_running
+        assert simulation.world.time == pytest.approx(0.2)
+    finally:
+        simulation.close()
+    assert "".join(out) == line + "\nafter\n"
