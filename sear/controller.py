@@ -105,8 +105,9 @@ class Link:
             raise ControllerError(f"unexpected reply from the simulation: {reply.get('t')!r}")
         return from_wire(reply["values"][-1])
 
-    def print(self, text: str) -> None:
-        """Console output: sent at once (no reply), so it is never lost whatever happens next."""
+    def print(self, text: str, *, err: bool = False) -> None:
+        """Console output (`err`: the user's standard error): sent at once (no reply), so it is never
+        lost whatever happens next."""
         if self.pending:
             self.conn.send({"t": "call", "calls": self.pending})
             self.pending = []
@@ -114,7 +115,8 @@ class Link:
             if reply.get("t") == "error":
                 raise ControllerError(str(reply.get("message")))
         for start in range(0, len(text), PRINT_PIECE):  # a frame holds at most protocol.MAX_FRAME bytes
-            self.conn.send({"t": "print", "text": text[start:start + PRINT_PIECE]})
+            piece = text[start:start + PRINT_PIECE]
+            self.conn.send({"t": "print", "text": piece, "err": True} if err else {"t": "print", "text": piece})
 
     def bye(self) -> None:
         with contextlib.suppress(protocol.Closed):
@@ -209,7 +211,7 @@ class Sim:
             return
         sep = " " if sep is None else sep
         end = "\n" if end is None else end
-        self._link.print(sep.join(str(a) for a in args) + end)
+        self._link.print(sep.join(str(a) for a in args) + end, err=file is not None and file is sys.stderr)
 
     @simapi.checked
     def step(self) -> bool:
@@ -277,17 +279,19 @@ def connect(port: int, token: str, host: str = "127.0.0.1", *, name: str = "pyth
 # --- the user code process ---------------------------------------------------------------------------------
 
 class _Console(io.TextIOBase):
-    """sys.stdout and sys.stderr of the user code process: every write goes to the simulation's console."""
+    """sys.stdout or (`err`) sys.stderr of the user code process: every write goes to the simulation's
+    console (headless: the simulation's stdout or stderr)."""
 
-    def __init__(self, link: Link) -> None:
+    def __init__(self, link: Link, *, err: bool = False) -> None:
         self._link = link
+        self._err = err
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
         if text:
-            self._link.print(text)
+            self._link.print(text, err=self._err)
         return len(text)
 
 
@@ -389,7 +393,7 @@ def serve_user_code(fd: int, path: str, stack_file: str | None) -> int:
         link.hello(name="sear user code")
     except (protocol.Closed, protocol.ProtocolError, ControllerError):
         return 1
-    sys.stdout = sys.stderr = _Console(link)
+    sys.stdout, sys.stderr = _Console(link), _Console(link, err=True)
     return UserCodeProcess(link, Path(path)).serve()
 
 

@@ -34,7 +34,7 @@ import traceback
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sear import protocol
 from sear.errors import StuckHookError, UserCodeError
@@ -123,6 +123,12 @@ def compile_user_code(path: Path) -> types.CodeType:
 
 
 Dispatch = Callable[[str, list[Any]], Any]
+
+
+class Emit(Protocol):
+    """Where a controller's output goes: `error` for its standard error (stderr when headless)."""
+
+    def __call__(self, text: str, *, error: bool = False) -> None: ...
 """The simulation's side of a `sim` call: (checked name, checked arguments) -> result on the wire."""
 
 
@@ -142,7 +148,7 @@ class ControllerHost:
     def __init__(self, conn: protocol.Connection, *, timeout: float) -> None:
         self.conn = conn
         self.timeout = timeout
-        self.emit: Callable[[str], None] = lambda text: None
+        self.emit: Emit = lambda text, *, error=False: None
         self.dispatch: Dispatch = _no_calls
         self.finished = False
         """The controller said goodbye (a run(sim) that returned): no more turns."""
@@ -216,11 +222,11 @@ class ControllerHost:
                 self._fail(UserCodeError(f"{self.label} broke the protocol ({exc}); it was disconnected."))
             what = message["t"]
             if what == "print":
-                text = message.get("text")
-                if isinstance(text, str):
-                    self.emit(text)
+                text, err = message.get("text"), message.get("err", False)
+                if isinstance(text, str) and isinstance(err, bool):
+                    self.emit(text, error=err)
                 else:
-                    self._send_error("print: 'text' must be a string")
+                    self._send_error("print: 'text' must be a string (and 'err', when given, true or false)")
             elif what == "call":
                 values = self._calls(message.get("calls"))
                 if values is not None:
