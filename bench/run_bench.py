@@ -23,7 +23,7 @@ One extra round before the timed ones says where a tick goes, each phase timed i
 wrapper (~1 us per call, counted in "the rest"): the pybullet step, the raycast vehicle (our stand-in
 for Bullet's btRaycastVehicle, which pybullet's Python API lacks: suspension rays and tyre forces every
 step), the vehicle state handed to sensors, the sensors (their ray casts shown apart), the user code
-(hand-over to its worker thread and back included) and the CSV log; the rest is the loop's own
+(the round trip to its process and back included) and the CSV log; the rest is the loop's own
 bookkeeping.
 """
 
@@ -120,9 +120,9 @@ def _breakdown_round(simulation: Simulation, seconds: float) -> tuple[dict[str, 
     sensors.update = _timed(spent, "sensors", sensors.update)
     sensors.caster.cast = _timed(spent, "  of which ray casts", sensors.caster.cast)
     if runner is not None:
-        saved[(runner, "call")], saved[(runner, "resume")] = runner.call, runner.resume
-        runner.call = _timed(spent, "user code", runner.call)
-        runner.resume = _timed(spent, "user code", runner.resume)
+        saved[(runner, "give_turn")], saved[(runner, "finish_turn")] = runner.give_turn, runner.finish_turn
+        runner.give_turn = _timed(spent, "user code", runner.give_turn)  # type: ignore[method-assign]
+        runner.finish_turn = _timed(spent, "user code", runner.finish_turn)  # type: ignore[method-assign]
     if log is not None:
         saved[(log, "write")] = log.write
         log.write = _timed(spent, "CSV log", log.write)

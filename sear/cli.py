@@ -82,7 +82,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
-        seed=args.seed, realtime=args.realtime, force=args.force,
+        seed=args.seed, realtime=args.realtime, force=args.force, external=args.external,
     )
 
 
@@ -138,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write a CSV log of ground truth and sensors (array outputs such as LIDAR scans go "
                           "into the folder FILE.arrays beside it); never the project or a file it uses")
     run.add_argument("--force", action="store_true", help="let --log overwrite an existing log")
+    run.add_argument("--external", action="store_true",
+                     help="wait for an external controller (any language) to connect on 127.0.0.1 instead of "
+                          "running the project's user code; prints the port and a one-time token")
     run.add_argument("--seed", type=int, default=0, help="seed of the run's random numbers (noise); default 0")
     pace = run.add_mutually_exclusive_group()
     pace.add_argument("--fast", dest="realtime", action="store_false",

@@ -22,6 +22,7 @@ from sear.errors import UserCodeError
 
 if TYPE_CHECKING:
     from sear.runtime import Simulation, TickResult
+    from sear.usercode import ControllerHost
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 130, 143
 HEADLESS_DURATION = 60.0
@@ -42,11 +43,12 @@ def has_display() -> bool:
 
 
 def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
-                 realtime: bool | None, force: bool = False) -> int:
+                 realtime: bool | None, force: bool = False, external: bool = False) -> int:
     """`sear run`: validate, build, simulate (in the window, or headless), summarise. Returns the exit
     status: 0, 1 for a problem with the project or its user code, 130 when interrupted (Ctrl-C, SIGINT),
     143 when terminated (SIGTERM). `log` never overwrites the project or its files, nor (without `force`)
-    any existing file."""
+    any existing file. `external`: instead of the project's user code, wait for a controller to connect
+    (TCP on 127.0.0.1, the port and one-time token printed)."""
     from sear.runtime import Simulation, check_log_path
     from sear.validate import load_project
 
@@ -63,10 +65,27 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
     if log is not None:
         check_log_path(log, loaded.project, force=force)  # a ProjectError: one sentence, before the run
     window = None if headless else window_runner()
+    listener = controller = None
+    if external:
+        from sear.usercode import ExternalListener
+
+        listener = ExternalListener()
+        timeout = loaded.project.code.hook_timeout
+        print(f"sear: waiting for a controller on 127.0.0.1 port {listener.port}, token {listener.token}; "
+              "see docs/controller-protocol.md", flush=True)
+
+        def controller(welcome: dict[str, Any]) -> ControllerHost:
+            assert listener is not None
+            return listener.accept(welcome, timeout=timeout, on_refused=lambda why: print(
+                f"sear: refused a connection: {why}", file=sys.stderr, flush=True))
     try:
-        simulation = Simulation(loaded, seed=seed, log_path=log,
+        simulation = Simulation(loaded, seed=seed, log_path=log, controller=controller,
                                 realtime=bool(realtime) if realtime is not None else window is not None)
-    except UserCodeError as exc:
+    except BaseException as exc:
+        if listener is not None:  # once a controller is connected its connection closes the listener
+            listener.close()
+        if not isinstance(exc, UserCodeError):
+            raise
         print(f"sear: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
     if window is not None:
@@ -94,23 +113,21 @@ def window_runner() -> WindowRunner | None:
 
 
 def leave(simulation: Simulation, status: int) -> int:
-    """The end of every run: close the simulation (the log is flushed, the physics freed) and return
-    `status`. When a hook got stuck its thread cannot be stopped, so the process ends here at once, with
-    status 1, rather than wait for it at exit."""
+    """The end of every run: close the simulation (the controller stopped, the log flushed, the physics
+    freed) and return `status`."""
     simulation.close()
-    if simulation.stuck:
-        from sear.runtime import reopen_std_streams
+    from sear.runtime import reopen_std_streams
 
-        reopen_std_streams()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_USER_ERROR)
+    reopen_std_streams()  # user code may have closed them
+    sys.stdout.flush()
+    sys.stderr.flush()
     return status
 
 
 def run_headless(simulation: Simulation, duration: float) -> int:
-    """Start the user code, simulate `duration` s (Ctrl-C ends it early, keeping the log) and print a
-    summary. Returns the exit status; the caller's leave() closes the simulation, which flushes the log."""
+    """Start the user code, simulate `duration` s (Ctrl-C ends it early, keeping the log; a failure of
+    the user code or the controller ends it at that tick, its log row written) and print a summary.
+    Returns the exit status; the caller's leave() closes the simulation, which flushes the log."""
     import numpy as np
 
     from sear.runtime import reopen_std_streams
@@ -119,18 +136,19 @@ def run_headless(simulation: Simulation, duration: float) -> int:
     start = simulation.state.position.copy()
     path_length, last = 0.0, start.copy()
 
-    def measure(tick: TickResult) -> None:  # the path, from one control tick's position to the next
+    def measure(tick: TickResult) -> bool:  # the path, from one control tick's position to the next
         nonlocal path_length, last
-        if tick.control and not simulation.stuck:
+        if tick.control:
             here = simulation.state.position
             path_length += float(np.linalg.norm(here - last))
             last = here.copy()
+        return simulation.user_error is not None  # a failed controller ends a headless run at that tick
 
     stop = _StopSignals()
 
     def after_tick(tick: TickResult) -> bool:
-        measure(tick)
-        return stop.signal is not None
+        failed = measure(tick)
+        return failed or stop.signal is not None
 
     with stop:
         simulation.start_user_code()

@@ -29,26 +29,15 @@ import numpy as np
 from sear.errors import ProjectError, StuckHookError, UserCodeError
 from sear.physics.world import World
 from sear.project import Project
+from sear.protocol import Pose, to_wire
 from sear.sensors.base import Sensor
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
 from sear.sensors.suite import SensorSuite
 from sear.simapi import checked
 from sear.state import VehicleState
-from sear.usercode import UserCodeRunner
+from sear.usercode import ControllerHost, UserCodeRunner
 from sear.validate import Loaded
-
-
-class Pose(NamedTuple):
-    """Ground-truth pose: position in metres (ENU) and roll, pitch, yaw in radians (yaw 0 = east,
-    counter-clockwise positive, as REP 103)."""
-
-    x: float
-    y: float
-    z: float
-    roll: float
-    pitch: float
-    yaw: float
 
 
 def quaternion_to_euler(q: np.ndarray) -> tuple[float, float, float]:
@@ -286,7 +275,9 @@ class CsvLog:
 
 
 class Sim:
-    """The object user code receives: read sensors, drive, add obstacles, print.
+    """The simulation's side of the `sim` calls a controller makes (sear.controller.Sim is what user code
+    holds; its calls arrive here through the controller protocol), and of the same calls made directly
+    by a script that drives a Simulation itself: read sensors, drive, add obstacles, print.
 
     Units: metres, seconds, newtons, radians. Drive inputs hold until changed, like pedals.
     """
@@ -383,20 +374,6 @@ class Sim:
         end = "\n" if end is None else end
         self._s.emit(sep.join(str(a) for a in args) + end, error=file is sys.stderr)
 
-    @checked
-    def step(self) -> bool:
-        """run(sim) style only: wait for the next control tick. False when the simulation is ending."""
-        return self._s.runner.worker_step() if self._s.runner is not None else False
-
-    @checked
-    def wait(self, seconds: float) -> bool:
-        """run(sim) style only: let `seconds` of simulated time pass (the robot keeps its inputs)."""
-        end = self.time + seconds - 1e-9
-        while self.time < end:
-            if not self.step():
-                return False
-        return True
-
 
 def reopen_std_streams() -> None:
     """Standard output and error usable again after user code closed them (`sys.stdout.close()` closes
@@ -416,9 +393,12 @@ class Simulation:
 
     def __init__(self, project: Project | Loaded, *, seed: int = 0, log_path: str | Path | None = None,
                  realtime: bool = False, output: Callable[[str], None] | None = None,
-                 sensor_configs: list[SensorConfig] | None = None) -> None:
+                 sensor_configs: list[SensorConfig] | None = None,
+                 controller: Callable[[dict[str, Any]], ControllerHost] | None = None) -> None:
         """`project` is what sear.validate.load_project loaded (its sensors, compiled user code and models
-        are used as they are: nothing is read twice), or a bare Project, whose files are read here."""
+        are used as they are: nothing is read twice), or a bare Project, whose files are read here.
+        `controller`: instead of the project's user code, the controller it returns when given the
+        protocol's welcome fields (an external controller: sear.usercode.ExternalListener.accept)."""
         models, code = None, None
         if isinstance(project, Loaded):
             if not project.ok or project.project is None:
@@ -434,7 +414,10 @@ class Simulation:
         self.output_history: deque[str] = deque(maxlen=2000)
         self.rng = np.random.default_rng(seed)
         self.world = World(project, models=models)
-        self.runner: UserCodeRunner | None = None
+        self.runner: ControllerHost | None = None
+        self._code = code
+        self._sent: dict[str, float | None] = {}
+        """Each sensor's sample time last sent to the controller: a turn carries only newer readings."""
         self.log: CsvLog | None = None
         try:
             if sensor_configs is None:
@@ -453,11 +436,11 @@ class Simulation:
             self.user_started = False
             self.user_error: UserCodeError | None = None
             self.stuck = False
-            if project.code.user_code is not None:
-                self.runner = UserCodeRunner(project.code.user_code, project.code.hook_timeout,
-                                             print_fn=self.sim.print)
-                self.runner.load(code)
-                self.runner.call("init", self.sim)
+            """The user code's last failure was a hook that did not return in time."""
+            if controller is not None:
+                self._attach(controller(self._welcome()))
+            elif project.code.user_code is not None:
+                self._attach(self._spawn(self._welcome()))
             if log_path is not None:
                 self.start_log(log_path)
         except BaseException:
@@ -498,10 +481,68 @@ class Simulation:
 
     # --- control -----------------------------------------------------------------------------------------
 
+    def _welcome(self) -> dict[str, Any]:
+        """The protocol's welcome fields: what a controller knows of the run from the start."""
+        simulation = self.project.simulation
+        return {"sensors": list(self.sensors.names), "time": self.world.time,
+                "physics_hz": float(simulation.physics_hz), "control_hz": float(simulation.control_hz),
+                "timeout": float(self.project.code.hook_timeout), "seed": self.seed}
+
+    def _spawn(self, welcome: dict[str, Any]) -> UserCodeRunner:
+        """The project's user code in a new process (its hello taken, `welcome` sent)."""
+        code = self.project.code
+        assert code.user_code is not None
+        runner = UserCodeRunner(code.user_code, code.hook_timeout, code=self._code)
+        runner.emit = self.emit
+        runner.start(welcome)
+        return runner
+
+    def attach(self, controller: Callable[[dict[str, Any]], ControllerHost]) -> None:
+        """Replace the controller (closing the old one) with the one `controller` returns when given the
+        welcome fields, and give it its init turn (UserCodeError when that fails). User code is then
+        not started: start_user_code() starts it."""
+        if self.runner is not None:
+            self.runner.close()
+            self.runner = None
+        self.user_error, self.stuck, self.user_started = None, False, False
+        self._attach(controller(self._welcome()))
+
+    def _attach(self, runner: ControllerHost) -> None:
+        """Make `runner` the controller and give it its init turn (before the first physics step); a
+        failure there is raised, as a broken user code file is."""
+        self.runner = runner
+        runner.emit = self.emit
+        runner.dispatch = self._serve_call
+        self._sent = {}
+        runner.turn("init", self._turn_fields())
+
+    def _turn_fields(self) -> dict[str, Any]:
+        """A turn's time (s) and the readings of the sensors sampled since the last turn."""
+        readings: dict[str, Any] = {}
+        sent = self._sent
+        for sensor in self.sensors.sensors:
+            when = sensor.last_sample_time
+            if when is not None and sent.get(sensor.name) != when:
+                sent[sensor.name] = when
+                readings[sensor.name] = to_wire(sensor.value(sensor.reading))
+        return {"time": self.world.time, "readings": readings}
+
+    def _serve_call(self, name: str, args: list[Any]) -> Any:
+        """A controller's `sim` call (checked by sear.protocol.check_call), made on this simulation."""
+        sim = self.sim
+        if name == "pose":
+            return list(sim.pose)
+        if name == "speed":
+            return sim.speed
+        if name == "read_sick":
+            return to_wire(sim.read_sick(args[0]))
+        getattr(sim, name)(*args)
+        return None
+
     @property
     def user_code_running(self) -> bool:
-        return self.user_started and self.user_error is None and self.runner is not None and not (
-            self.runner.program is not None and self.runner.program.blocking and self.runner.blocking_done)
+        return (self.user_started and self.user_error is None and self.runner is not None
+                and not self.runner.finished)
 
     def start_user_code(self) -> None:
         """Start main_loop / run(sim) (Space in the window; at once in headless runs)."""
@@ -509,8 +550,31 @@ class Simulation:
         if self.user_started or runner is None:
             return
         self.user_started = True
-        if runner.program is not None and runner.program.blocking:
-            self._guard(lambda: runner.start_blocking(self.sim))
+        self._guard(lambda: runner.turn("start", self._turn_fields()))
+
+    @property
+    def can_restart(self) -> bool:
+        """Whether restart_user_code() can start the user code again: it is the project's own (an external
+        controller cannot be restarted from here) and it has failed or finished."""
+        runner = self.runner
+        return (isinstance(runner, UserCodeRunner) and self.user_started
+                and (self.user_error is not None or runner.finished))
+
+    def restart_user_code(self) -> bool:
+        """Space after the user code failed or finished: a fresh process, its init again, then started.
+        True when it was restarted (a failure to load is reported like any user code error)."""
+        if not self.can_restart or self.runner is None:
+            return False
+        self.emit("sear: restarting the user code in a new process.\n")
+        try:
+            self.attach(self._spawn)
+        except UserCodeError as exc:
+            self.user_started = True
+            self.user_error = exc
+            self.emit(f"{exc}\n")
+            return False
+        self.start_user_code()
+        return True
 
     def reset(self) -> None:
         """Put the robot back at its start pose (Enter in the window)."""
@@ -526,15 +590,18 @@ class Simulation:
         vehicle.steer(max(-1.0, min(1.0, steer)) * dyn.max_steering)
         vehicle.brake(dyn.brake_force if brake else 0.0)
 
-    def _guard(self, action: Callable[[], Any]) -> None:
+    def _guard(self, action: Callable[[], Any]) -> bool:
+        """Run `action` (a controller's turn): its result as a bool, False when the controller failed (the
+        error is kept in user_error and reported)."""
         try:
-            action()
+            return bool(action())
         except UserCodeError as exc:
             self.user_error = exc
             self.stuck = isinstance(exc, StuckHookError)
             if self.log is not None:
                 self.log.flush()
             self.emit(f"{exc}\n", error=True)
+            return False
 
     # --- the loop ----------------------------------------------------------------------------------------
 
@@ -567,15 +634,15 @@ class Simulation:
         control = self.steps % self.control_every == 0
         if control:
             runner = self.runner
-            if runner is not None and self.user_code_running and not self.stuck:
-                if self.log is not None:  # user code could end the process (os._exit, a crash): log first
+            turn = False
+            if runner is not None and self.user_code_running:
+                if self.log is not None:  # the log on disk reaches this tick before the controller moves on
                     self.log.flush()
-                if runner.program is not None and runner.program.blocking:
-                    self._guard(runner.resume)
-                else:
-                    self._guard(lambda: runner.call("main_loop", self.sim))
-            if self.log is not None:
+                turn = self._guard(lambda: runner.give_turn("tick", self._turn_fields()))
+            if self.log is not None:  # while the controller takes its turn: its commands do not change the row
                 self.log.write(self.state, sensors.log_values())
+            if turn and runner is not None:
+                self._guard(runner.finish_turn)
         if sampled:
             return TickResult(control, tuple(sampled))
         return _CONTROL_TICK if control else _QUIET_TICK
@@ -587,15 +654,15 @@ class Simulation:
     def advance(self, steps: int, *, budget: float | None = None, pacer: Pacer | None = None,
                 before_tick: Callable[[], None] | None = None,
                 after_tick: Callable[[TickResult], object] | None = None) -> int:
-        """Up to `steps` ticks; returns how many were done. Fewer when a hook got stuck (the run is over),
-        with `budget` once that many wall seconds have passed (a window's frame must not freeze), or when
+        """Up to `steps` ticks; returns how many were done. Fewer with `budget` once that many wall
+        seconds have passed (a window's frame must not freeze), or when
         `after_tick` returns a true value. With `pacer`, each tick waits for the wall clock. `before_tick`
         runs before every tick (a window's held keys), `after_tick` after it with what the tick did (a
         script's own bookkeeping and its reasons to stop early)."""
         deadline = None if budget is None else _time.perf_counter() + budget
         tick = self.tick
         for done in range(steps):
-            if self.stuck or (deadline is not None and _time.perf_counter() > deadline):
+            if deadline is not None and _time.perf_counter() > deadline:
                 return done
             if before_tick is not None:
                 before_tick()
@@ -608,16 +675,16 @@ class Simulation:
 
     def run(self, duration: float, *, pace: bool | None = None,
             after_tick: Callable[[TickResult], object] | None = None) -> int:
-        """Tick until `duration` more simulated seconds have passed (or a hook got stuck, or `after_tick`
-        returned a true value); returns the ticks done. `pace` keeps to the wall clock (default: the
+        """Tick until `duration` more simulated seconds have passed (or `after_tick` returned a true
+        value); returns the ticks done. `pace` keeps to the wall clock (default: the
         simulation's `realtime`); `after_tick` as for advance()."""
         pace = self.realtime if pace is None else pace
         return self.advance(round(duration * self.physics_hz), pacer=Pacer(self) if pace else None,
                             after_tick=after_tick)
 
     def close(self) -> None:
-        """Stop user code (a stuck hook's thread cannot be stopped: it is left behind, and the process
-        should end soon), flush the log, free the physics. Closing twice does nothing more."""
+        """Stop the controller (a run(sim) sees sim.step() return False and may finish; its process
+        ends), flush the log, free the physics. Closing twice does nothing more."""
         if self.runner is not None:
             self.runner.close()
         self.stop_log()

@@ -1,38 +1,50 @@
-"""Loading and running the user's control code safely.
+"""Running the user's control code safely: every controller is a process of its own.
 
 A user code file is a Python module: its module-level names are the user variables, `init(sim)` runs
 once before the first physics step and `main_loop(sim)` every control tick once user code has started.
 Or it defines `run(sim)`, ordinary blocking code that loops with `while sim.step():` and may call
 `sim.wait(seconds)`; it runs in lock-step with the physics, so no finite-state machine is needed.
 
-All user code runs on one worker thread, handed control by the simulation loop and handing it back,
-so exactly one of the two runs at any time (runs are deterministic) and the loop can notice a hook that
-does not return: after `timeout` seconds of wall-clock time it reports the file and line the hook is
-stuck on. Errors name the user's file and line and show only the user's own frames.
+The simulation starts the user code in a process of its own (`python -m sear.controller`, connected by
+a socketpair) and gives it turns over the SEAR controller protocol (sear.protocol,
+docs/controller-protocol.md): exactly one of the two runs at any time, so runs are deterministic. A
+turn that does not end within the hook time-out is stopped (the process dumps its stack, then is
+killed) and reported with the line it was stuck on; a process that crashes is reported with its signal
+or exit status. Either way the simulation goes on, and the user code can be restarted in a fresh
+process. An external controller (`sear run --external`, any language) is the same protocol over TCP on
+127.0.0.1 (ExternalListener).
 """
 
 from __future__ import annotations
 
-import _thread
 import contextlib
-import importlib
+import hmac
 import os
+import re
+import secrets
+import select
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
 import threading
+import time
 import traceback
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from sear import protocol
 from sear.errors import StuckHookError, UserCodeError
 
 _SEAR_DIR = str(Path(__file__).resolve().parent)
 
-
-class _StopRun(BaseException):
-    """Raised inside a blocking run() to unwind it when the simulation ends (not an Exception, so a
-    user's `except Exception` does not swallow it)."""
+STARTUP_TIMEOUT = 60.0
+"""s: how long a user code process may take to start (Python and its imports) before its code runs."""
+HANDSHAKE_TIMEOUT = 10.0
+"""s: how long an external controller has, once connected, to send its hello."""
 
 
 def _user_frames(tb: types.TracebackType | None, user_file: str) -> traceback.StackSummary:
@@ -49,6 +61,16 @@ def format_user_exception(exc: BaseException, user_file: str) -> str:
     lines += _user_frames(exc.__traceback__, user_file).format()
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines).rstrip()
+
+
+def user_error_line(exc: BaseException, user_file: str) -> int | None:
+    """The line of the user's file an error came from (its innermost frame there), if any."""
+    for frame in reversed(_user_frames(exc.__traceback__, user_file)):
+        if frame.filename == user_file:
+            return frame.lineno
+    if isinstance(exc, SyntaxError):
+        return exc.lineno
+    return None
 
 
 def _line_of(path: str, lineno: int) -> str:
@@ -84,232 +106,441 @@ class UserProgram:
         return self.run is not None
 
 
-class _Signal:
-    """A binary semaphore on a bare C lock, for the strict alternation of loop and worker.
-
-    threading.Semaphore is Python code over a Condition; a hand-over through two of them cost ~19 us,
-    every control tick. A second signal before the first is taken is the same signal."""
-
-    __slots__ = ("_lock",)
-
-    def __init__(self) -> None:
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()
-
-    def release(self) -> None:
-        with contextlib.suppress(RuntimeError):  # already signalled
-            self._lock.release()
-
-    def acquire(self, timeout: float = -1) -> bool:
-        return self._lock.acquire(timeout=timeout)
+def compile_user_code(path: Path) -> types.CodeType:
+    """The user's file compiled, or a UserCodeError naming the line of a syntax error."""
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise UserCodeError(f"the user code file cannot be read ({exc.strerror}).", file=path) from None
+    try:
+        return compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        text = (exc.text or "").strip()
+        raise UserCodeError(f"syntax error: {exc.msg}" + (f": {text}" if text else ""),
+                            file=path, line=exc.lineno) from None
+    except ValueError as exc:
+        raise UserCodeError(f"the file is not valid Python source ({exc}).", file=path) from None
 
 
-class UserCodeRunner:
-    """Runs user code on a worker thread in strict alternation with the simulation loop."""
+Dispatch = Callable[[str, list[Any]], Any]
 
-    def __init__(self, path: str | Path, timeout: float = 5.0, *, print_fn: Callable[..., None] | None = None) -> None:
-        self.path = Path(path)
+
+class Emit(Protocol):
+    """Where a controller's output goes: `error` for its standard error (stderr when headless)."""
+
+    def __call__(self, text: str, *, error: bool = False) -> None: ...
+"""The simulation's side of a `sim` call: (checked name, checked arguments) -> result on the wire."""
+
+
+class Refused(Exception):
+    """A connection that failed the handshake (it was told why and closed)."""
+
+
+class ControllerHost:
+    """The simulation's end of one controller connection: it gives the controller its turns, serves its
+    calls, shows its output, and notices when it hangs, breaks the protocol or goes away.
+
+    `turn()` raises UserCodeError (StuckHookError for a time-out) when the controller failed; the
+    connection is closed then, and the simulation carries on without it."""
+
+    label = "the controller"
+
+    def __init__(self, conn: protocol.Connection, *, timeout: float) -> None:
+        self.conn = conn
         self.timeout = timeout
-        self.print_fn = print_fn
-        self._to_worker = _Signal()
-        self._to_main = _Signal()
-        self._job: Callable[[], Any] | None = None
-        self._result: tuple[str, Any] = ("idle", None)
-        self._stop = False
-        self._stop_told = False
-        self._dead = False
-        self._thread = threading.Thread(target=self._serve, name="sear-user-code", daemon=True)
-        self._thread.start()
-        self.program: UserProgram | None = None
-        self._blocking_started = False
-        self._blocking_done = False
-        self._sys_path_entry: str | None = None
+        self.emit: Emit = lambda text, *, error=False: None
+        self.dispatch: Dispatch = _no_calls
+        self.finished = False
+        """The controller said goodbye (a run(sim) that returned): no more turns."""
+        self.failed = False
+        self.turn_kind = ""
+        self._deadline = 0.0
+        self.listener: ExternalListener | None = None
 
-    # --- the worker ----------------------------------------------------------------------------------
+    # --- handshake -----------------------------------------------------------------------------------------
 
-    def _serve(self) -> None:
+    def handshake(self, token: str | None, welcome: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Take the controller's hello: the right version and (for external ones) `token`, then welcome it
+        with `welcome`'s fields. Refused (after an error reply and closing) otherwise."""
+        try:
+            hello = self.conn.recv(timeout)
+        except TimeoutError:
+            self._refuse(f"no hello within {timeout:g} s")
+        except (protocol.Closed, protocol.ProtocolError) as exc:
+            self._refuse(str(exc))
+        if hello["t"] != "hello":
+            self._refuse(f"the first message must be hello, not {hello['t']!r}")
+        if hello.get("version") != protocol.VERSION:
+            self._refuse(f"protocol version {hello.get('version')!r} is not spoken here; this simulation speaks "
+                         f"version {protocol.VERSION}")
+        if token is not None and not (isinstance(hello.get("token"), str)
+                                      and hmac.compare_digest(hello["token"].encode(), token.encode())):
+            self._refuse("wrong or missing token (use the one `sear run --external` printed)")
+        self.conn.send({"t": "welcome", "version": protocol.VERSION, **welcome})
+        return hello
+
+    def _refuse(self, why: str) -> Any:
+        with contextlib.suppress(protocol.Closed):
+            self.conn.send({"t": "error", "message": f"connection refused: {why}"})
+        self.conn.close()
+        raise Refused(why)
+
+    # --- turns ---------------------------------------------------------------------------------------------
+
+    def turn(self, kind: str, fields: dict[str, Any]) -> None:
+        """Give the controller the turn `kind` ('init', 'start', 'tick' or 'stop') with `fields`, serve
+        its calls and output until it ends the turn (done) or says goodbye (bye)."""
+        if self.give_turn(kind, fields):
+            self.finish_turn()
+
+    def give_turn(self, kind: str, fields: dict[str, Any]) -> bool:
+        """The first half of turn(): send the turn (False when there is no controller to send it to). The
+        simulation may do work that does not depend on the controller's answer before finish_turn()."""
+        if self.failed or self.finished:
+            return False
+        self.turn_kind = kind
+        self._deadline = time.monotonic() + self.timeout
+        try:
+            self.conn.send({"t": kind, **fields})
+        except protocol.Closed:
+            self._fail(self._gone())
+        return True
+
+    def finish_turn(self) -> None:
+        """The second half of turn(): serve the controller until it ends its turn."""
+        deadline = self._deadline
+        conn = self.conn
         while True:
-            self._to_worker.acquire()
-            job, self._job = self._job, None
-            if job is None:
-                return
             try:
-                self._result = ("done", job())
-            except _StopRun:
-                self._result = ("done", None)
-            except BaseException as exc:  # the user's error, reported by the loop's thread
-                self._result = ("error", exc)
-            self._to_main.release()
+                message = conn.recv(deadline - time.monotonic())
+            except TimeoutError:
+                self._fail(self._stuck())
+            except protocol.Closed:
+                self._fail(self._gone())
+            except protocol.ProtocolError as exc:
+                self._send_error(str(exc))
+                self._fail(UserCodeError(f"{self.label} broke the protocol ({exc}); it was disconnected."))
+            what = message["t"]
+            if what == "print":
+                text, err = message.get("text"), message.get("err", False)
+                if isinstance(text, str) and isinstance(err, bool):
+                    self.emit(text, error=err)
+                else:
+                    self._send_error("print: 'text' must be a string (and 'err', when given, true or false)")
+            elif what == "call":
+                values = self._calls(message.get("calls"))
+                if values is not None:
+                    self._send({"t": "result", "values": values})
+            elif what in ("done", "bye"):
+                calls = message.get("calls", [])
+                if calls:
+                    self._calls(calls)
+                if what == "bye":
+                    self.finished = True
+                return
+            elif what == "fail":
+                text = message.get("message")
+                line = message.get("line")
+                self._fail(self._failure(str(text) if text is not None else "gave up",
+                                         line if isinstance(line, int) and line > 0 else None))
+            else:
+                self._send_error(f"a {_short(what)} message is not expected from a controller during a turn "
+                                 "(expected print, call, done, bye or fail)")
 
-    def _hand_over(self, what: str) -> Any:
-        """Let the worker run until it finishes its job or yields; raise UserCodeError on error, and
-        StuckHookError when it has not finished or yielded after `timeout` wall seconds."""
-        if self._dead:
-            raise UserCodeError("user code is no longer running.", file=self.path)
-        self._to_worker.release()
-        if not self._to_main.acquire(timeout=self.timeout):
-            self._dead = True
-            raise StuckHookError(self._stuck_message(what), file=self.path, line=self._stuck_line())
-        kind, value = self._result
-        self._result = ("idle", None)
-        if kind == "error":
-            self._dead = True
-            if isinstance(value, UserCodeError):
-                raise value
-            raise UserCodeError(f"{what} raised an error; user code stopped.\n"
-                                f"{format_user_exception(value, str(self.path))}",
-                                file=self.path, line=self._error_line(value))
-        return kind, value
+    def _calls(self, calls: Any) -> list[Any] | None:
+        """Run a message's calls in order; their results, or None after an error reply (the calls after
+        the refused one are not made)."""
+        if not isinstance(calls, list):
+            self._send_error("'calls' must be an array of [name, [arguments]]")
+            return None
+        values = []
+        for call in calls:
+            if not (isinstance(call, list) and len(call) == 2):
+                self._send_error(f"a call must be [name, [arguments]], not {_short(call)}")
+                return None
+            name = call[0]
+            try:
+                name, args = protocol.check_call(name, call[1])
+                values.append(self.dispatch(name, args))
+            except Exception as exc:  # refused: a clear sentence to the controller, never a traceback
+                self._send_error(str(exc), call=name if isinstance(name, str) else None)
+                return None
+        return values
 
-    def _error_line(self, exc: BaseException) -> int | None:
-        frames = _user_frames(exc.__traceback__, str(self.path))
-        for frame in reversed(frames):
-            if frame.filename == str(self.path):
-                return frame.lineno
-        if isinstance(exc, SyntaxError):
-            return exc.lineno
+    def _send(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(protocol.Closed):  # noticed at the next read
+            self.conn.send(message)
+
+    def _send_error(self, text: str, *, call: str | None = None) -> None:
+        message: dict[str, Any] = {"t": "error", "message": text}
+        if call is not None:
+            message["call"] = call
+        self._send(message)
+
+    def _fail(self, error: UserCodeError) -> Any:
+        self.failed = True
+        self._disconnect()
+        raise error
+
+    def _failure(self, text: str, line: int | None) -> UserCodeError:
+        return UserCodeError(f"{self.label} failed: {text}")
+
+    def _stuck(self) -> UserCodeError:
+        return StuckHookError(f"{self.label} did not end its {self.turn_kind} turn within {self.timeout:g} s of "
+                              "real time, so it was disconnected; the simulation goes on without it.")
+
+    def _gone(self) -> UserCodeError:
+        return UserCodeError(f"{self.label} closed the connection during its {self.turn_kind} turn; the "
+                             "simulation goes on without it.")
+
+    def _disconnect(self) -> None:
+        self.conn.close()
+
+    def stop(self) -> UserCodeError | None:
+        """The last turn, 'stop': a run(sim) sees sim.step() return False and may finish up. Returns the
+        error when that fails (it is reported, not raised: the simulation is ending anyway)."""
+        if self.failed or self.finished or self.conn.closed:
+            return None
+        try:
+            self.turn("stop", {})
+        except UserCodeError as exc:
+            return exc
         return None
 
-    def _stuck_frame(self) -> types.FrameType | None:
-        frame = sys._current_frames().get(self._thread.ident or -1)
-        while frame is not None and frame.f_code.co_filename != str(self.path):
-            frame = frame.f_back
-        return frame
+    def close(self) -> None:
+        """Stop the controller and close the connection (and an external listener). Closing twice does
+        nothing more."""
+        error = self.stop()
+        if error is not None:
+            self.emit(f"{error}\n")
+        self._disconnect()
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
 
-    def _stuck_line(self) -> int | None:
-        frame = self._stuck_frame()
-        return frame.f_lineno if frame is not None else None
 
-    def _stuck_message(self, what: str) -> str:
-        line = self._stuck_line()
-        where = f" It is stuck at line {line}: `{_line_of(str(self.path), line)}`." if line else ""
-        return (f"{what} did not return within {self.timeout:g} s of real time, so the run was ended.{where} "
-                "Hooks must return quickly: move long loops into run(sim) with `while sim.step():`, "
-                "or raise the hook time-out in Code Setup.")
+def _no_calls(name: str, args: list[Any]) -> Any:
+    raise ValueError(f"sim.{name} is not available yet")
 
-    # --- what the loop calls ---------------------------------------------------------------------------
 
-    def _forget_helpers(self) -> None:
-        """Drop modules imported from the user's folder by an earlier load, so that helper modules are
-        read afresh too (every Simulate loads the current files, not what an earlier run cached)."""
-        # Helpers are imported through the sys.path entry added below (the folder as given), so their
-        # __file__ starts with that folder; comparing strings avoids a realpath of every loaded module
-        # (thousands once Qt and scipy are in), which made each load take seconds.
-        folders = {str(self.path.parent), os.path.realpath(self.path.parent)}
-        for name, module in list(sys.modules.items()):
-            file = getattr(module, "__file__", None)
-            if file and not name.startswith("sear") and os.path.dirname(file) in folders:
-                del sys.modules[name]
-        importlib.invalidate_caches()  # helper files created since the last load are found
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
-    def load(self, code: types.CodeType | None = None) -> UserProgram:
-        """Execute the user's module (fresh every time) and find its hooks. `code` is the file compiled
-        already (sear.validate.load_project does); without it the file is read and compiled here."""
-        path = self.path
+
+_STACK_LINE = re.compile(r'File "(.*)", line (\d+) in (\S+)')
+_TURNS = {"init": "init(sim) or the file's top-level code", "start": "run(sim)", "tick": "a control tick's turn",
+          "stop": "the end of the run"}
+_HOOKS = {"<module>": "the file's top-level code (run when it is loaded)", "init": "init(sim)",
+          "main_loop": "main_loop(sim)", "run": "run(sim)"}
+_SIGNALS: dict[int, str] = {
+    signal.SIGSEGV: "a crash in native code: segmentation fault",
+    signal.SIGKILL: "killed from outside; the system's out-of-memory killer ends processes this way",
+    signal.SIGABRT: "aborted",
+    signal.SIGBUS: "a crash in native code: bus error",
+    signal.SIGFPE: "a crash in native code: arithmetic error",
+    signal.SIGTERM: "terminated from outside",
+}
+
+
+class UserCodeRunner(ControllerHost):
+    """A user code file run in a process of its own (python -m sear.controller), over a socketpair."""
+
+    label = "the user code"
+
+    def __init__(self, path: str | Path, timeout: float = 5.0, *, code: types.CodeType | None = None) -> None:
+        """Compiles the file (`code`: compiled already, as sear.validate.load_project does), so a syntax
+        error is reported before any process starts; start() starts it."""
+        self.path = Path(path)
         if code is None:
             code = self._compile()
-        module = types.ModuleType("sear_user_code")
-        module.__file__ = str(path)
-        if self.print_fn is not None:
-            module.__dict__["print"] = self.print_fn
-        self._forget_helpers()
-        if self._sys_path_entry is None:
-            # The user's own helper modules import, at load time and from inside hooks, until close().
-            self._sys_path_entry = str(path.parent)
-            sys.path.insert(0, self._sys_path_entry)
-        self._job = lambda: exec(code, module.__dict__)
-        self._hand_over("the file's top-level code (run when it is loaded)")
-        self.program = UserProgram(path, module)
-        return self.program
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._stack_file: str | None = None
+        parent, self._child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        super().__init__(protocol.Connection(parent), timeout=timeout)
 
     def _compile(self) -> types.CodeType:
-        path = self.path
+        return compile_user_code(self.path)
+
+    def start(self, welcome: dict[str, Any]) -> None:
+        """Start the process and take its hello (UserCodeError when it cannot start)."""
+        fd, self._stack_file = tempfile.mkstemp(prefix="sear-stack-", suffix=".txt")
+        os.close(fd)
+        child = self._child_sock
+        env = dict(os.environ)
+        package_root = str(Path(_SEAR_DIR).parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         try:
-            source = path.read_bytes()
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "sear.controller", "--fd", str(child.fileno()),
+                 "--stack-file", self._stack_file, str(self.path)],
+                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, env=env, cwd=str(self.path.parent))
         except OSError as exc:
-            raise UserCodeError(f"the user code file cannot be read ({exc.strerror}).", file=path) from None
+            self.failed = True
+            self.conn.close()
+            raise UserCodeError(f"the user code process cannot be started ({exc.strerror}).",
+                                file=self.path) from None
+        finally:
+            child.close()
         try:
-            return compile(source, str(path), "exec", dont_inherit=True)
-        except SyntaxError as exc:
-            text = (exc.text or "").strip()
-            raise UserCodeError(f"syntax error: {exc.msg}" + (f": {text}" if text else ""),
-                                file=path, line=exc.lineno) from None
-        except ValueError as exc:
-            raise UserCodeError(f"the file is not valid Python source ({exc}).", file=path) from None
-
-    def call(self, name: str, sim: Any) -> None:
-        """Run hook `name` (init or main_loop) with `sim` to completion."""
-        assert self.program is not None
-        hook = getattr(self.program, name)
-        if hook is None:
-            return
-        self._job = lambda: hook(sim)
-        self._hand_over(f"{name}(sim)")
-
-    def start_blocking(self, sim: Any) -> bool:
-        """Start run(sim); returns when it first calls sim.step() (True) or has returned (False)."""
-        assert self.program is not None and self.program.run is not None
-        self._blocking_started = True
-        run = self.program.run
-
-        def job() -> str:
-            run(sim)
-            return "returned"
-
-        self._job = job
-        return self._await_step()
-
-    def resume(self) -> bool:
-        """Let a blocked run(sim) continue from its sim.step() until the next one (True) or its end."""
-        if self._blocking_done:
-            return False
-        self._result = ("idle", None)
-        return self._await_step()
-
-    def _await_step(self) -> bool:
-        kind, value = self._hand_over("run(sim)")
-        if kind == "done" and value == "returned":
-            self._blocking_done = True
-            return False
-        return True
-
-    def worker_step(self) -> bool:
-        """Called on the worker thread by sim.step(): hand control to the loop, wait to be resumed."""
-        if threading.current_thread() is not self._thread or not self._blocking_started:
-            raise RuntimeError("sim.step() and sim.wait() belong in run(sim); main_loop(sim) is already called "
-                               "once per control tick, so it must return instead of stepping")
-        if self._stop_told:  # stepping on after being told the simulation ends: unwind
-            raise _StopRun()
-        self._result = ("stepped", None)
-        self._to_main.release()
-        self._to_worker.acquire()
-        if self._stop:
-            self._stop_told = True
-            return False  # `while sim.step():` ends, and the code after the loop runs
-        return True
+            self.handshake(None, welcome, STARTUP_TIMEOUT)
+        except Refused as exc:
+            self.failed = True
+            status = self._wait_exit(2.0)
+            self._disconnect()
+            raise UserCodeError(f"the user code process did not start ({exc}; exit status {status}).",
+                                file=self.path) from None
 
     @property
-    def blocking_done(self) -> bool:
-        return self._blocking_done
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def _wait_exit(self, timeout: float) -> int | None:
+        proc = self.proc
+        if proc is None:
+            return None
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait()
+
+    def _dump(self) -> list[tuple[str, int, str]]:
+        """The user's frames of the process's last stack dump, innermost first: (file, line, function)."""
+        if self._stack_file is None:
+            return []
+        try:
+            text = Path(self._stack_file).read_text(errors="replace")
+        except OSError:
+            return []
+        path = str(self.path)
+        return [(f, int(n), fn) for f, n, fn in _STACK_LINE.findall(text) if f == path]
+
+    def _traceback(self, frames: list[tuple[str, int, str]]) -> str:
+        lines = ["Traceback (most recent call last):"]
+        for file, line, func in reversed(frames):
+            lines.append(f'  File "{file}", line {line}, in {func}')
+            source = _line_of(file, line)
+            if source:
+                lines.append(f"    {source}")
+        return "\n".join(lines) if frames else ""
+
+    def _what(self, frames: list[tuple[str, int, str]]) -> str:
+        if frames:
+            return _HOOKS.get(frames[-1][2], _TURNS.get(self.turn_kind, "the user code"))
+        return _TURNS.get(self.turn_kind, "the user code")
+
+    def _stuck(self) -> UserCodeError:
+        proc = self.proc
+        frames: list[tuple[str, int, str]] = []
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGUSR1)  # faulthandler in the process writes its stack
+            end = time.monotonic() + 2.0
+            while time.monotonic() < end and not (frames := self._dump()):
+                time.sleep(0.01)
+            proc.kill()
+        self._wait_exit(5.0)
+        line = frames[0][1] if frames else None
+        where = f" It is stuck at line {line}: `{_line_of(str(self.path), line)}`." if line else ""
+        return StuckHookError(f"{self._what(frames)} did not return within {self.timeout:g} s of real time, so its "
+                              f"process was ended.{where} Hooks must return quickly: move long loops into run(sim) "
+                              "with `while sim.step():`, or raise the hook time-out in Code Setup. The simulation "
+                              "goes on; Space restarts the user code.", file=self.path, line=line)
+
+    def _gone(self) -> UserCodeError:
+        status = self._wait_exit(5.0)
+        frames = self._dump()
+        what = self._what(frames)
+        if status is not None and status < 0:
+            name = protocol.signal_name(-status)
+            why = _SIGNALS.get(-status, "a signal")
+            text = f"the user code's process was killed by {name} ({why}) during {what}; user code stopped."
+        else:
+            text = (f"the user code's process ended with exit status {status} during {what} without a Python "
+                    "error (os._exit() or a native library ending the process); user code stopped.")
+        trace = self._traceback(frames)
+        line = frames[0][1] if frames else None
+        return UserCodeError(text + (f"\n{trace}" if trace else ""), file=self.path, line=line)
+
+    def _failure(self, text: str, line: int | None) -> UserCodeError:
+        return UserCodeError(text, file=self.path, line=line)
+
+    def _disconnect(self) -> None:
+        self.conn.close()
+        self._wait_exit(0.5 if self.failed else self.timeout)  # killed if it does not end by itself
+        if self._stack_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._stack_file)
+            self._stack_file = None
+
+
+class ExternalListener:
+    """`sear run --external`: a TCP port on 127.0.0.1 where one controller, with the one-time token,
+    may connect. Connections without the token are refused (and waited past); once a controller is
+    connected, every further one is refused with an error reply until the listener closes."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(4)
+        self.token = secrets.token_hex(16)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.refusals: list[str] = []
+
+    @property
+    def port(self) -> int:
+        return int(self.sock.getsockname()[1])
+
+    def accept(self, welcome: dict[str, Any], *, timeout: float, wait: float | None = None,
+               on_refused: Callable[[str], None] | None = None) -> ControllerHost:
+        """Wait (`wait` s, None: as long as it takes) for a controller with the token; its host. Later
+        connections are refused by a thread until close()."""
+        end = None if wait is None else time.monotonic() + wait
+        while True:
+            left = None if end is None else max(0.0, end - time.monotonic())
+            ready, _, _ = select.select([self.sock], [], [], left)
+            if not ready:
+                raise UserCodeError(f"no controller connected within {wait:g} s.")
+            conn, _addr = self.sock.accept()
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            host = ControllerHost(protocol.Connection(conn), timeout=timeout)
+            try:
+                host.handshake(self.token, welcome, HANDSHAKE_TIMEOUT)
+            except Refused as exc:
+                self.refusals.append(str(exc))
+                if on_refused is not None:
+                    on_refused(str(exc))
+                continue
+            host.listener = self
+            self._thread = threading.Thread(target=self._refuse_others, name="sear-refuse-controllers", daemon=True)
+            self._thread.start()
+            return host
+
+    def _refuse_others(self) -> None:
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self.sock], [], [], 0.1)
+            if not ready or self._stop.is_set():
+                continue
+            try:
+                conn, _addr = self.sock.accept()
+            except OSError:
+                return
+            try:
+                conn.settimeout(1.0)
+                conn.sendall(protocol.frame({"t": "error", "message": "connection refused: a controller is "
+                                             "already connected to this simulation"}))
+            except OSError:
+                pass
+            finally:
+                conn.close()
+            self.refusals.append("a controller is already connected")
 
     def close(self) -> None:
-        """End the worker thread (unwinding a blocked run(sim)). A stuck thread cannot be stopped: it is
-        left as a daemon, told to end should its hook ever return."""
-        if self._sys_path_entry is not None:
-            if self._sys_path_entry in sys.path:
-                sys.path.remove(self._sys_path_entry)
-            self._sys_path_entry = None
-        if self._dead:
-            self._stop = True
-            self._job = None
-            self._to_worker.release()  # a worker whose job has ended finds no next job, and returns
-            return
-        self._stop = True
-        self._job = None
-        if self._blocking_started and not self._blocking_done:
-            self._to_worker.release()  # sim.step() returns False; stepping again raises _StopRun
-            self._to_main.acquire(timeout=self.timeout)
-        self._job = None
-        self._to_worker.release()
-        self._thread.join(timeout=1.0)
-        self._dead = True
+        """Stop refusing and close the port (closing twice does nothing more)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.sock.close()

@@ -9,7 +9,6 @@ import math
 import re
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -115,38 +114,6 @@ def test_a_realtime_headless_run_keeps_to_the_clock(demo_copy, capsys):
                                  realtime=True) == 0
     assert time.perf_counter() - start >= 0.45
     assert "sear: simulated 0.50 s" in capsys.readouterr().out
-
-
-def test_leave_ends_the_process_when_a_hook_is_stuck_keeping_the_log(tmp_path):
-    # What the window's run and a headless run both end with: with a stuck hook the process exits with
-    # status 1 at once (the thread cannot be stopped), the log closed and the output flushed.
-    project = rover_project(tmp_path / "p")
-    code = tmp_path / "p" / "stuck.py"
-    code.write_text("def main_loop(sim):\n    while True:\n        pass\n")
-    project.code.user_code = code
-    project.code.hook_timeout = 0.3
-    project.save(tmp_path / "p" / "stuck.prj")
-    log = tmp_path / "stuck.csv"
-    script = textwrap.dedent(f"""\
-        import sys
-        from sear import launcher
-        from sear.project import Project
-        from sear.runtime import Simulation
-
-        simulation = Simulation(Project.load({str(tmp_path / "p" / "stuck.prj")!r}), log_path={str(log)!r},
-                                output=lambda text: None)
-        simulation.start_user_code()
-        simulation.run(1.0)
-        print("stuck" if simulation.stuck else "not stuck", end="")  # not flushed: leave() must flush it
-        launcher.leave(simulation, 0)
-        print("still here")
-        """)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 1, result.stderr
-    assert result.stdout == "stuck"
-    with open(log, newline="") as fh:
-        rows = list(csv.reader(fh))
-    assert rows[0][0] == "time" and len(rows) == 2  # the header and the row of the tick that got stuck
 
 
 def test_leave_closes_a_finished_run_and_returns_its_status(tmp_path):

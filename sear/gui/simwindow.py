@@ -75,7 +75,7 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td>↓</td><td>reverse</td></tr>
 <tr><td><b>H</b> / ←, <b>K</b> / →</td><td>steer (skid steer: spin) left, right</td></tr>
 <tr><td><b>Enter</b></td><td>reset the robot to its start pose</td></tr>
-<tr><td><b>Space</b></td><td>start the user code</td></tr>
+<tr><td><b>Space</b></td><td>start the user code (restart it after an error)</td></tr>
 <tr><td><b>W S A D</b></td><td>camera forward, back, left, right</td></tr>
 <tr><td><b>Q Z</b></td><td>camera up, down</td></tr>
 <tr><td>mouse</td><td>drag to orbit, wheel to zoom</td></tr>
@@ -809,7 +809,12 @@ class SimulationWindow(QMainWindow):
             clipboard.setText(self.hud.text())
 
     def start_user_code(self) -> None:
-        self.simulation.start_user_code()
+        """Space: start the user code, or restart it in a fresh process once it failed or finished."""
+        if self.simulation.can_restart:
+            self.simulation.restart_user_code()
+        else:
+            self.simulation.start_user_code()
+        self._show_console(now=True)  # what init printed, or why it could not start, shown with the key press
         if self.camera_mode == "free":
             self.camera_box.setCurrentIndex(self.camera_box.findData("follow"))
 
@@ -1122,13 +1127,15 @@ class SimulationWindow(QMainWindow):
     def _update_status(self) -> None:
         sim = self.simulation
         if sim.user_error is not None:
-            code = "user code stopped by an error (see the console); you can still drive"
+            why = "did not return in time" if sim.stuck else "stopped by an error"
+            again = ": Space restarts it" if sim.can_restart else ""
+            code = f"user code {why} (see the console){again}; you can still drive"
         elif sim.user_code_running:
             code = "user code running"
         elif sim.runner is None:
             code = "no user code"
         elif sim.user_started:
-            code = "user code finished"
+            code = "user code finished: Space restarts it" if sim.can_restart else "user code finished"
         else:
             code = "user code not started: press Space"
         fps = 0.0
@@ -1201,8 +1208,8 @@ def quit_application() -> None:
 def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     """Show the simulation window until it is closed (or `duration` simulated seconds pass); returns 0.
 
-    A user code error is shown in the console while the window keeps running. The caller closes the
-    simulation and ends the process (sear.launcher: a stuck hook's thread cannot be stopped)."""
+    A user code error (a hook stuck past its time-out, a crash of its process) is shown in the console
+    while the window keeps running; Space restarts the user code. The caller closes the simulation."""
     from sear.gui.app import configure_qt, set_window_icon
 
     configure_qt()

@@ -242,8 +242,11 @@ def test_shortcuts_and_buttons_on_every_tab(window):
 
 def test_a_crashing_simulation_is_reported_and_the_window_carries_on(window, answers, demo_copy, qtbot):
     code = demo_copy / "demo_code.py"
-    code.write_text("import os\nimport signal\n\n\ndef init(sim):\n    print('about to crash')\n"
-                    "    os.kill(os.getpid(), signal.SIGKILL)\n\n\ndef main_loop(sim):\n    pass\n")
+    # User code runs in a process of its own, whose crash the simulation survives: to crash the simulation
+    # itself, the user code kills its parent (after a moment, so the simulation has shown the print).
+    code.write_text("import os\nimport signal\nimport time\n\n\ndef init(sim):\n    print('about to crash')\n"
+                    "    time.sleep(1.0)\n    os.kill(os.getppid(), signal.SIGKILL)\n\n\ndef main_loop(sim):\n"
+                    "    pass\n")
     before = (demo_copy / "demo.prj").read_bytes()
     answers.open_path = str(demo_copy / "demo.prj")
     window.open_project()

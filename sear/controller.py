@@ -1,0 +1,414 @@
+"""The controller's end of the SEAR controller protocol, in Python: drive a simulation from a script.
+
+A script drives a simulation it did not start (`sear run PRJ --external` prints the port and token):
+
+    from sear.controller import connect
+
+    with connect(port, token) as sim:
+        sim.add_tree(6.0, 16.0)          # before the first physics step
+        while sim.step():                # one control tick of the simulation
+            fix = sim.read("gps")
+            sim.accelerate(20.0)
+
+The same `sim` API as user code run by the simulation, which is this module too: every user code file
+runs in a process of its own, started by the simulation as `python -m sear.controller --fd N FILE`
+(serve_user_code), so a hang or a crash of the user's code never takes the simulation down.
+Protocol: docs/controller-protocol.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import contextlib
+import faulthandler
+import io
+import os
+import signal
+import socket
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sear import protocol, simapi
+from sear.errors import SearError, UserCodeError
+from sear.protocol import Pose, check_call, from_wire
+from sear.usercode import UserProgram, format_user_exception, user_error_line
+
+PRINT_PIECE = protocol.MAX_FRAME // 8
+"""Characters of output per print message: at most 4 UTF-8 bytes each, so a piece's frame stays well within
+protocol.MAX_FRAME however long one print is (the console joins the pieces)."""
+
+
+class ControllerError(SearError):
+    """The simulation refused a call or a connection (the message says why)."""
+
+
+class _StopRun(BaseException):
+    """Raised inside a blocking run() to unwind it when the simulation ends (not an Exception, so a
+    user's `except Exception` does not swallow it)."""
+
+
+class Link:
+    """A controller's connection to a simulation: the turns it is given and the calls it makes."""
+
+    def __init__(self, conn: protocol.Connection) -> None:
+        self.conn = conn
+        self.time = 0.0
+        self.sensor_names: list[str] = []
+        self.readings: dict[str, Any] = {}
+        self.pending: list[list[Any]] = []
+        """Setter calls (accelerate, brake, steer) made this turn, sent with the next message."""
+        self.turn = ""
+        self.welcome: dict[str, Any] = {}
+
+    def hello(self, token: str = "", name: str = "python") -> dict[str, Any]:
+        """The handshake: say who we are, get the simulation's welcome (ControllerError if refused)."""
+        self.conn.send({"t": "hello", "version": protocol.VERSION, "token": token, "name": name})
+        reply = self.conn.recv()
+        if reply.get("t") != "welcome":
+            raise ControllerError(f"the simulation refused the connection: {reply.get('message', reply)}")
+        self.welcome = reply
+        self.sensor_names = list(reply.get("sensors", []))
+        self.time = float(reply.get("time", 0.0))
+        return reply
+
+    def next_turn(self) -> str:
+        """End the current turn (sending the pending setters with `done`) unless none is open, then wait
+        for the next one: 'init', 'start', 'tick' or 'stop'."""
+        if self.turn:
+            self.conn.send({"t": "done", "calls": self.pending})
+            self.pending = []
+        while True:
+            message = self.conn.recv()
+            kind = message["t"]
+            if kind == "error":  # a setter of the last turn was refused
+                raise ControllerError(str(message.get("message")))
+            if kind in ("init", "start", "tick", "stop"):
+                self.turn = kind
+                self.time = float(message.get("time", self.time))
+                for name, value in message.get("readings", {}).items():
+                    self.readings[name] = from_wire(value)
+                return kind
+            raise ControllerError(f"unexpected message from the simulation: {kind!r}")
+
+    def call(self, name: str, args: list[Any]) -> Any:
+        """A call with a result: one round trip (pending setters go first, in order)."""
+        self.conn.send({"t": "call", "calls": [*self.pending, [name, args]]})
+        self.pending = []
+        reply = self.conn.recv()
+        if reply.get("t") == "error":
+            raise ControllerError(str(reply.get("message")))
+        if reply.get("t") != "result":
+            raise ControllerError(f"unexpected reply from the simulation: {reply.get('t')!r}")
+        return from_wire(reply["values"][-1])
+
+    def print(self, text: str, *, err: bool = False) -> None:
+        """Console output (`err`: the user's standard error): sent at once (no reply), so it is never
+        lost whatever happens next."""
+        if self.pending:
+            self.conn.send({"t": "call", "calls": self.pending})
+            self.pending = []
+            reply = self.conn.recv()
+            if reply.get("t") == "error":
+                raise ControllerError(str(reply.get("message")))
+        for start in range(0, len(text), PRINT_PIECE):  # a frame holds at most protocol.MAX_FRAME bytes
+            piece = text[start:start + PRINT_PIECE]
+            self.conn.send({"t": "print", "text": piece, "err": True} if err else {"t": "print", "text": piece})
+
+    def bye(self) -> None:
+        with contextlib.suppress(protocol.Closed):
+            self.conn.send({"t": "bye", "calls": self.pending})
+
+
+class Sim:
+    """The `sim` object of a controller: the same calls as user code run by the simulation.
+
+    Units: metres, seconds, newtons, radians. Drive inputs hold until changed, like pedals."""
+
+    def __init__(self, link: Link, step: Callable[[], bool]) -> None:
+        self._link = link
+        self._step = step
+
+    @property
+    def time(self) -> float:
+        """Simulated time since the start, s (of the control tick now running)."""
+        return self._link.time
+
+    @property
+    def sensor_names(self) -> list[str]:
+        """Names of the project's sensors, for read()."""
+        return list(self._link.sensor_names)
+
+    @simapi.checked
+    def read(self, name: str) -> Any:
+        """Latest reading of the sensor called `name` (None until its first sample or when nothing is in
+        range). Raises an error listing the sensor names when there is no such sensor."""
+        link = self._link
+        if name not in link.sensor_names:
+            known = ", ".join(repr(n) for n in link.sensor_names) or "none (the project has no sensors file)"
+            raise SearError(f"there is no sensor named {name!r}; the sensors are: {known}")
+        return link.readings.get(name)
+
+    def _set(self, name: str, *args: Any) -> None:
+        self._link.pending.append(list(check_call(name, args)))
+
+    def accelerate(self, force: float) -> None:
+        """Engine force, N (negative reverses); 0 to coast."""
+        self._set("accelerate", force)
+
+    def brake(self, force: float) -> None:
+        """Brake force, N (0 releases the brake)."""
+        self._set("brake", force)
+
+    def steer(self, angle: float) -> None:
+        """Steering angle, rad, positive left, clamped to the project's steering limit."""
+        self._set("steer", angle)
+
+    def _call(self, name: str, *args: Any) -> Any:
+        name, checked = check_call(name, args)
+        try:
+            return self._link.call(name, checked)
+        except ControllerError as exc:
+            raise ValueError(str(exc)) from None
+
+    def add_tree(self, x: float, y: float, z: float | None = None) -> None:
+        """A static tree at (x, y) m, its foot at height z m (None: on the ground). See docs/user-code.md."""
+        self._call("add_tree", x, y, z)
+
+    def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> None:
+        """A cube of edge `size` m and `mass` kg (0: immovable), its centre at (x, y, z) m."""
+        self._call("add_box", x, y, z, size, mass)
+
+    def add_wall(self, x1: float, y1: float, x2: float, y2: float, height: float = 1.0,
+                 thickness: float = 0.2) -> None:
+        """A static wall `height` m tall and `thickness` m thick from (x1, y1) to (x2, y2) m."""
+        self._call("add_wall", x1, y1, x2, y2, height, thickness)
+
+    def read_sick(self, name: str) -> Any:
+        """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (or None)."""
+        return self._call("read_sick", name)
+
+    @property
+    def pose(self) -> Pose:
+        """Ground-truth pose (for debugging; a real robot has only its sensors)."""
+        return Pose(*self._call("pose"))
+
+    @property
+    def speed(self) -> float:
+        """Ground-truth speed, m/s."""
+        return float(self._call("speed"))
+
+    @simapi.checked
+    def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
+              flush: bool = False) -> None:
+        """Print to the simulation's console. Takes print()'s arguments; `file=` an open file of the
+        user's writes there instead (standard output and standard error mean the console)."""
+        if file is not None and file is not sys.stdout and file is not sys.stderr:
+            builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+            return
+        sep = " " if sep is None else sep
+        end = "\n" if end is None else end
+        self._link.print(sep.join(str(a) for a in args) + end, err=file is not None and file is sys.stderr)
+
+    @simapi.checked
+    def step(self) -> bool:
+        """Let the simulation run to the next control tick. False when the simulation is ending."""
+        return self._step()
+
+    @simapi.checked
+    def wait(self, seconds: float) -> bool:
+        """Let `seconds` of simulated time pass (the robot keeps its inputs)."""
+        end = self.time + seconds - 1e-9
+        while self.time < end:
+            if not self.step():
+                return False
+        return True
+
+
+class Controller:
+    """An external controller's connection (connect()): `sim` drives, `close()` (or `with`) ends it."""
+
+    def __init__(self, conn: protocol.Connection, token: str, name: str) -> None:
+        self.link = Link(conn)
+        self.link.hello(token, name)
+        self._stopped = self.link.next_turn() == "stop"  # the init turn: calls before the first step()
+        if self._stopped:
+            raise ControllerError("the simulation ended before the controller's first turn")
+        self.sim = Sim(self.link, self._step)
+
+    def _step(self) -> bool:
+        if self._stopped:
+            return False
+        kind = self.link.next_turn()
+        if kind == "stop":
+            self._stopped = True
+            return False
+        return True
+
+    def close(self) -> None:
+        """Say goodbye (the simulation carries on without a controller) and close the connection."""
+        if not self.link.conn.closed:
+            self.link.bye()
+            self.link.conn.close()
+
+    def __enter__(self) -> Sim:
+        return self.sim
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(port: int, token: str, host: str = "127.0.0.1", *, name: str = "python",
+            timeout: float = 10.0) -> Controller:
+    """Connect to `sear run PRJ --external` on `port` with its one-time `token`. The first sim.step()
+    ends the setup turn (obstacles added before it are there before the first physics step)."""
+    sock = socket.create_connection((host, port), timeout=timeout)
+    sock.settimeout(None)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    conn = protocol.Connection(sock)
+    try:
+        return Controller(conn, token, name)
+    except BaseException:
+        conn.close()
+        raise
+
+
+# --- the user code process ---------------------------------------------------------------------------------
+
+class _Console(io.TextIOBase):
+    """sys.stdout or (`err`) sys.stderr of the user code process: every write goes to the simulation's
+    console (headless: the simulation's stdout or stderr)."""
+
+    def __init__(self, link: Link, *, err: bool = False) -> None:
+        self._link = link
+        self._err = err
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            self._link.print(text, err=self._err)
+        return len(text)
+
+
+class UserCodeProcess:
+    """Runs one user code file for the simulation: init, then main_loop every tick or run(sim)."""
+
+    def __init__(self, link: Link, path: Path) -> None:
+        self.link = link
+        self.path = path
+        self.sim = Sim(link, self._step)
+        self.program: UserProgram | None = None
+        self._in_run = False
+        self._stop_told = False
+
+    def _step(self) -> bool:
+        if not self._in_run:
+            raise RuntimeError("sim.step() and sim.wait() belong in run(sim); main_loop(sim) is already called "
+                               "once per control tick, so it must return instead of stepping")
+        if self._stop_told:  # stepping on after being told the simulation ends: unwind
+            raise _StopRun()
+        if self.link.next_turn() == "stop":
+            self._stop_told = True
+            return False  # `while sim.step():` ends, and the code after the loop runs
+        return True
+
+    def load(self) -> UserProgram:
+        """Execute the user's module and find its hooks (UserCodeError when it has none or cannot load)."""
+        path = self.path
+        try:
+            code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            raise UserCodeError(f"syntax error: {exc.msg}", file=path, line=exc.lineno) from None
+        except (OSError, ValueError) as exc:
+            raise UserCodeError(f"the user code file cannot be read ({exc}).", file=path) from None
+        module = types.ModuleType("sear_user_code")
+        module.__file__ = str(path)
+        module.__dict__["print"] = self.sim.print
+        sys.path.insert(0, str(path.parent))  # the user's helper modules import
+        exec(code, module.__dict__)
+        return UserProgram(path, module)
+
+    def serve(self) -> int:
+        """Take turns until the simulation says stop; returns the process's exit status."""
+        link = self.link
+        try:
+            while True:
+                kind = link.next_turn()
+                if kind == "stop":
+                    break
+                if kind == "init":
+                    self.program = self.load()
+                    if self.program.init is not None:
+                        self.program.init(self.sim)
+                elif self.program is None:
+                    raise UserCodeError("the simulation started user code before init", file=self.path)
+                elif kind == "start" and self.program.run is not None:
+                    self._in_run = True
+                    with contextlib.suppress(_StopRun):
+                        self.program.run(self.sim)
+                    break  # run(sim) returned: the user code is finished
+                elif kind == "tick" and self.program.main_loop is not None:
+                    self.program.main_loop(self.sim)
+        except (protocol.Closed, protocol.ProtocolError, ControllerError):
+            return 1  # the simulation went away or broke off: nothing to report to
+        except UserCodeError as exc:
+            link.conn.send({"t": "fail", "message": exc.message, "line": exc.line or 0})
+            return 1
+        except BaseException as exc:
+            what = {"init": "init(sim)", "start": "run(sim)", "tick": "run(sim)" if self._in_run else "main_loop(sim)"}
+            where = what.get(link.turn, "the user code")
+            if self.program is None:
+                where = "the file's top-level code (run when it is loaded)"
+            status = 1
+            if isinstance(exc, SystemExit):
+                code = exc.code
+                status = code if isinstance(code, int) and 0 <= code < 256 else 1
+                headline = f"{where} called sys.exit({code!r}); user code stopped."
+            else:
+                headline = f"{where} raised an error; user code stopped."
+            text = f"{headline}\n{format_user_exception(exc, str(self.path))}"
+            with contextlib.suppress(protocol.Closed):
+                link.conn.send({"t": "fail", "message": text, "line": user_error_line(exc, str(self.path)) or 0})
+            return status
+        link.bye()
+        return 0
+
+
+def serve_user_code(fd: int, path: str, stack_file: str | None) -> int:
+    """The user code process's main: the connection is the inherited socket `fd`."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the simulation's to handle, which ends us
+    if stack_file:
+        # Where this process is stuck (SIGUSR1 from the simulation) or what it was doing when it crashed.
+        dump = open(stack_file, "w")  # noqa: SIM115 - open for the process's lifetime
+        faulthandler.enable(file=dump)
+        faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
+    sock = socket.socket(fileno=fd)
+    link = Link(protocol.Connection(sock))
+    try:
+        link.hello(name="sear user code")
+    except (protocol.Closed, protocol.ProtocolError, ControllerError):
+        return 1
+    sys.stdout, sys.stderr = _Console(link), _Console(link, err=True)
+    return UserCodeProcess(link, Path(path)).serve()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sear.controller",
+                                     description="The user code process a SEAR simulation starts.")
+    parser.add_argument("--fd", type=int, required=True, help="the inherited socket to the simulation")
+    parser.add_argument("--stack-file", default=None, help="where to write the stack when stuck or crashed")
+    parser.add_argument("user_code", help="the user code file")
+    args = parser.parse_args(argv)
+    status = serve_user_code(args.fd, args.user_code, args.stack_file)
+    with contextlib.suppress(ValueError, OSError):  # the user's code may have closed or broken sys.stdout
+        sys.stdout.flush()
+    os._exit(status)  # no interpreter teardown: user threads left behind must not keep the process
+
+
+if __name__ == "__main__":
+    sys.exit(main())
