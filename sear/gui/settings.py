@@ -81,6 +81,11 @@ def _label(cls: type, name: str) -> str:
     return field_info(cls, name).label
 
 
+SIMULATION_OUTPUT_LINES = 5000
+"""Lines of a simulation's output the settings window's console keeps (the simulation window's console
+keeps as many); older lines scroll away."""
+
+
 class SettingsWindow(QMainWindow):
     """Edits one project; Simulate runs it in its own process and shows its output."""
 
@@ -193,7 +198,9 @@ class SettingsWindow(QMainWindow):
         self.console = QPlainTextEdit()
         self.console.setReadOnly(True)
         self.console.setFont(QFont("Monospace", 9))
-        self.console.setPlaceholderText("Output of the simulation (your prints, errors, exit status) appears here.")
+        self.console.setMaximumBlockCount(SIMULATION_OUTPUT_LINES)  # a flood scrolls away: memory stays bounded
+        self.console.setPlaceholderText(f"Output of the simulation (your prints, errors, exit status; its last "
+                                        f"{SIMULATION_OUTPUT_LINES:,} lines) appears here.")
         dock = QDockWidget("Console", self)
         dock.setObjectName("console")
         dock.setWidget(self.console)

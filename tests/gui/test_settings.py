@@ -338,3 +338,15 @@ def test_the_problem_list_goes_once_the_problems_are_fixed(window, answers, demo
     assert window.simulate()
     assert not window.problem_dock.isVisible() and window.problem_list.count() == 0
     window.stop(wait=True)
+
+
+def test_the_console_keeps_only_the_last_lines_of_a_flood_of_output(window):
+    from sear.gui.settings import SIMULATION_OUTPUT_LINES
+
+    assert SIMULATION_OUTPUT_LINES == 5000  # the number the placeholder and the docs state
+    window._append("".join(f"line {i}\n" for i in range(12_000)))
+    window._append("the end\n", error=True)
+    lines = window.console.toPlainText().splitlines()
+    assert 4_000 < len(lines) <= SIMULATION_OUTPUT_LINES  # bounded, and not emptied
+    assert lines[-1] == "the end" and lines[-2] == "line 11999"
+    assert "line 0" not in lines  # the oldest scrolled away
