@@ -16,7 +16,6 @@ scans), and the handful of types SEAR uses take a page of C to encode and decode
 from __future__ import annotations
 
 import contextlib
-import math
 import socket
 import struct
 import time
@@ -57,71 +56,42 @@ class Pose(NamedTuple):
     yaw: float
 
 
-class Param(NamedTuple):
-    """One argument of a `sim` call: its name, kind ("number", "number?" = a number or None, "str") and
-    default (absent: required)."""
-
-    name: str
-    kind: str
-    default: Any = ...
-
-
 class CallSpec(NamedTuple):
-    """A `sim` call a controller may make over the protocol."""
+    """A `sim` call a controller may make over the protocol. Its arguments (names, order, defaults, kinds,
+    units and ranges) are the sim API's own: sear.simapi.SIM_API."""
 
-    params: tuple[Param, ...]
     batched: bool
     """True: a setter with no result, which a controller may send with its turn's `done` (no round trip)."""
     unit: str
     """What the arguments and result mean, in units (for the protocol document and error messages)."""
 
 
-_N, _OPT, _S = "number", "number?", "str"
 CALLS: dict[str, CallSpec] = {
-    "accelerate": CallSpec((Param("force", _N),), True, "force N, negative reverses"),
-    "brake": CallSpec((Param("force", _N),), True, "force N, 0 releases"),
-    "steer": CallSpec((Param("angle", _N),), True, "angle rad, positive left"),
-    "add_tree": CallSpec((Param("x", _N), Param("y", _N), Param("z", _OPT, None)), False, "m"),
-    "add_box": CallSpec((Param("x", _N), Param("y", _N), Param("z", _OPT, None), Param("size", _N, 1.0),
-                         Param("mass", _N, 1.0)), False, "m, m, m, m, kg"),
-    "add_wall": CallSpec((Param("x1", _N), Param("y1", _N), Param("x2", _N), Param("y2", _N),
-                          Param("height", _N, 1.0), Param("thickness", _N, 0.2)), False, "m"),
-    "pose": CallSpec((), False, "result [x, y, z] m, [roll, pitch, yaw] rad"),
-    "speed": CallSpec((), False, "result m/s"),
-    "read_sick": CallSpec((Param("name", _S),), False, "result: SICK 16-bit values or nil"),
+    "accelerate": CallSpec(True, "force N, negative reverses"),
+    "brake": CallSpec(True, "force N, 0 releases"),
+    "steer": CallSpec(True, "angle rad, positive left"),
+    "add_tree": CallSpec(False, "m"),
+    "add_box": CallSpec(False, "m, m, m, m, kg"),
+    "add_wall": CallSpec(False, "m"),
+    "pose": CallSpec(False, "result [x, y, z] m, [roll, pitch, yaw] rad"),
+    "speed": CallSpec(False, "result m/s"),
+    "read_sick": CallSpec(False, "result: SICK 16-bit values or nil"),
 }
 """Every `sim` call a controller makes of the simulation. Reading sensors, the time and the sensor names
 need no call: they come with each turn (see docs/controller-protocol.md)."""
+
+_ARGS: dict[str, tuple[simapi.Arg, ...]] = {name: simapi.SIM_API[name].args for name in CALLS}
+"""Each call's arguments as the sim API states them: one rule for a controller's calls and a script's."""
+
+_SETTERS: dict[str, tuple[float, float]] = {
+    name: (_ARGS[name][0].lo, _ARGS[name][0].hi) for name, spec in CALLS.items() if spec.batched}
+"""The one-number setters (accelerate, brake, steer) and their closed ranges, for check_call's fast path."""
 
 
 def _short(value: Any) -> str:
     """repr(value), cut to 60 characters: an error quotes a bad value without echoing a flood back."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-_RULES: dict[str, dict[str, simapi.Arg]] = {
-    name: {arg.name: arg for arg in simapi.SIM_API[name].args} for name in CALLS if name in simapi.SIM_API}
-"""Each call's arguments as the sim API states them (kind, unit, range): one rule for a controller's
-calls and a script's."""
-
-_SETTERS: dict[str, tuple[float, float]] = {
-    name: (_RULES[name][spec.params[0].name].lo, _RULES[name][spec.params[0].name].hi)
-    for name, spec in CALLS.items() if spec.batched and len(spec.params) == 1}
-"""The one-number setters (accelerate, brake, steer) and their closed ranges, for check_call's fast path."""
-
-
-def check_number(value: Any, call: str, what: str) -> float:
-    """`value` as a finite float, or a TypeError / ValueError naming `sim.<call>` and the argument."""
-    if isinstance(value, bool | str | bytes):
-        raise TypeError(f"sim.{call}: {what} must be a number, not {_short(value)}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise TypeError(f"sim.{call}: {what} must be a number, not {_short(value)}") from None
-    if not math.isfinite(number):
-        raise ValueError(f"sim.{call}: {what} must be a finite number, not {value!r}")
-    return number
 
 
 def check_call(name: Any, args: Any) -> tuple[str, list[Any]]:
@@ -135,27 +105,19 @@ def check_call(name: Any, args: Any) -> tuple[str, list[Any]]:
         raise ValueError(f"unknown call {_short(name)}; the calls are: {', '.join(CALLS)}")
     if not isinstance(args, list | tuple):
         raise TypeError(f"sim.{name}: the arguments must be an array, not {type(args).__name__}")
-    spec = CALLS[name]
-    if len(args) > len(spec.params):
-        raise TypeError(f"sim.{name} takes at most {len(spec.params)} argument(s) "
-                        f"({', '.join(p.name for p in spec.params)}), not {len(args)}")
+    params = _ARGS[name]
+    if len(args) > len(params):
+        raise TypeError(f"sim.{name} takes at most {len(params)} argument(s) "
+                        f"({', '.join(p.name for p in params)}), not {len(args)}")
     out: list[Any] = []
-    for i, param in enumerate(spec.params):
+    for i, param in enumerate(params):
         if i < len(args):
             value = args[i]
         elif param.default is ...:
             raise TypeError(f"sim.{name}: missing argument {param.name!r}")
         else:
             value = param.default
-        rule = _RULES[name].get(param.name)
-        if rule is not None:  # the sim API's own rule: type, finite, range (sear.simapi)
-            value = simapi.check_arg(name, rule, value)
-        elif param.kind == _S:
-            if not isinstance(value, str):
-                raise TypeError(f"sim.{name}: {param.name} must be a string, not {_short(value)}")
-        elif value is not None or param.kind != _OPT:
-            value = check_number(value, name, param.name)
-        out.append(value)
+        out.append(simapi.check_arg(name, param, value))  # type, finite, range: sear.simapi's rule
     return name, out
 
 
