@@ -34,3 +34,17 @@ class Answers:
 @pytest.fixture
 def answers(monkeypatch):
     return Answers(monkeypatch)
+
+
+@pytest.fixture
+def window(qtbot, answers):
+    """A shown Settings window on no project, its simulation (if a test started one) stopped after the
+    test and its changes given up. Test modules with a window of their own define `window` themselves."""
+    from sear.gui.settings import SettingsWindow
+
+    w = SettingsWindow()
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.dirty = False
+    w.stop(wait=True)

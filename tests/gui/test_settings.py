@@ -16,16 +16,6 @@ from sear.validate import check_project, check_user_code, load_project
 pytestmark = pytest.mark.gl
 
 
-@pytest.fixture
-def window(qtbot, answers):
-    w = SettingsWindow()
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.dirty = False
-    w.stop(wait=True)
-
-
 def _type_path(field, path: Path) -> None:
     field.edit.setText(str(path))
     field.edit.editingFinished.emit()

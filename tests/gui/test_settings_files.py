@@ -21,16 +21,6 @@ from sear.validate import load_project
 pytestmark = pytest.mark.gl
 
 
-@pytest.fixture
-def window(qtbot, answers):
-    w = SettingsWindow()
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.dirty = False
-    w.stop(wait=True)
-
-
 def _questions(answers, word: str) -> list[str]:
     return [text for kind, text in answers.shown if kind == "question" and word in text]
 
