@@ -128,8 +128,9 @@ def test_reset_defaults_asks_naming_the_tab_and_is_undoable(window, answers):
     assert w.auto_suspension["suspension_rest_length"].isChecked() == (before.suspension_rest_length is None)
 
 
-def test_ctrl_z_undoes_while_the_edited_number_field_has_the_focus(window, qtbot):
-    w = window
+def _focus_mass(w, qtbot):
+    """The Vehicle Dynamics tab's mass field with the keyboard focus and its text selected, as a user who
+    clicked into it would have it."""
     mass = w._numbers[("dynamics", "mass")]
     w.tabs.setCurrentIndex(3)
     w.activateWindow()
@@ -137,6 +138,12 @@ def test_ctrl_z_undoes_while_the_edited_number_field_has_the_focus(window, qtbot
     mass.setFocus()
     qtbot.waitUntil(mass.hasFocus)
     mass.selectAll()
+    return mass
+
+
+def test_ctrl_z_undoes_while_the_edited_number_field_has_the_focus(window, qtbot):
+    w = window
+    mass = _focus_mass(w, qtbot)
     qtbot.keyClicks(mass, "35")
     qtbot.keyClick(mass, Qt.Key.Key_Return)
     assert w.project.dynamics.mass == 35.0
@@ -153,13 +160,7 @@ def test_ctrl_z_undoes_while_the_edited_number_field_has_the_focus(window, qtbot
 
 def test_typing_0_for_the_mass_and_tab_says_why_it_was_not_taken(window, qtbot):
     w = window
-    mass = w._numbers[("dynamics", "mass")]
-    w.tabs.setCurrentIndex(3)
-    w.activateWindow()
-    qtbot.waitUntil(w.isActiveWindow)
-    mass.setFocus()
-    qtbot.waitUntil(mass.hasFocus)
-    mass.selectAll()
+    mass = _focus_mass(w, qtbot)
     qtbot.keyClicks(mass, "0")
     qtbot.keyClick(mass, Qt.Key.Key_Tab)
     message = w.statusBar().currentMessage()
