@@ -5,6 +5,7 @@ where the summary on stderr says "(above)"; the user's ordinary prints and the s
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -36,7 +37,8 @@ def test_an_error_in_user_code_is_on_stderr_and_ordinary_output_on_stdout(tmp_pa
 def test_a_stuck_hook_is_reported_on_stderr(tmp_path):
     result = _run(tmp_path, "def main_loop(sim):\n    while True:\n        pass\n")
     assert result.returncode == 1
-    assert "stuck at line 2" in result.stderr and "stuck" not in result.stdout
+    # The sampled stack is on the `while` (line 2) or the `pass` (line 3): Python 3.11 runs both each turn.
+    assert re.search(r"stuck at line [23]\b", result.stderr) and "stuck" not in result.stdout
 
 
 def test_the_users_prints_to_stderr_go_to_stderr(tmp_path):

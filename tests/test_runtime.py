@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import signal
 import subprocess
 import sys
@@ -209,7 +210,8 @@ def test_cli_stuck_hook_ends_the_run_cleanly(tmp_path):
     project.save(tmp_path / "p" / "stuck.prj")
     result = _sear("run", str(tmp_path / "p" / "stuck.prj"), "--headless", "--duration", "5", timeout=30)
     assert result.returncode == 1
-    assert "stuck at line 2" in result.stdout + result.stderr
+    # The sampled stack is on the `while` (line 2) or the `pass` (line 3): Python 3.11 runs both each turn.
+    assert re.search(r"stuck at line [23]\b", result.stdout + result.stderr)
     assert "Traceback" not in result.stderr
 
 
