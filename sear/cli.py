@@ -23,7 +23,7 @@ from typing import NoReturn
 from sear import __version__, resources
 from sear.errors import SearError
 
-EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_BROKEN_PIPE = 0, 1, 2, 141
 
 
 
@@ -207,3 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sear: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # SEAR's own output piped into a reader that went away (`| head`, `| true`)
+        from sear.runtime import silence_closed_pipe
+
+        silence_closed_pipe("stdout")
+        return EXIT_BROKEN_PIPE

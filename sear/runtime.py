@@ -375,6 +375,17 @@ class Sim:
         self._s.emit(sep.join(str(a) for a in args) + end, error=file is sys.stderr)
 
 
+def silence_closed_pipe(name: str) -> None:
+    """Standard output or error (`name`) whose reader went away (`sear run ... | head`): its descriptor
+    now points at /dev/null, so later writes and the interpreter's own flush at exit don't fail."""
+    fd = 1 if name == "stdout" else 2
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def reopen_std_streams() -> None:
     """Standard output and error usable again after user code closed them (`sys.stdout.close()` closes
     Python's file object, not the process's descriptors 1 and 2): new file objects on the same descriptors."""
@@ -412,6 +423,8 @@ class Simulation:
         self.realtime = realtime
         self.output_listeners: list[Callable[[str], None]] = [output] if output else []
         self.output_history: deque[str] = deque(maxlen=2000)
+        self.output_gone = False
+        """True once standard output's reader went away (a closed pipe): a headless run ends there."""
         self.rng = np.random.default_rng(seed)
         self.world = World(project, models=models)
         self.runner: ControllerHost | None = None
@@ -460,8 +473,12 @@ class Simulation:
             if stream is None or stream.closed:  # user code closed it: SEAR's console stays
                 reopen_std_streams()
                 stream = sys.stderr if error else sys.stdout
-            stream.write(text)
-            stream.flush()
+            try:
+                stream.write(text)
+                stream.flush()
+            except BrokenPipeError:
+                silence_closed_pipe("stderr" if error else "stdout")
+                self.output_gone = True
         for listener in self.output_listeners:
             listener(text)
 
