@@ -182,3 +182,55 @@ def test_a_car_driven_by_its_rear_wheels_does_not_turn_about_its_axle(world_fact
     centre, radius = _fit_circle(np.array(points))
     assert abs(radius / (TRACK / 2 * (vr + vl) / (vr - vl)) - 1.0) > 0.1
     assert (centre - _axle_middle(world)) @ _frame(world)[1][:2, 0] > 0.5  # turning about a point ahead
+
+
+@pytest.mark.parametrize("drive_type", ["car", "skid", "differential"])
+def test_the_keys_drive_every_type(tmp_path, drive_type):
+    """U drives ahead, U with H turns left and with K right, J stops: Simulation.set_manual_input, as the
+    window calls it for held keys (throttle, steer in -1..1, brake)."""
+    from sear.runtime import Simulation
+
+    headings = {}
+    for name, steer in (("left", 1.0), ("right", -1.0)):
+        # A skid-steered rover turns only when its wheels' forces beat their grip (test_vehicle.py):
+        # 400 N of engine force for it.
+        force = 400.0 if drive_type == "skid" else 40.0
+        simulation = Simulation(rover_project(tmp_path / f"{drive_type}-{name}", drive_type=drive_type,
+                                              engine_force=force))
+        try:
+            world = simulation.world
+            run(world, 1.0)
+            heading = yaw(world)
+            simulation.set_manual_input(1.0, steer, False)  # U + H or K, from rest
+            run(world, 0.7)
+            headings[name] = (yaw(world) - heading + math.pi) % (2 * math.pi) - math.pi
+            simulation.set_manual_input(1.0, 0.0, False)  # U: ahead, along the heading it now has
+            run(world, 0.5)
+            _, rot, velocity, _ = _frame(world)
+            assert velocity @ rot[:, 0] > 0.3
+            speed = float(np.linalg.norm(_frame(world)[2]))
+            simulation.set_manual_input(0.0, 0.0, True)  # J: the brake force, 20 N on 20 kg
+            run(world, speed / (20.0 / 20.0) + 0.5)  # slowing at least 1 m/s²: stopped within speed/1 s
+            assert np.linalg.norm(_frame(world)[2]) < 0.05
+        finally:
+            simulation.close()
+    assert headings["left"] > 0.05 and headings["right"] < -0.05
+
+
+def test_h_alone_spins_a_differential_robot_on_the_spot(tmp_path):
+    from sear.runtime import Simulation
+
+    simulation = Simulation(rover_project(tmp_path, drive_type="differential"))
+    try:
+        world = simulation.world
+        run(world, 1.0)
+        centre, heading = _axle_middle(world), yaw(world)
+        # H: the sides pushed apart with the full engine force (±20 N). Forces, not speeds: it spins
+        # faster the longer H is held, until the centripetal force the driven wheels must give exceeds
+        # their grip (at about 4 rad/s for this rover); half a second stays below that.
+        simulation.set_manual_input(0.0, 1.0, False)
+        run(world, 0.5)
+        assert yaw(world) - heading > 0.3
+        assert np.linalg.norm(_axle_middle(world) - centre) < 0.05
+    finally:
+        simulation.close()
