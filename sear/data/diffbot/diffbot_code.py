@@ -34,10 +34,10 @@ laps = 0
 
 def init(sim):
     """A room around the square, and a table over its first side that the robot drives under."""
-    sim.add_wall(-1.5, -1.5, 3.5, -1.5, height=0.4)
-    sim.add_wall(3.5, -1.5, 3.5, 3.5, height=0.4)
-    sim.add_wall(3.5, 3.5, -1.5, 3.5, height=0.4)
-    sim.add_wall(-1.5, 3.5, -1.5, -1.5, height=0.4)
+    sim.add_wall(-3.0, -2.0, 5.0, -2.0, height=0.3)
+    sim.add_wall(5.0, -2.0, 5.0, 4.0, height=0.3)
+    sim.add_wall(5.0, 4.0, -3.0, 4.0, height=0.3)
+    sim.add_wall(-3.0, 4.0, -3.0, -2.0, height=0.3)
     sim.add_table(1.0, 0.0, 0.8, 0.7, 0.25)   # top 0.21-0.25 m up; the robot is 0.13 m tall
     sim.add_box(1.0, 1.0, size=0.3, mass=0.0)  # inside the square, out of the robot's way
     sim.print("diffbot: a", SIDE, "m square by odometry; sensors:", ", ".join(sim.sensor_names))
