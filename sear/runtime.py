@@ -313,8 +313,8 @@ class Sim:
 
     @checked
     def steer(self, angle: float) -> None:
-        """Steering angle, rad, positive left, clamped to the project's steering limit (skid drive:
-        turns by driving the sides differentially)."""
+        """Steering angle, rad, positive left, clamped to the project's steering limit (skid and
+        differential drive: turns by driving the sides differentially)."""
         self._s.world.vehicle.steer(angle)
 
     @checked
