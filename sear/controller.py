@@ -60,7 +60,7 @@ class Link:
         self.sensor_names: list[str] = []
         self.readings: dict[str, Any] = {}
         self.pending: list[list[Any]] = []
-        """Setter calls (accelerate, brake, steer) made this turn, sent with the next message."""
+        """Setter calls (accelerate, brake, steer, drive) made this turn, sent with the next message."""
         self.turn = ""
         self.welcome: dict[str, Any] = {}
 
@@ -167,6 +167,10 @@ class Sim:
         """Steering angle, rad, positive left, clamped to the project's steering limit."""
         self._set("steer", angle)
 
+    def drive(self, left: float, right: float) -> None:
+        """Drive force of the left and right side, N (negative reverses); see docs/user-code.md."""
+        self._set("drive", left, right)
+
     def _call(self, name: str, *args: Any) -> Any:
         name, checked = check_call(name, args)
         try:
@@ -186,6 +190,10 @@ class Sim:
                  thickness: float = 0.2) -> None:
         """A static wall `height` m tall and `thickness` m thick from (x1, y1) to (x2, y2) m."""
         self._call("add_wall", x1, y1, x2, y2, height, thickness)
+
+    def add_table(self, x: float, y: float, width: float, depth: float, height: float) -> None:
+        """A static table centred on (x, y) m, `width` m along x, `depth` m along y, its top `height` m up."""
+        self._call("add_table", x, y, width, depth, height)
 
     def read_sick(self, name: str) -> Any:
         """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (or None)."""

@@ -170,9 +170,13 @@ class Dynamics:
     does. Driven wheels have none: the engine force is what reaches the ground."""
     cog_offset: tuple[float, float, float] = param((0.0, 0.0, 0.0), unit="m")
     """Centre of gravity relative to the body model's centre, body frame, metres."""
-    drive_type: Literal["car", "skid"] = param("car", type_name="driveType")
+    drive_type: Literal["car", "skid", "differential"] = param("car", type_name="driveType")
     """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially (it
-    spins in place only when each wheel's drive force exceeds its grip, μ times its load)."""
+    spins in place only when each wheel's drive force exceeds its grip, μ times its load); differential:
+    the two rear-slot wheels are driven, one per side, and the two front-slot wheels are passive casters
+    or ball wheels, which carry load but hold the robot back only by rolling resistance, in any direction
+    (no side grip): it turns about the middle of the driven axle. Casters behind the axle: put the
+    front-slot wheels behind it (a wheel's position is free)."""
     max_steering: float = param(0.5, kind="nonNegative", unit="rad", label="Steering limit")
     """Steering limit of the front wheels, radians."""
     suspension_rest_length: float | None = param(None, kind="positive", unit="m", label="Suspension rest length")

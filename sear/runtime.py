@@ -313,9 +313,17 @@ class Sim:
 
     @checked
     def steer(self, angle: float) -> None:
-        """Steering angle, rad, positive left, clamped to the project's steering limit (skid drive:
-        turns by driving the sides differentially)."""
+        """Steering angle, rad, positive left, clamped to the project's steering limit (skid and
+        differential drive: turns by driving the sides differentially)."""
         self._s.world.vehicle.steer(angle)
+
+    @checked
+    def drive(self, left: float, right: float) -> None:
+        """Drive force of the left and right side, N (negative reverses), until accelerate() (or, skid
+        and differential drive, steer()) takes over. Skid: each side's two wheels share its force;
+        differential: each driven wheel gets its side's; car: each rear wheel gets its side's (the
+        front wheels still steer)."""
+        self._s.world.vehicle.drive(left, right)
 
     @checked
     def add_tree(self, x: float, y: float, z: float | None = None) -> None:
@@ -339,6 +347,13 @@ class Sim:
         the corner). Level bottom at the lowest ground under it, top `height` above that: on a slope
         it never floats and its uphill part sinks into the ground."""
         self._s.world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)
+
+    @checked
+    def add_table(self, x: float, y: float, width: float, depth: float, height: float) -> None:
+        """A static table centred on (x, y) m: a top `width` m along x and `depth` m along y whose upper
+        face is `height` m above the lowest ground under its legs, on four legs at its corners. A robot
+        lower than the top's underside drives under it; the sensors see its legs and top."""
+        self._s.world.add_table(x, y, width, depth, height)
 
     @checked
     def read_sick(self, name: str) -> np.ndarray | None:

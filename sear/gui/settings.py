@@ -453,6 +453,7 @@ class SettingsWindow(QMainWindow):
         self.drive_type = QComboBox()
         self.drive_type.addItem("Car (Ackermann steering, rear-wheel drive)", "car")
         self.drive_type.addItem("Skid steer (sides driven differentially)", "skid")
+        self.drive_type.addItem("Differential (rear wheels driven, front wheels casters)", "differential")
         self.drive_type.setToolTip(field_docs(Dynamics)["drive_type"])
         self.drive_type.currentIndexChanged.connect(
             lambda _i: self._set("dynamics", "drive_type", self.drive_type.currentData()))

@@ -39,6 +39,10 @@ its faces lie at most 0.15 m x (1 - cos(180°/128)) = 0.05 mm inside the cylinde
 GRAVITY = 9.81
 TRUNK_RADIUS = 0.15
 """Radius of a tree's trunk (sear.meshio.make_tree draws the same tree), m."""
+TABLE_TOP = 0.04
+"""Thickness of a table's top (World.add_table), m; at most a quarter of the table's height."""
+TABLE_LEG = 0.05
+"""Side of a table's square legs, m; at most a quarter of the table's width and depth."""
 FALL_DEPTH = 5.0
 """The world's edge: a robot whose centre of mass is this far (m) below the terrain's lowest point has driven
 over the terrain's edge (there is no ground beyond it) and is put back at its start pose; about one
@@ -50,7 +54,7 @@ class Obstacle:
     """Something user code added. `mesh` is its shape in its own body frame, for drawing."""
 
     kind: str
-    """'tree', 'box' or 'wall'."""
+    """'tree', 'box', 'wall' or 'table'."""
     body_ids: list[int]
     """pybullet bodies; the first one carries the pose used for drawing."""
     mesh: trimesh.Trimesh
@@ -301,6 +305,49 @@ class World:
         mesh = trimesh.creation.box(extents=full)
         body = self._static_body(shape, ((x1 + x2) / 2, (y1 + y2) / 2, base + height / 2), orn, surface=mesh)
         self.obstacles.append(Obstacle("wall", [body], mesh, size=full, colour=(0.75, 0.72, 0.68, 1.0)))
+        return len(self.obstacles) - 1
+
+    def add_table(self, x: float, y: float, width: float, depth: float, height: float) -> int:
+        """A static table centred on (x, y) m: a top `width` m along x and `depth` m along y, its upper
+        face `height` m above its feet, on four square legs flush with its corners.
+
+        The top is TABLE_TOP m thick and the legs TABLE_LEG m square (both at most a quarter of the
+        table's size, so a small table stays a table). The feet stand on the lowest ground under the
+        four legs: on level ground the underside of the top is height - TABLE_TOP above it, and a
+        robot lower than that drives under; on a slope the uphill legs sink in. Every part is a fixed
+        body in the static collision group, so the sensors' rays see legs and top. Returns its index in
+        `obstacles` (`kind` 'table'; the drawing mesh is in the top's frame)."""
+        if not all(v > 0 and math.isfinite(v) for v in (width, depth, height)):
+            raise ValueError("add_table: width, depth and height must be numbers greater than 0 metres")
+        import trimesh
+
+        top = min(TABLE_TOP, height / 4.0)
+        leg = min(TABLE_LEG, width / 4.0, depth / 4.0)
+        corners = [(sx * (width - leg) / 2.0, sy * (depth - leg) / 2.0) for sx in (1, -1) for sy in (1, -1)]
+        feet = np.array([(x + cx + dx, y + cy + dy) for cx, cy in corners
+                         for dx in (-leg / 2, leg / 2) for dy in (-leg / 2, leg / 2)])
+        base = float(self.terrain_heights(feet).min())
+        top_centre = (x, y, base + height - top / 2.0)
+        top_mesh = trimesh.creation.box(extents=(width, depth, top))
+        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[width / 2, depth / 2, top / 2],
+                                       physicsClientId=self.client)
+        ids = [self._static_body(shape, top_centre, surface=top_mesh)]
+        leg_height = height - top
+        leg_mesh = trimesh.creation.box(extents=(leg, leg, leg_height))
+        leg_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[leg / 2, leg / 2, leg_height / 2],
+                                           physicsClientId=self.client)
+        parts = [top_mesh]
+        for cx, cy in corners:
+            ids.append(self._static_body(leg_shape, (x + cx, y + cy, base + leg_height / 2.0), surface=leg_mesh))
+            # The leg in the top's frame, for drawing.
+            parts.append(leg_mesh.copy().apply_translation((cx, cy, -top / 2.0 - leg_height / 2.0)))
+        for body in ids:
+            p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
+        offsets = np.cumsum([0] + [len(m.vertices) for m in parts[:-1]])
+        mesh = trimesh.Trimesh(np.concatenate([m.vertices for m in parts]),
+                               np.concatenate([m.faces + o for m, o in zip(parts, offsets, strict=True)]),
+                               process=False)
+        self.obstacles.append(Obstacle("table", ids, mesh, size=(width, depth, height), colour=(0.55, 0.38, 0.22, 1.0)))
         return len(self.obstacles) - 1
 
     def obstacle_pose(self, obstacle: Obstacle) -> tuple[np.ndarray, np.ndarray]:
