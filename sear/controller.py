@@ -187,6 +187,11 @@ class Sim:
         """A static wall `height` m tall and `thickness` m thick from (x1, y1) to (x2, y2) m."""
         self._call("add_wall", x1, y1, x2, y2, height, thickness)
 
+    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
+        """The gripper: open (True) or close (False) its paddles, lift them to `height` m above their
+        lowest position (clamped to the lift's travel); None keeps either as it is. See docs/gripper.md."""
+        self._call("gripper", open, height)
+
     def read_sick(self, name: str) -> Any:
         """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (or None)."""
         return self._call("read_sick", name)

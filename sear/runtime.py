@@ -26,13 +26,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sear.errors import ProjectError, StuckHookError, UserCodeError
+from sear.errors import ProjectError, SearError, StuckHookError, UserCodeError
 from sear.physics.world import World
 from sear.project import Project
 from sear.protocol import Pose, to_wire
-from sear.sensors.base import Sensor
+from sear.sensors.base import Sensor, SensorContext
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
+from sear.sensors.gripper import GRIPPER_SENSOR, GripperSensor, GripperSensorConfig
 from sear.sensors.suite import SensorSuite
 from sear.simapi import checked
 from sear.state import VehicleState
@@ -341,6 +342,18 @@ class Sim:
         self._s.world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)
 
     @checked
+    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
+        """The gripper at the robot's front (Robot Body Model tab): open (True) or close (False) its
+        paddles, and lift them to `height` m above their lowest position (clamped to the lift's travel);
+        None keeps either command as it is. Commands hold until changed; the motors move at their own
+        speed (docs/gripper.md). An error when the robot has no gripper."""
+        gripper = self._s.world.gripper
+        if gripper is None:
+            raise SearError("sim.gripper: this robot has no gripper; add one on the Robot Body Model tab "
+                            "(Gripper) or in the project file's <body><gripper>.")
+        gripper.command(open=open, height=height)
+
+    @checked
     def read_sick(self, name: str) -> np.ndarray | None:
         """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (needs sick_format in its
         definition): millimetres when its range fits 8.191 m, else centimetres; 0x1FFF = no return."""
@@ -426,7 +439,8 @@ class Simulation:
                                        ignore_bodies=self.world.robot_body_ids(),
                                        origin=self.world.geodetic_origin,
                                        body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog,
-                                       static_world=self.world.static_world)
+                                       static_world=self.world.static_world,
+                                       accessories=self._accessories(sensor_configs))
             self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
             self.sim = Sim(self)
             self._state: VehicleState | None = None
@@ -446,6 +460,19 @@ class Simulation:
         except BaseException:
             self.close()
             raise
+
+    def _accessories(self, configs: list[SensorConfig]) -> list[Sensor]:
+        """The sensors of the robot's accessories, which the sensors file does not list: the gripper's."""
+        gripper = self.world.gripper
+        if gripper is None:
+            return []
+        if any(config.name == GRIPPER_SENSOR for config in configs):
+            raise ProjectError(f"the sensors file has a sensor named {GRIPPER_SENSOR!r}, the name of the "
+                               "gripper's sensor; rename that sensor.", file=self.project.code.sensors)
+        rate = min(self.project.simulation.control_hz, self.project.simulation.physics_hz)
+        config = GripperSensorConfig(name=GRIPPER_SENSOR, update_rate_hz=rate)
+        context = SensorContext(origin=self.world.geodetic_origin)
+        return [GripperSensor(config, self.rng, context, source=gripper.reading)]
 
     # --- output ------------------------------------------------------------------------------------------
 
@@ -589,6 +616,22 @@ class Simulation:
         vehicle.accelerate(max(-1.0, min(1.0, throttle)) * dyn.engine_force)
         vehicle.steer(max(-1.0, min(1.0, steer)) * dyn.max_steering)
         vehicle.brake(dyn.brake_force if brake else 0.0)
+
+    def set_gripper_input(self, open: bool | None = None, lift: int = 0) -> None:
+        """Keyboard gripper (on a key's press or release, not every tick): `open` True/False opens/closes
+        the paddles (None: as they are); `lift` +1 sends the lift towards its top, -1 towards its bottom,
+        0 stops it where it is now. Nothing without a gripper."""
+        gripper = self.world.gripper
+        if gripper is None:
+            return
+        height = None
+        if lift > 0:
+            height = gripper.travel
+        elif lift < 0:
+            height = 0.0
+        else:
+            height = gripper.height()
+        gripper.command(open=open, height=height)
 
     def _guard(self, action: Callable[[], Any]) -> bool:
         """Run `action` (a controller's turn): its result as a bool, False when the controller failed (the

@@ -46,8 +46,9 @@ class Arg:
     """One argument of a `sim` call.
 
     kind: "number" (a real number, given as int or float; not bool), "name" (a string: a sensor's name),
-    "text" (a string or None, as print's sep and end), "any" (anything). Numbers lie in lo..hi (either
-    end open when lo_open/hi_open); none_ok lets None through (its meaning is in the call's help)."""
+    "text" (a string or None, as print's sep and end), "flag" (True or False), "any" (anything). Numbers
+    lie in lo..hi (either end open when lo_open/hi_open); none_ok lets None through (its meaning is in
+    the call's help)."""
 
     name: str
     kind: str = "number"
@@ -66,6 +67,8 @@ class Arg:
             return "a sensor name (a string)"
         if self.kind == "text":
             return "a string or None"
+        if self.kind == "flag":
+            return "True or False" + (", or None" if self.none_ok else "")
         if self.kind == "any":
             return "anything"
         text = "a finite number" + (f" of {self.unit}" if self.unit else "")
@@ -123,6 +126,10 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
     Call("add_wall", (_coord("x1"), _coord("y1"), _coord("x2"), _coord("y2"), _length("height", 1.0),
                       _length("thickness", 0.2)),
          help="a static wall along (x1, y1)-(x2, y2) m"),
+    Call("gripper", (Arg("open", "flag", none_ok=True, default=None),
+                     Arg("height", unit="metres", lo=0.0, hi=MAX_SIZE, none_ok=True, default=None)),
+         help="gripper: open (True) or close (False) the paddles; lift them to height m above their lowest "
+              "position (clamped to the lift's travel); None keeps either as it is"),
     Call("print", (Arg("sep", "text", default=" "), Arg("end", "text", default="\n"),
                    Arg("file", "any", default=None), Arg("flush", "any", default=False)), varargs=True,
          help="print to the console"),
@@ -157,6 +164,10 @@ def check_arg(call: str, arg: Arg, value: Any) -> Any:
         raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     if arg.kind == "name":
         if isinstance(value, str):
+            return value
+        raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
+    if arg.kind == "flag":
+        if isinstance(value, bool):
             return value
         raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

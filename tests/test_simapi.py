@@ -30,6 +30,7 @@ OUT_OF_RANGE = {  # a finite number each numeric argument refuses
     ("add_box", "mass"): -1.0, ("add_wall", "x1"): 1e9, ("add_wall", "y1"): 1e9, ("add_wall", "x2"): -1e9,
     ("add_wall", "y2"): -1e9, ("add_wall", "height"): -0.5, ("add_wall", "thickness"): 1e4,
     ("wait", "seconds"): -1.0,
+    ("gripper", "height"): -0.1,
 }
 NUMERIC = [(call.name, arg.name) for call in SIM_API.values() for arg in call.args if arg.kind == "number"]
 
