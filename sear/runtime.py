@@ -624,14 +624,9 @@ class Simulation:
         gripper = self.world.gripper
         if gripper is None:
             return
-        height = None
-        if lift > 0:
-            height = gripper.travel
-        elif lift < 0:
-            height = 0.0
-        else:
-            height = gripper.height()
-        gripper.command(open=open, height=height)
+        if lift == 0:
+            gripper.stop_lift()
+        gripper.command(open=open, height=gripper.travel if lift > 0 else 0.0 if lift < 0 else None)
 
     def _guard(self, action: Callable[[], Any]) -> bool:
         """Run `action` (a controller's turn): its result as a bool, False when the controller failed (the

@@ -205,6 +205,12 @@ class GripperBody:
             self.height_command = min(max(float(height), 0.0), self.travel)
         self._drive()
 
+    def stop_lift(self) -> None:
+        """Stop the lift as soon as it can: its command becomes where its profile comes to rest."""
+        speed = self._lift_speed
+        stopping = math.copysign(speed * speed / (2 * LIFT_ACCELERATION), speed)
+        self.height_command = min(max(self._lift_target + stopping, 0.0), self.travel)
+
     def update(self, dt: float) -> None:
         """Before each physics step of `dt` s: take hold of what the closed paddles press on when the grip
         can carry it, let go when they open; move the lift's motor target along a trapezoidal profile

@@ -55,4 +55,4 @@ class GripperSensor(Sensor):
             return super().hud_text(reading)
         beam = "beam BROKEN" if reading.beam else "beam clear"
         held = ", holding" if reading.holding else ""
-        return f"{beam}, open {reading.opening * 100:.1f} cm, lift {reading.height * 100:.1f} cm{held}"
+        return f"{beam}, open {reading.opening * 100:.1f} cm, lift {max(reading.height, 0.0) * 100:.1f} cm{held}"
