@@ -73,3 +73,30 @@ def test_user_code_stacks_three_boxes_into_a_tower(stacking):
     centres = np.array([c.mean(axis=0) for c in boxes])
     assert np.abs(centres[:, :2] - centres[0, :2]).max() < SIZE / 3  # one above the other
     assert not simulation.world.gripper.reading().holding  # let go of it
+
+
+def test_a_sensor_named_like_the_grippers_is_a_problem_only_with_a_gripper(tmp_path):
+    from sear.errors import ProjectError
+    from sear.sensors.compass import CompassConfig
+    from sear.sensors.files import save_sensors
+    from sear.validate import load_project
+
+    folder = tmp_path / "stacking"
+    shutil.copytree(EXAMPLE, folder)
+    project = Project.load(folder / "stacking.prj")
+    project.code.sensors = save_sensors(folder / "sensors.xml", [CompassConfig(name="gripper")])
+    problems = load_project(project).problems
+    assert [p.field for p in problems] == ["code.sensors"]
+    assert "'gripper', the name of the gripper's own sensor" in problems[0].message
+    project.code.user_code = None  # the simulations below need no controller process
+    with pytest.raises(ProjectError, match="rename that sensor"):
+        Simulation(project)
+    project.body.gripper = None  # positive control: without a gripper the name is free
+    assert [p.field for p in load_project(project).problems] == ["code.user_code"]  # only the unset code
+    simulation = Simulation(project)
+    try:
+        assert simulation.sensors.names == ["gripper"]
+        with pytest.raises(Exception, match="this robot has no gripper"):
+            simulation.sim.gripper(open=False)
+    finally:
+        simulation.close()
