@@ -152,6 +152,11 @@ class Sim:
             raise SearError(f"there is no sensor named {name!r}; the sensors are: {known}")
         return link.readings.get(name)
 
+    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
+        """The gripper: open (True) or close (False) its paddles, lift them to `height` m above their
+        lowest position (clamped to the lift's travel); None keeps either as it is. See docs/gripper.md."""
+        self._call("gripper", open, height)
+
     def _set(self, name: str, *args: Any) -> None:
         self._link.pending.append(list(check_call(name, args)))
 
@@ -186,11 +191,6 @@ class Sim:
                  thickness: float = 0.2) -> None:
         """A static wall `height` m tall and `thickness` m thick from (x1, y1) to (x2, y2) m."""
         self._call("add_wall", x1, y1, x2, y2, height, thickness)
-
-    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
-        """The gripper: open (True) or close (False) its paddles, lift them to `height` m above their
-        lowest position (clamped to the lift's travel); None keeps either as it is. See docs/gripper.md."""
-        self._call("gripper", open, height)
 
     def read_sick(self, name: str) -> Any:
         """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (or None)."""

@@ -74,9 +74,9 @@ CALLS: dict[str, CallSpec] = {
     "add_box": CallSpec(False, "m, m, m, m, kg"),
     "add_wall": CallSpec(False, "m"),
     "pose": CallSpec(False, "result [x, y, z] m, [roll, pitch, yaw] rad"),
+    "gripper": CallSpec(False, "open true/false or nil, height m or nil"),
     "speed": CallSpec(False, "result m/s"),
     "read_sick": CallSpec(False, "result: SICK 16-bit values or nil"),
-    "gripper": CallSpec(False, "open true/false or nil, height m or nil"),
 }
 """Every `sim` call a controller makes of the simulation. Reading sensors, the time and the sensor names
 need no call: they come with each turn (see docs/controller-protocol.md)."""

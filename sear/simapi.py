@@ -46,12 +46,12 @@ class Arg:
     """One argument of a `sim` call.
 
     kind: "number" (a real number, given as int or float; not bool), "name" (a string: a sensor's name),
-    "text" (a string or None, as print's sep and end), "flag" (True or False), "any" (anything). Numbers
-    lie in lo..hi (either end open when lo_open/hi_open); none_ok lets None through (its meaning is in
-    the call's help)."""
+    "text" (a string or None, as print's sep and end), "any" (anything). Numbers lie in lo..hi (either
+    end open when lo_open/hi_open); none_ok lets None through (its meaning is in the call's help)."""
 
     name: str
     kind: str = "number"
+    """The kinds above, and "flag": True or False (not 1 or 0)."""
     unit: str = ""
     lo: float = -math.inf
     hi: float = math.inf
@@ -111,6 +111,10 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
     Call("sensor_names", property=True, help="the project's sensor names"),
     Call("pose", property=True, help="ground-truth pose (x, y, z m; roll, pitch, yaw rad)"),
     Call("speed", property=True, help="ground-truth speed, m/s"),
+    Call("gripper", (Arg("open", "flag", none_ok=True, default=None),
+                     Arg("height", unit="metres", lo=0.0, hi=MAX_SIZE, none_ok=True, default=None)),
+         help="gripper: open (True) or close (False) the paddles; lift them to height m above their lowest "
+              "position (clamped to the lift's travel); None keeps either as it is"),
     Call("read", (Arg("name", "name"),), help="latest reading of a sensor"),
     Call("read_sick", (Arg("name", "name"),), help="latest LIDAR scan packed as SICK LMS2xx values"),
     Call("accelerate", (Arg("force", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE),),
@@ -126,10 +130,6 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
     Call("add_wall", (_coord("x1"), _coord("y1"), _coord("x2"), _coord("y2"), _length("height", 1.0),
                       _length("thickness", 0.2)),
          help="a static wall along (x1, y1)-(x2, y2) m"),
-    Call("gripper", (Arg("open", "flag", none_ok=True, default=None),
-                     Arg("height", unit="metres", lo=0.0, hi=MAX_SIZE, none_ok=True, default=None)),
-         help="gripper: open (True) or close (False) the paddles; lift them to height m above their lowest "
-              "position (clamped to the lift's travel); None keeps either as it is"),
     Call("print", (Arg("sep", "text", default=" "), Arg("end", "text", default="\n"),
                    Arg("file", "any", default=None), Arg("flush", "any", default=False)), varargs=True,
          help="print to the console"),
