@@ -303,6 +303,18 @@ class Sim:
         return self._s.sensors.read(name)
 
     @checked
+    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
+        """The gripper at the robot's front (Robot Body Model tab): open (True) or close (False) its
+        paddles, and lift them to `height` m above their lowest position (clamped to the lift's travel);
+        None keeps either command as it is. Commands hold until changed; the motors move at their own
+        speed (docs/gripper.md). An error when the robot has no gripper."""
+        gripper = self._s.world.gripper
+        if gripper is None:
+            raise SearError("sim.gripper: this robot has no gripper; add one on the Robot Body Model tab "
+                            "(Gripper) or in the project file's <body><gripper>.")
+        gripper.command(open=open, height=height)
+
+    @checked
     def accelerate(self, force: float) -> None:
         """Engine force, N (negative reverses); 0 to coast."""
         self._s.world.vehicle.accelerate(force)
@@ -340,18 +352,6 @@ class Sim:
         the corner). Level bottom at the lowest ground under it, top `height` above that: on a slope
         it never floats and its uphill part sinks into the ground."""
         self._s.world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)
-
-    @checked
-    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
-        """The gripper at the robot's front (Robot Body Model tab): open (True) or close (False) its
-        paddles, and lift them to `height` m above their lowest position (clamped to the lift's travel);
-        None keeps either command as it is. Commands hold until changed; the motors move at their own
-        speed (docs/gripper.md). An error when the robot has no gripper."""
-        gripper = self._s.world.gripper
-        if gripper is None:
-            raise SearError("sim.gripper: this robot has no gripper; add one on the Robot Body Model tab "
-                            "(Gripper) or in the project file's <body><gripper>.")
-        gripper.command(open=open, height=height)
 
     @checked
     def read_sick(self, name: str) -> np.ndarray | None:

@@ -158,16 +158,16 @@ def check_arg(call: str, arg: Arg, value: Any) -> Any:
         return None
     if arg.kind == "any":
         return value
+    if arg.kind == "flag":
+        if isinstance(value, bool):
+            return value
+        raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     if arg.kind == "text":
         if value is None or isinstance(value, str):
             return value
         raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     if arg.kind == "name":
         if isinstance(value, str):
-            return value
-        raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
-    if arg.kind == "flag":
-        if isinstance(value, bool):
             return value
         raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

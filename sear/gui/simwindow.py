@@ -61,14 +61,14 @@ DRIVE_KEYS = {
     Qt.Key.Key_H: "left", Qt.Key.Key_Left: "left",
     Qt.Key.Key_K: "right", Qt.Key.Key_Right: "right",
 }
-CAMERA_KEYS = {
-    Qt.Key.Key_W: (1, 0, 0), Qt.Key.Key_S: (-1, 0, 0), Qt.Key.Key_A: (0, 1, 0), Qt.Key.Key_D: (0, -1, 0),
-    Qt.Key.Key_Q: (0, 0, 1), Qt.Key.Key_Z: (0, 0, -1),
-}
 GRIPPER_LIFT_KEYS = {Qt.Key.Key_T: 1, Qt.Key.Key_B: -1}
 """Held: the gripper's lift goes up (T) or down (B) while the key is down, and stops when it is let go."""
 GRIPPER_KEY = Qt.Key.Key_G
 """Pressed: the gripper's paddles close when open, open when closed."""
+CAMERA_KEYS = {
+    Qt.Key.Key_W: (1, 0, 0), Qt.Key.Key_S: (-1, 0, 0), Qt.Key.Key_A: (0, 1, 0), Qt.Key.Key_D: (0, -1, 0),
+    Qt.Key.Key_Q: (0, 0, 1), Qt.Key.Key_Z: (0, 0, -1),
+}
 ONE_SHOT_KEYS = {Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space, Qt.Key.Key_F1}
 """Keys that act once when pressed (reset, start the user code, the keys' help), whatever has the focus.
 (F1 is also the Help menu's shortcut, which takes it first when the window is active.)"""
@@ -78,13 +78,13 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td><b>J</b></td><td>brake</td></tr>
 <tr><td>↓</td><td>reverse</td></tr>
 <tr><td><b>H</b> / ←, <b>K</b> / →</td><td>steer (skid steer: spin) left, right</td></tr>
-<tr><td><b>G</b></td><td>gripper: close / open the paddles</td></tr>
-<tr><td><b>T</b> / <b>B</b></td><td>gripper: raise / lower the lift (hold)</td></tr>
 <tr><td><b>Enter</b></td><td>reset the robot to its start pose</td></tr>
 <tr><td><b>Space</b></td><td>start the user code (restart it after an error)</td></tr>
 <tr><td><b>W S A D</b></td><td>camera forward, back, left, right</td></tr>
 <tr><td><b>Q Z</b></td><td>camera up, down</td></tr>
 <tr><td>mouse</td><td>drag to orbit, wheel to zoom</td></tr>
+<tr><td><b>G</b></td><td>gripper: close / open the paddles</td></tr>
+<tr><td><b>T</b> / <b>B</b></td><td>gripper: raise / lower the lift (hold)</td></tr>
 <tr><td><b>P</b> / <b>N</b></td><td>pause / single step</td></tr>
 <tr><td><b>R</b></td><td>show sensor rays</td></tr>
 <tr><td><b>Esc</b></td><td>back to the 3-D view from a text field</td></tr>
