@@ -288,7 +288,9 @@ class Project:
         except ProjectError as exc:
             raise ProjectError(exc.message, file=path, line=exc.line, field=exc.field) from None
         project.path = Path(os.path.normpath(path.absolute()))
-        project.body.rotation = _normalised_quaternion(project.body.rotation, path)
+        rotation = tree.getroot().find("body/rotation")
+        project.body.rotation = _normalised_quaternion(project.body.rotation, path,
+                                                       None if rotation is None else rotation.sourceline)
         return project
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -390,12 +392,12 @@ class FileChoice:
 ROOT_TAG = "sear-project"
 
 
-def _normalised_quaternion(q: tuple[float, ...], path: Path) -> tuple[float, float, float, float]:
+def _normalised_quaternion(q: tuple[float, ...], path: Path,
+                           line: int | None = None) -> tuple[float, float, float, float]:
     norm = math.sqrt(sum(c * c for c in q))
     if norm < 1e-9:
-        raise ProjectError(
-            "the rotation quaternion is all zeros; use 0 0 0 1 for no rotation.", file=path, field="body.rotation"
-        )
+        raise ProjectError("the rotation quaternion is all zeros; use 0 0 0 1 for no rotation.", file=path,
+                           line=line, field="body.rotation")
     if abs(norm - 1.0) < 1e-12:
         return (q[0], q[1], q[2], q[3])
     return (q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm)
