@@ -152,6 +152,11 @@ class Sim:
             raise SearError(f"there is no sensor named {name!r}; the sensors are: {known}")
         return link.readings.get(name)
 
+    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
+        """The gripper: open (True) or close (False) its paddles, lift them to `height` m above their
+        lowest position (clamped to the lift's travel); None keeps either as it is. See docs/gripper.md."""
+        self._call("gripper", open, height)
+
     def _set(self, name: str, *args: Any) -> None:
         self._link.pending.append(list(check_call(name, args)))
 

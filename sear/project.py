@@ -98,6 +98,36 @@ class Terrain:
     """Heightmap images only: height difference between black (0) and white (255) pixels, metres."""
 
 
+MAX_GRIPPER_SIZE = 10.0
+"""m: the largest gripper opening, paddle length and height, and lift travel."""
+
+
+@dataclass
+class Gripper:
+    """Robot Body Model tab, Gripper: a parallel (paddle) gripper on a lift at the robot's front.
+
+    Two upright paddles point forward from a carriage that slides up and down a mast fixed to the front
+    of the robot; the paddles slide towards each other to squeeze what is between them. The grasp is
+    friction only: each closed paddle presses with `grip_force`, so a box stays held while its weight is
+    below 2 × μ × grip_force (μ = the paddles' friction with it: 0.6 for `sim.add_box` boxes), and the
+    lift raises what it holds while the load's weight is below `lift_force`. A box wider than
+    `max_opening` does not fit between the paddles and is pushed. docs/gripper.md describes the model.
+    """
+
+    max_opening: float = param(0.3, minimum=0.01, maximum=MAX_GRIPPER_SIZE, unit="m", label="Opening")
+    """Widest gap between the paddles' inner faces, m (what fits between them)."""
+    paddle_length: float = param(0.25, minimum=0.01, maximum=MAX_GRIPPER_SIZE, unit="m")
+    """How far the paddles reach forward from the carriage, m."""
+    paddle_height: float = param(0.1, minimum=0.01, maximum=MAX_GRIPPER_SIZE, unit="m")
+    """Height of the paddles, m; at lift height 0 their lower edges are 2 cm above level ground."""
+    lift_travel: float = param(0.4, minimum=0.0, maximum=MAX_GRIPPER_SIZE, unit="m", label="Lift travel")
+    """How high the lift raises the paddles above their lowest position, m."""
+    grip_force: float = param(20.0, kind="positive", unit="N", label="Grip force")
+    """Force with which each paddle squeezes what it closes on, N (the paddle motors' limit)."""
+    lift_force: float = param(60.0, kind="positive", unit="N", label="Lift force")
+    """Most force the lift motor gives, N: it carries the carriage and paddles (0.6 kg) and the load."""
+
+
 @dataclass
 class Body:
     """Robot Body Model tab: the chassis model and where the robot starts.
@@ -142,6 +172,8 @@ class Body:
     terrain surface if below it)."""
     rotation: tuple[float, float, float, float] = param((0.0, 0.0, 0.0, 1.0))
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
+    gripper: Gripper | None = param(None)
+    """A gripper with a lift at the front of the robot (None: no gripper)."""
 
 
 @dataclass
@@ -299,7 +331,9 @@ class Project:
         except ProjectError as exc:
             raise ProjectError(exc.message, file=path, line=exc.line, field=exc.field) from None
         project.path = Path(os.path.normpath(path.absolute()))
-        project.body.rotation = _normalised_quaternion(project.body.rotation, path)
+        rotation = tree.getroot().find("body/rotation")
+        project.body.rotation = _normalised_quaternion(project.body.rotation, path,
+                                                       None if rotation is None else rotation.sourceline)
         return project
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -401,12 +435,12 @@ class FileChoice:
 ROOT_TAG = "sear-project"
 
 
-def _normalised_quaternion(q: tuple[float, ...], path: Path) -> tuple[float, float, float, float]:
+def _normalised_quaternion(q: tuple[float, ...], path: Path,
+                           line: int | None = None) -> tuple[float, float, float, float]:
     norm = math.sqrt(sum(c * c for c in q))
     if norm < 1e-9:
-        raise ProjectError(
-            "the rotation quaternion is all zeros; use 0 0 0 1 for no rotation.", file=path, field="body.rotation"
-        )
+        raise ProjectError("the rotation quaternion is all zeros; use 0 0 0 1 for no rotation.", file=path,
+                           line=line, field="body.rotation")
     if abs(norm - 1.0) < 1e-12:
         return (q[0], q[1], q[2], q[3])
     return (q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm)

@@ -76,6 +76,7 @@ CALLS: dict[str, CallSpec] = {
     "add_wall": CallSpec(False, "m"),
     "add_table": CallSpec(False, "m"),
     "pose": CallSpec(False, "result [x, y, z] m, [roll, pitch, yaw] rad"),
+    "gripper": CallSpec(False, "open true/false or nil, height m or nil"),
     "speed": CallSpec(False, "result m/s"),
     "read_sick": CallSpec(False, "result: SICK 16-bit values or nil"),
 }

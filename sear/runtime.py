@@ -26,13 +26,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sear.errors import ProjectError, StuckHookError, UserCodeError
+from sear.errors import ProjectError, SearError, StuckHookError, UserCodeError
 from sear.physics.world import World
 from sear.project import Project
 from sear.protocol import Pose, to_wire
-from sear.sensors.base import Sensor
+from sear.sensors.base import Sensor, SensorContext
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
+from sear.sensors.gripper import GRIPPER_SENSOR, GripperSensor, GripperSensorConfig
 from sear.sensors.mounting import mounted
 from sear.sensors.suite import SensorSuite
 from sear.simapi import checked
@@ -303,6 +304,18 @@ class Sim:
         return self._s.sensors.read(name)
 
     @checked
+    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
+        """The gripper at the robot's front (Robot Body Model tab): open (True) or close (False) its
+        paddles, and lift them to `height` m above their lowest position (clamped to the lift's travel);
+        None keeps either command as it is. Commands hold until changed; the motors move at their own
+        speed (docs/gripper.md). An error when the robot has no gripper."""
+        gripper = self._s.world.gripper
+        if gripper is None:
+            raise SearError("sim.gripper: this robot has no gripper; add one on the Robot Body Model tab "
+                            "(Gripper) or in the project file's <body><gripper>.")
+        gripper.command(open=open, height=height)
+
+    @checked
     def accelerate(self, force: float) -> None:
         """Engine force, N (negative reverses); 0 to coast."""
         self._s.world.vehicle.accelerate(force)
@@ -462,7 +475,8 @@ class Simulation:
                                        origin=self.world.geodetic_origin,
                                        body=self.world.vehicle.body_id if aligned else None,
                                        body_centre=self.world.vehicle.cog,
-                                       static_world=self.world.static_world)
+                                       static_world=self.world.static_world,
+                                       accessories=self._accessories(sensor_configs))
             self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
             self.sim = Sim(self)
             self._state: VehicleState | None = None
@@ -482,6 +496,19 @@ class Simulation:
         except BaseException:
             self.close()
             raise
+
+    def _accessories(self, configs: list[SensorConfig]) -> list[Sensor]:
+        """The sensors of the robot's accessories, which the sensors file does not list: the gripper's."""
+        gripper = self.world.gripper
+        if gripper is None:
+            return []
+        if any(config.name == GRIPPER_SENSOR for config in configs):
+            raise ProjectError(f"the sensors file has a sensor named {GRIPPER_SENSOR!r}, the name of the "
+                               "gripper's sensor; rename that sensor.", file=self.project.code.sensors)
+        rate = min(self.project.simulation.control_hz, self.project.simulation.physics_hz)
+        config = GripperSensorConfig(name=GRIPPER_SENSOR, update_rate_hz=rate)
+        context = SensorContext(origin=self.world.geodetic_origin)
+        return [GripperSensor(config, self.rng, context, source=gripper.reading)]
 
     # --- output ------------------------------------------------------------------------------------------
 
@@ -629,6 +656,17 @@ class Simulation:
         vehicle.accelerate(max(-1.0, min(1.0, throttle)) * dyn.engine_force)
         vehicle.steer(max(-1.0, min(1.0, steer)) * dyn.max_steering)
         vehicle.brake(dyn.brake_force if brake else 0.0)
+
+    def set_gripper_input(self, open: bool | None = None, lift: int = 0) -> None:
+        """Keyboard gripper (on a key's press or release, not every tick): `open` True/False opens/closes
+        the paddles (None: as they are); `lift` +1 sends the lift towards its top, -1 towards its bottom,
+        0 stops it where it is now. Nothing without a gripper."""
+        gripper = self.world.gripper
+        if gripper is None:
+            return
+        if lift == 0:
+            gripper.stop_lift()
+        gripper.command(open=open, height=gripper.travel if lift > 0 else 0.0 if lift < 0 else None)
 
     def _guard(self, action: Callable[[], Any]) -> bool:
         """Run `action` (a controller's turn): its result as a bool, False when the controller failed (the

@@ -51,6 +51,7 @@ class Arg:
 
     name: str
     kind: str = "number"
+    """The kinds above, and "flag": True or False (not 1 or 0)."""
     unit: str = ""
     lo: float = -math.inf
     hi: float = math.inf
@@ -66,6 +67,8 @@ class Arg:
             return "a sensor name (a string)"
         if self.kind == "text":
             return "a string or None"
+        if self.kind == "flag":
+            return "True or False" + (", or None" if self.none_ok else "")
         if self.kind == "any":
             return "anything"
         text = "a finite number" + (f" of {self.unit}" if self.unit else "")
@@ -108,6 +111,10 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
     Call("sensor_names", property=True, help="the project's sensor names"),
     Call("pose", property=True, help="ground-truth pose (x, y, z m; roll, pitch, yaw rad)"),
     Call("speed", property=True, help="ground-truth speed, m/s"),
+    Call("gripper", (Arg("open", "flag", none_ok=True, default=None),
+                     Arg("height", unit="metres", lo=0.0, hi=MAX_SIZE, none_ok=True, default=None)),
+         help="gripper: open (True) or close (False) the paddles; lift them to height m above their lowest "
+              "position (clamped to the lift's travel); None keeps either as it is"),
     Call("read", (Arg("name", "name"),), help="latest reading of a sensor"),
     Call("read_sick", (Arg("name", "name"),), help="latest LIDAR scan packed as SICK LMS2xx values"),
     Call("accelerate", (Arg("force", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE),),
@@ -157,6 +164,10 @@ def check_arg(call: str, arg: Arg, value: Any) -> Any:
         return None
     if arg.kind == "any":
         return value
+    if arg.kind == "flag":
+        if isinstance(value, bool):
+            return value
+        raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     if arg.kind == "text":
         if value is None or isinstance(value, str):
             return value

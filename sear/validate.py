@@ -34,6 +34,7 @@ from sear.sensors import registry
 from sear.sensors.base import MAX_RAYS_PER_SECOND, sample_rate_hz
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
+from sear.sensors.gripper import GRIPPER_SENSOR
 from sear.sensors.mounting import mounted
 
 
@@ -192,6 +193,10 @@ def load_project(source: str | Path | Project) -> Loaded:
         else:
             problems += ray_budget_problems(loaded.sensors, project.simulation.physics_hz, code.sensors)
             problems += _link_problems(loaded, code.sensors)
+            if project.body.gripper is not None and any(s.name == GRIPPER_SENSOR for s in loaded.sensors):
+                problems.append(Problem(f"a sensor is named {GRIPPER_SENSOR!r}, the name of the gripper's own "
+                                        "sensor; rename that sensor (Sensor Wizard).", file=code.sensors,
+                                        field="code.sensors", tab="Code Setup"))
     if loaded.models is not None and loaded.models.robot is not None:
         loaded.report = [str(finding) for finding in collision_report(loaded.models.robot)]
     return loaded

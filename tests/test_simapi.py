@@ -25,6 +25,7 @@ VALID = {  # a valid value of every checked argument (in the middle of its range
     "left": 5.0, "right": -5.0, "width": 1.0, "depth": 0.6,
 }
 OUT_OF_RANGE = {  # a finite number each numeric argument refuses
+    ("gripper", "height"): -0.1,
     ("accelerate", "force"): 2e6, ("brake", "force"): -1.0, ("steer", "angle"): 7.0,
     ("add_tree", "x"): 1e6, ("add_tree", "y"): -1e6, ("add_tree", "z"): 2e5,
     ("add_box", "x"): 1e300, ("add_box", "y"): 1e300, ("add_box", "z"): -1e300, ("add_box", "size"): 0.0,

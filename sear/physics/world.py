@@ -24,8 +24,10 @@ from sear.collision import (
     StaticShape,
     StaticWorld,
 )
+from sear.errors import ProjectError
 from sear.geo import geodetic_to_enu
 from sear.meshio import Models, load_models, make_tree
+from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
 from sear.physics.urdf import UrdfVehicle, build_urdf_vehicle
 from sear.physics.vehicle import Vehicle
@@ -104,6 +106,15 @@ class World:
             self.robot = models.robot
             """The URDF robot description (None for a mesh body)."""
             self.vehicle = self._build_vehicle(models)
+            self.gripper: GripperBody | None = None
+            """The robot's gripper (sear.physics.gripper), when its body has one."""
+            if project.body.gripper is not None:
+                if not isinstance(self.vehicle, Vehicle):
+                    raise ProjectError("the gripper accessory fits robots built from a body mesh and wheel "
+                                       "models; a robot from a URDF brings its own links: untick Gripper on the "
+                                       "Robot Body Model tab, or model the gripper in the URDF.",
+                                       file=project.path, field="body.gripper")
+                self.gripper = GripperBody(self.client, self.vehicle, project.body.gripper)
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
             """z (m) below which the robot has fallen off the world (FALL_DEPTH)."""
             self.falls: list[tuple[float, float, float]] = []
@@ -166,10 +177,12 @@ class World:
     def reset_vehicle(self) -> None:
         """Put the robot back at its start pose, at rest, inputs released."""
         self.vehicle.reset(tuple(self.start_position), tuple(self.start_orientation))
+        if self.gripper is not None:
+            self.gripper.reset()
 
     def robot_body_ids(self) -> list[int]:
         """Bodies that make up the robot (rays must ignore them)."""
-        return [self.vehicle.body_id]
+        return [self.vehicle.body_id] + ([self.gripper.body_id] if self.gripper is not None else [])
 
     # --- stepping ----------------------------------------------------------------------------------
 
@@ -177,6 +190,8 @@ class World:
         """Advance one fixed physics step: vehicle forces, then pybullet. True when the robot fell off the
         terrain's edge on this step and is back at its start pose (its fall is added to `falls`)."""
         self.vehicle.update(self.dt)
+        if self.gripper is not None:
+            self.gripper.update(self.dt)
         p.stepSimulation(physicsClientId=self.client)
         self.time += self.dt
         (x, y, z), _ = p.getBasePositionAndOrientation(self.vehicle.body_id, physicsClientId=self.client)

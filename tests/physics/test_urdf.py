@@ -168,3 +168,22 @@ def test_side_forces_drive_a_urdf_robot_as_sim_drive_asks(tmp_path: Path) -> Non
     assert moved[0] > 0.5 and abs(moved[1]) < 0.05 * moved[0]
     assert abs(yaw_of(straight.orientation)) < math.radians(2)
     assert yaw_of(turned.orientation) - yaw_of(straight.orientation) > math.radians(5)
+
+
+def test_a_gripper_on_a_urdf_robot_is_refused_by_name(tmp_path: Path) -> None:
+    """The gripper accessory is built on a mesh robot's chassis; on a URDF robot it is one clear message
+    naming the field, and the same project without the gripper runs (the positive control)."""
+    from sear.project import Gripper
+
+    project = urdf_project(tmp_path / "p", HUSKY, "skid", 100.0)
+    project.body.gripper = Gripper()
+    with pytest.raises(ProjectError) as caught:
+        Simulation(project)
+    assert caught.value.field == "body.gripper" and "URDF" in str(caught.value)
+    project.body.gripper = None
+    simulation = Simulation(project)
+    try:
+        simulation.run(0.1)
+        assert simulation.world.time > 0.09
+    finally:
+        simulation.close()
