@@ -59,7 +59,9 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
     runs, done = prepare(sweep, folder, resume=resume)
     todo = [make_job(sweep, run, folder) for run in runs if run.run_id not in done]
     workers = workers or os.cpu_count() or 1
-    where = "a Ray cluster" if use_ray else f"{workers} local worker{'s' if workers != 1 else ''}"
+    plural = "s" if workers != 1 else ""
+    where = (f"the Ray cluster at {ray}" if use_ray and ray else f"a local Ray instance ({workers} CPU{plural})"
+             if use_ray else f"{workers} local worker{plural}")
     skipped = f" ({len(done)} already done)" if done else ""
     _say(f"sear batch: {len(todo)} of {len(runs)} runs of {sweep.project.name} on {where}{skipped}; results in "
          f"{folder}", stream)
@@ -76,7 +78,7 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         if use_ray:
             from sear.batch.rayrun import run_ray
 
-            complete = run_ray(todo, ray, sweep.project.parent, on_row)
+            complete = run_ray(todo, ray, sweep.project.parent, on_row, cpus=workers, output=folder)
         else:
             complete = run_local(todo, workers, scratch_root, on_row)
     finally:

@@ -29,16 +29,16 @@ def ray_missing() -> str | None:
     return None
 
 
-def ray_task(job: dict[str, Any], project_folder: str) -> dict[str, Any]:
-    """One job in a Ray worker, whose working folder is the shipped copy of the project's folder: the
-    job's paths into the project folder are moved there, the run's log is written to a temporary folder
-    and returned with the row (as file name -> bytes)."""
+def ray_task(job: dict[str, Any], project_folder: str, shipped: bool) -> dict[str, Any]:
+    """One job in a Ray worker. `shipped`: the worker's working folder is the shipped copy of the project's
+    folder, so the job's paths into the project folder are moved there. The run's log is written to a
+    temporary folder and returned with the row (as file name -> bytes)."""
     from sear.batch.pool import run_job
 
     here = os.getcwd()
 
     def moved(value: Any) -> Any:
-        if isinstance(value, str) and value.startswith(project_folder + os.sep):
+        if shipped and isinstance(value, str) and value.startswith(project_folder + os.sep):
             return os.path.join(here, os.path.relpath(value, project_folder))
         return value
 
@@ -59,25 +59,32 @@ def ray_task(job: dict[str, Any], project_folder: str) -> dict[str, Any]:
 
 
 def run_ray(jobs: list[dict[str, Any]], address: str | None, project_folder: Path,
-            on_row: Callable[[dict[str, Any]], None]) -> bool:
-    """Run `jobs` as Ray tasks (one CPU each) on the Ray instance already started in this process, else
-    on the cluster at `address`, else on a new local instance; `on_row` gets each row as it finishes.
-    True when all ran; False when Ctrl+C stopped the batch (tasks under way cancelled, finished rows kept)."""
+            on_row: Callable[[dict[str, Any]], None], *, cpus: int | None = None,
+            output: Path | None = None) -> bool:
+    """Run `jobs` as Ray tasks (one CPU each) on the cluster at `address`, or on a new local Ray instance
+    with `cpus` CPUs; the project folder (less `output` and UPLOAD_EXCLUDES) is the job's working folder
+    on every node. A Ray instance this process started already is used as it is (its job's working folder
+    is its own, so the project is read where it lies: a single machine). `on_row` gets each row as it
+    finishes. True when all ran; False when Ctrl+C stopped the batch (tasks under way cancelled,
+    finished rows kept)."""
     import ray
 
-    started = False
+    folder = str(project_folder.absolute())
+    started = shipped = False
     if not ray.is_initialized():
-        ray.init(address=address or None, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-        started = True
+        excludes = list(UPLOAD_EXCLUDES)
+        if output is not None and output.absolute().is_relative_to(folder):
+            excludes.append("/" + str(output.absolute().relative_to(folder)) + "/")
+        ray.init(address=address or None, num_cpus=None if address else cpus, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False,
+                 runtime_env={"working_dir": folder, "excludes": excludes})
+        started = shipped = True
     try:
-        folder = str(project_folder.absolute())
-        runtime_env = {"working_dir": folder, "excludes": UPLOAD_EXCLUDES}
         remote = ray.remote(num_cpus=1)(ray_task)
         refs = {}
         for job in jobs:
-            ref = remote.options(runtime_env=runtime_env, max_retries=max(0, int(job["retries"])),
-                                 name=f"sear-batch-{job['run_id']}").remote(job, folder)
+            ref = remote.options(max_retries=max(0, int(job["retries"])),
+                                 name=f"sear-batch-{job['run_id']}").remote(job, folder, shipped)
             refs[ref] = job
         pending = list(refs)
         try:
