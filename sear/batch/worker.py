@@ -132,6 +132,10 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
         simulation.start_user_code()
         simulation.run(float(spec["duration"]), pace=False, after_tick=after_tick)
         state = simulation.state
+        answer = simulation.collect_result() if simulation.user_error is None else None
+        if isinstance(answer, dict):
+            for key, value in answer.items():
+                out[f"result.{key}"] = value
         error = simulation.user_error
         if error is not None:
             runner = simulation.runner

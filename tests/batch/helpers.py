@@ -16,6 +16,7 @@ SPEED = 1.0          # m/s
 MODE = "ok"          # ok, crash_once, hang, oom, kill_once, wall, slow
 MARKER = ""          # crash_once / kill_once fail only while the file MARKER.MODE does not exist
 WALL_AT = 3.0        # m east of the start (MODE "wall")
+ticks = 0
 
 
 def init(sim):
@@ -35,6 +36,8 @@ def init(sim):
 
 
 def main_loop(sim):
+    global ticks
+    ticks += 1
     if MODE == "hang":
         time.sleep(3600)
     if MODE in ("slow", "kill_once"):
@@ -42,6 +45,10 @@ def main_loop(sim):
     heading = sim.read("compass")
     sim.steer(0.0 if heading is None else max(-0.3, min(0.3, (90.0 - heading) * 0.01)))
     sim.accelerate(20.0 if sim.speed < SPEED else 0.0)
+
+
+def result(sim):
+    return {"ticks": ticks, "mode": MODE, "east": sim.pose.x}
 '''
 
 

@@ -80,6 +80,9 @@ def test_every_run_is_a_row_with_its_parameters_and_its_metrics_match_its_own_lo
             assert sonar and float(row["min_range.front_sonar"]) == pytest.approx(min(sonar), abs=1e-6)
         else:  # nothing in the sonar's range all run long: no minimum either
             assert sonar == [] and row["min_range.front_sonar"] == row["min_range_m"] == ""
+        # The user code's result(sim): its own count of main_loop calls, one per control tick as the log's rows.
+        assert row["result.ticks"] == str(len(log)) == "120" and row["result.mode"] == row["param.code.MODE"]
+        assert float(row["result.east"]) == pytest.approx(float(row["final_x"]), abs=1e-9)
     free, walled = rows[0], rows[2]
     # The wall's face is 1.4 m east of the start and the body's front 0.3 m ahead of its centre: the walled
     # robot's centre stops short of 1.1 m (+ a little give); the free one drives past 1.5 m in the 2 s.
@@ -87,6 +90,42 @@ def test_every_run_is_a_row_with_its_parameters_and_its_metrics_match_its_own_lo
     assert float(walled["final_x"]) < 1.15 and float(free["final_x"]) > 1.5
     assert float(walled["min_range_m"]) < 0.5
     assert rows[0]["final_x"] != rows[1]["final_x"]  # the seed reaches the noise: another path
+
+
+RUN_STYLE = """
+count = 0
+
+def run(sim):
+    global count
+    while sim.step():
+        count += 1
+
+def result(sim):
+    return {"count": count, "late": sim.time, "note": NOTE}
+
+NOTE = "fine"
+"""
+
+
+@pytest.mark.parametrize(("note", "expected"), [('"fine"', "fine"), ("[1, 2]", None)])
+def test_result_is_asked_of_a_run_style_controller_before_it_stops(tmp_path, note, expected):
+    from sear.runtime import Simulation
+    from sear.validate import load_project
+
+    prj = make_project(tmp_path)
+    (tmp_path / "user_code.py").write_text(RUN_STYLE.replace('NOTE = "fine"', f"NOTE = {note}"))
+    simulation = Simulation(load_project(prj), seed=1)
+    try:
+        simulation.start_user_code()
+        simulation.run(0.5, pace=False)
+        answer = simulation.collect_result()
+        error = simulation.user_error
+    finally:
+        simulation.close()
+    if expected is None:  # positive control beside it: a list is no result, and the message says what is
+        assert answer is None and "result(sim) must return a dict of names to numbers or text" in str(error)
+    else:
+        assert error is None and answer == {"count": 30, "late": pytest.approx(0.5), "note": "fine"}
 
 
 def test_the_parquet_table_holds_the_same_cells_typed(batch):
