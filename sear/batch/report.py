@@ -111,8 +111,13 @@ def metrics_figure(rows: list[dict[str, Any]]) -> Any:
         axes = figure.add_subplot(lines, columns, k + 1)
         ok = [n for r in rows if r["status"] == "ok" and (n := _number(r.get(key))) is not None]
         bad = [n for r in rows if r["status"] != "ok" and (n := _number(r.get(key))) is not None]
-        axes.hist([ok, bad], bins=min(20, max(3, len(ok) + len(bad))), stacked=True,
-                  color=[OK_COLOUR, FAIL_COLOUR], label=["ok", "failed"])
+        values = ok + bad
+        if all(v.is_integer() for v in values) and max(values) - min(values) <= 40:  # counts: a bar per count
+            bins: Any = [v - 0.5 for v in range(int(min(values)), int(max(values)) + 2)]
+            axes.set_xticks(range(int(min(values)), int(max(values)) + 1, max(1, int(max(values) - min(values)) // 8)))
+        else:
+            bins = min(20, max(3, len(values)))
+        axes.hist([ok, bad], bins=bins, stacked=True, color=[OK_COLOUR, FAIL_COLOUR], label=["ok", "failed"])
         axes.set_title(label, fontsize=10)
         axes.set_ylabel("runs")
     return figure

@@ -145,3 +145,23 @@ def user_variables_from(source: str) -> dict[str, int]:
         return user_variables(Path(fh.name))
     finally:
         Path(fh.name).unlink()
+
+
+def test_the_worked_example_of_the_docs_loads_and_its_mistake_reads_as_documented(tmp_path):
+    """docs/batch.md: its sweep file makes the 36 runs it says on a copy of the demo, and the mistake it
+    shows gives the message it shows."""
+    import re
+
+    from sear import resources
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "batch.md").read_text(encoding="utf-8")
+    example = re.findall(r"```toml\n(.*?)```", doc, flags=re.S)[0]
+    resources.copy_demo(tmp_path / "demo")
+    runs = load_sweep(write_sweep(tmp_path, example, "demo-sweep.toml")).runs()
+    assert len(runs) == 36 and {r.seed for r in runs} == {1, 2, 3}
+    assert {r.params["code.CRUISE_SPEED"] for r in runs} == {1.5, 3.0}
+    shown = re.search(r"\$ sear batch demo-sweep.toml\nsear: (demo-sweep.toml, .*)\n", doc).group(1)
+    path = write_sweep(tmp_path, example.replace("dynamics.mass =", "dynamics.mas ="), "demo-sweep.toml")
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert str(caught.value) == str(tmp_path / shown)
