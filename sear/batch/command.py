@@ -5,16 +5,22 @@ from __future__ import annotations
 import filecmp
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, TextIO
 
 from sear.batch import results
-from sear.batch.pool import attempt, make_job, run_local
+from sear.batch.pool import attempt, make_job, run_local, stop_fork_server
 from sear.batch.sweep import Sweep, SweepError, load_sweep
 
 EXIT_OK, EXIT_FAILED_RUNS, EXIT_INTERRUPTED = 0, 1, 130
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _say(text: str, stream: TextIO | None) -> None:
@@ -53,7 +59,9 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
               resume: bool = False, ray: str | None = None, use_ray: bool = False, report: bool = True,
               stream: TextIO | None = sys.stderr) -> int:
     """Run a sweep file's batch; exit status 0 when every run succeeded, 1 when some failed (they are in
-    the table), 130 when Ctrl+C stopped it (what finished is kept; --resume runs the rest)."""
+    the table), 130 when Ctrl+C stopped it (what finished is kept; --resume runs the rest). The workers
+    start from a multiprocessing fork server, so a script that calls this needs the usual
+    `if __name__ == "__main__":` guard."""
     sweep = load_sweep(sweep_path)
     folder = Path(output).absolute() if output is not None else sweep.output
     runs, done = prepare(sweep, folder, resume=resume)
@@ -74,6 +82,9 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         progress.update(row)
 
     scratch_root = Path(tempfile.mkdtemp(prefix="sear-batch-"))
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # SIGTERM (kill, a job scheduler) as Ctrl+C:
+        previous = signal.signal(signal.SIGTERM, _interrupt)    # the runs under way are ended with the batch
     try:
         if use_ray:
             from sear.batch.rayrun import run_ray
@@ -82,7 +93,10 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         else:
             complete = run_local(todo, workers, scratch_root, on_row)
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         progress.close()
+        stop_fork_server()
         shutil.rmtree(scratch_root, ignore_errors=True)
     rows = results.read_rows(folder)
     results.write_tables(folder, rows)
@@ -129,7 +143,10 @@ def rerun(results_folder: str | Path, run_id: str, *, log: str | Path | None = N
            "project": str(project), "duration": settings["duration"], "timeout": settings["timeout"],
            "memory_limit_mb": settings["memory_limit_mb"], "run_dir": str(target.parent)}
     with tempfile.TemporaryDirectory(prefix="sear-rerun-") as scratch:
-        result = attempt(job, Path(scratch), log=target)
+        try:
+            result = attempt(job, Path(scratch), log=target)
+        finally:
+            stop_fork_server()
     _say(f"sear batch: {run_id} (seed {run['seed']}) rerun: {result['status']}"
          + (f": {result['error']}" if result.get("error") else "") + f"; log {target}", stream)
     kept = folder / "runs" / run_id / "log.csv"

@@ -150,7 +150,8 @@ def attempt(job: dict[str, Any], scratch: Path, active: Active | None = None,
         else:
             result = {"status": "crash", "error": f"the run's process crashed ({name})."}
     else:
-        tail = output.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:].strip()
+        text = output.read_text(encoding="utf-8", errors="replace") if output.is_file() else ""
+        tail = text[-OUTPUT_TAIL:].strip()
         result = {"status": "crash", "error": f"the run's process ended with exit status {status} without a "
                   f"result.\n{tail}".strip()}
     result["wall_time_s"] = round(wall, 3)
@@ -177,6 +178,20 @@ def run_job(job: dict[str, Any], scratch_root: Path, active: Active | None = Non
         shutil.rmtree(scratch, ignore_errors=True)
     return {"run_id": job["run_id"], "index": job["index"], "seed": job["seed"], **param_columns(job["params"]),
             **result, "attempts": attempts, "earlier_errors": "\n".join(earlier)}
+
+
+def stop_fork_server() -> None:
+    """End the fork server and multiprocessing's resource tracker beside it (they would otherwise live as
+    long as this process): after a batch, so a program or test that runs one leaves no process behind.
+    The next batch starts new ones. multiprocessing has no public call for this; its module-level
+    objects have _stop()."""
+    from multiprocessing import forkserver, resource_tracker
+
+    with _CONTEXT_LOCK:
+        for module, name in ((forkserver, "_forkserver"), (resource_tracker, "_resource_tracker")):
+            stop = getattr(getattr(module, name, None), "_stop", None)
+            if callable(stop):
+                stop()
 
 
 class Progress:

@@ -174,7 +174,7 @@ def make_manifest(sweep: Sweep, runs: list[RunSpec]) -> dict[str, Any]:
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "versions": versions(),
         "platform": platform.platform(),
-        "command": ["sear", *sys.argv[1:]] if sys.argv and sys.argv[0].endswith("sear") else None,
+        "command": list(sys.argv),
         "sweep": {"file": str(sweep.path.absolute()), "sha256": sweep.sha256, "text": sweep.text},
         "project": {"file": str(sweep.project), "files": project_hashes(sweep.project)},
         "settings": {"duration": sweep.duration, "timeout": sweep.timeout, "retries": sweep.retries,
