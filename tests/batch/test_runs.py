@@ -163,15 +163,13 @@ def test_rerun_reproduces_a_runs_log_byte_for_byte(batch, tmp_path):
     kept = batch / "runs" / "run-0003" / "log.csv"
     assert target.read_bytes() == kept.read_bytes() and len(kept.read_bytes()) > 10_000
     assert "byte for byte the same" in out.getvalue()
-    # Negative control: a log that differs in one byte is reported as different.
-    kept_copy = kept.read_bytes()
-    try:
-        kept.write_bytes(kept_copy.replace(b"\r\n2.0", b"\r\n2.1", 1) if b"\r\n2.0" in kept_copy else kept_copy + b"x")
-        out = io.StringIO()
-        assert rerun(batch, "run-0003", log=tmp_path / "third.csv", stream=out) == 1
-        assert "DIFFERENT" in out.getvalue()
-    finally:
-        kept.write_bytes(kept_copy)
+    # Negative control: the comparison rerun makes tells a log that differs in one byte, or in its arrays.
+    from sear.batch.command import _same_log
+
+    changed = tmp_path / "changed.csv"
+    data = kept.read_bytes()
+    changed.write_bytes(data[:-3] + bytes([data[-3] ^ 1]) + data[-2:])
+    assert _same_log(kept, target) and not _same_log(kept, changed)
 
 
 def test_rerun_of_an_unknown_run_names_the_nearest(batch, capsys):
@@ -235,7 +233,7 @@ def test_ctrl_c_keeps_the_finished_runs_and_resume_runs_only_the_rest(tmp_path):
     make_project(tmp_path)
     sweep = write_sweep(tmp_path, """project = "bot.prj"
 duration = 1.0
-seeds = "1..4"
+seeds = "1..3"
 
 [set]
 code.MODE = "slow"
@@ -255,13 +253,13 @@ code.MODE = "slow"
             proc.wait()
     assert proc.returncode == 130, err
     first = read_rows(results)
-    assert 1 <= len(first) < 4 and "--resume" in err and "Traceback" not in err
+    assert 1 <= len(first) < 3 and "--resume" in err and "Traceback" not in err
     assert len(table(results)) == len(first)  # the tables hold what finished
     stream = io.StringIO()
     assert run_batch(sweep, workers=2, resume=True, stream=stream, report=False) == 0
-    assert f"{4 - len(first)} of 4 runs" in stream.getvalue()
+    assert f"{3 - len(first)} of 3 runs" in stream.getvalue()
     second = read_rows(results)
-    assert [r["run_id"] for r in second] == ["run-0000", "run-0001", "run-0002", "run-0003"]
+    assert [r["run_id"] for r in second] == ["run-0000", "run-0001", "run-0002"]
     for before in first:  # the finished runs were not run again
         assert next(r for r in second if r["run_id"] == before["run_id"]) == before
     # Resuming after the project changed would mix runs of two projects: refused.
