@@ -2,6 +2,7 @@
 #   make run   - set everything up, open SEAR on the bundled demo project
 #   make test  - set everything up, run ruff, the import contracts (lint-imports) and the whole test suite;
 #                it leaves no file behind in the working tree (no ruff, import-linter or pytest cache)
+# Setup installs the optional Ray extra too (sear[ray]), so the batch's Ray parity test runs.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -31,7 +32,7 @@ system-deps:
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,ray]'
 	touch $(STAMP)
 
 clean:

@@ -5,6 +5,8 @@
     sear validate PROJECT.prj               check a project and everything it refers to
     sear new DIR [--blank]                  copy the demo project into DIR (or a new project that
                                             simulates at once, as File > New makes)
+    sear batch SWEEP.toml [-j N] [--ray]    run a parameter sweep (docs/batch.md); --rerun RESULTS RUN_ID
+                                            reproduces one run's log
 
 Exit codes: 0 success, 1 a problem with the user's files or code (a sentence on stderr, no traceback),
 2 a usage error.
@@ -92,6 +94,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_batch(args: argparse.Namespace) -> int:
+    from sear.batch import command
+
+    if args.rerun is not None:
+        if args.sweep is not None:
+            print("sear batch: --rerun RESULTS RUN_ID takes no sweep file.", file=sys.stderr)
+            return EXIT_USAGE
+        return command.rerun(args.rerun[0], args.rerun[1], log=args.log)
+    if args.sweep is None:
+        print("sear batch: give a sweep file (sear batch SWEEP.toml), or --rerun RESULTS RUN_ID; see "
+              "docs/batch.md.", file=sys.stderr)
+        return EXIT_USAGE
+    if args.ray is not None:
+        from sear.batch.rayrun import ray_missing
+
+        missing = ray_missing()
+        if missing:
+            return _error(missing)
+    return command.run_batch(args.sweep, workers=args.jobs, output=args.output, resume=args.resume,
+                             ray=args.ray or None, use_ray=args.ray is not None, report=not args.no_report)
+
+
 def cmd_gui(args: argparse.Namespace) -> int:
     from sear.launcher import has_display, run_from_cli
 
@@ -130,6 +154,17 @@ def _positive(text: str) -> float:
     return value
 
 
+def _workers(text: str) -> int:
+    """A whole number of worker processes, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="sear", description="SEAR: Simulation Environment for Autonomous Robots.")
     parser.add_argument("--version", action="version", version=f"sear {__version__}")
@@ -164,6 +199,23 @@ def build_parser() -> argparse.ArgumentParser:
                      help="instead of the demo: flat ground, a box robot on four wheels, the template user code "
                           "and a sensors file (what File > New makes)")
     new.set_defaults(func=cmd_new)
+
+    batch = sub.add_parser("batch", help="run a parameter sweep or Monte-Carlo batch of a project (docs/batch.md)")
+    batch.add_argument("sweep", nargs="?", help="the sweep file (.toml)")
+    batch.add_argument("-j", "--jobs", type=_workers, default=None, metavar="N",
+                       help="runs at a time, each in its own process (default: the number of cores)")
+    batch.add_argument("-o", "--output", default=None, metavar="DIR",
+                       help="the results folder (default: the sweep file's `output`, else NAME-results beside it)")
+    batch.add_argument("--resume", action="store_true", help="run only the runs not yet in the results folder")
+    batch.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                       help="run each run as a Ray task: on a local Ray instance, or on the cluster at ADDRESS "
+                            "(needs `pip install sear[ray]`)")
+    batch.add_argument("--no-report", action="store_true", help="write no report.html")
+    batch.add_argument("--rerun", nargs=2, default=None, metavar=("RESULTS", "RUN_ID"),
+                       help="run one run of a batch again and compare its log with the one the batch kept")
+    batch.add_argument("--log", default=None, metavar="FILE.csv",
+                       help="with --rerun: where to write the log (default RESULTS/rerun/RUN_ID/log.csv)")
+    batch.set_defaults(func=cmd_batch)
     return parser
 
 

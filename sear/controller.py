@@ -63,6 +63,8 @@ class Link:
         """Setter calls (accelerate, brake, steer, drive) made this turn, sent with the next message."""
         self.turn = ""
         self.welcome: dict[str, Any] = {}
+        self.result: Any = None
+        """A `collect` turn's answer (what result(sim) returned), sent with the turn's `done`."""
 
     def hello(self, token: str = "", name: str = "python") -> dict[str, Any]:
         """The handshake: say who we are, get the simulation's welcome (ControllerError if refused)."""
@@ -79,14 +81,18 @@ class Link:
         """End the current turn (sending the pending setters with `done`) unless none is open, then wait
         for the next one: 'init', 'start', 'tick' or 'stop'."""
         if self.turn:
-            self.conn.send({"t": "done", "calls": self.pending})
+            done: dict[str, Any] = {"t": "done", "calls": self.pending}
+            if self.turn == "collect":
+                done["result"] = self.result
+                self.result = None
+            self.conn.send(done)
             self.pending = []
         while True:
             message = self.conn.recv()
             kind = message["t"]
             if kind == "error":  # a setter of the last turn was refused
                 raise ControllerError(str(message.get("message")))
-            if kind in ("init", "start", "tick", "stop"):
+            if kind in ("init", "start", "tick", "stop", "collect"):
                 self.turn = kind
                 self.time = float(message.get("time", self.time))
                 for name, value in message.get("readings", {}).items():
@@ -325,10 +331,27 @@ class UserCodeProcess:
                                "once per control tick, so it must return instead of stepping")
         if self._stop_told:  # stepping on after being told the simulation ends: unwind
             raise _StopRun()
-        if self.link.next_turn() == "stop":
+        kind = self.link.next_turn()
+        while kind == "collect":  # a batch asks for result(sim) before it stops the run
+            self._give_result()
+            kind = self.link.next_turn()
+        if kind == "stop":
             self._stop_told = True
             return False  # `while sim.step():` ends, and the code after the loop runs
         return True
+
+    def _give_result(self) -> None:
+        """A `collect` turn (sear batch, at the end of a run): what the optional result(sim) hook returns, a
+        dict of names to numbers, text, true/false or None, goes back with the turn's `done` (None
+        without the hook)."""
+        hook = getattr(self.program.module, "result", None) if self.program is not None else None
+        value = hook(self.sim) if callable(hook) else None
+        if value is not None and not (isinstance(value, dict) and all(
+                isinstance(k, str) and (v is None or isinstance(v, bool | int | float | str))
+                for k, v in value.items())):
+            raise UserCodeError("result(sim) must return a dict of names to numbers or text (or None), "
+                                f"not {repr(value)[:60]}", file=self.path)
+        self.link.result = value
 
     def load(self) -> UserProgram:
         """Execute the user's module and find its hooks (UserCodeError when it has none or cannot load)."""
@@ -367,13 +390,16 @@ class UserCodeProcess:
                     break  # run(sim) returned: the user code is finished
                 elif kind == "tick" and self.program.main_loop is not None:
                     self.program.main_loop(self.sim)
+                elif kind == "collect":
+                    self._give_result()
         except (protocol.Closed, protocol.ProtocolError, ControllerError):
             return 1  # the simulation went away or broke off: nothing to report to
         except UserCodeError as exc:
             link.conn.send({"t": "fail", "message": exc.message, "line": exc.line or 0})
             return 1
         except BaseException as exc:
-            what = {"init": "init(sim)", "start": "run(sim)", "tick": "run(sim)" if self._in_run else "main_loop(sim)"}
+            what = {"init": "init(sim)", "start": "run(sim)", "tick": "run(sim)" if self._in_run else "main_loop(sim)",
+                    "collect": "result(sim)"}
             where = what.get(link.turn, "the user code")
             if self.program is None:
                 where = "the file's top-level code (run when it is loaded)"

@@ -619,6 +619,17 @@ class Simulation:
         self.user_started = True
         self._guard(lambda: runner.turn("start", self._turn_fields()))
 
+    def collect_result(self) -> Any:
+        """What the user code's optional result(sim) hook returns now (a dict of names to numbers or text;
+        None without the hook, or when the user code is not running): `sear batch` asks at the end of a
+        run, over the protocol's `collect` turn. A failure there is the user code's error, as in any hook."""
+        runner = self.runner
+        if runner is None or not self.user_code_running:
+            return None
+        runner.turn_result = None
+        self._guard(lambda: runner.turn("collect", self._turn_fields()))
+        return runner.turn_result if self.user_error is None else None
+
     @property
     def can_restart(self) -> bool:
         """Whether restart_user_code() can start the user code again: it is the project's own (an external

@@ -153,6 +153,8 @@ class ControllerHost:
         self.finished = False
         """The controller said goodbye (a run(sim) that returned): no more turns."""
         self.failed = False
+        self.turn_result: Any = None
+        """What the controller's `done` of a `collect` turn carried (sear batch's result(sim) hook)."""
         self.turn_kind = ""
         self._deadline = 0.0
         self.listener: ExternalListener | None = None
@@ -232,6 +234,8 @@ class ControllerHost:
                 if values is not None:
                     self._send({"t": "result", "values": values})
             elif what in ("done", "bye"):
+                if self.turn_kind == "collect":
+                    self.turn_result = message.get("result")
                 calls = message.get("calls", [])
                 if calls:
                     self._calls(calls)
@@ -330,9 +334,9 @@ def _short(value: Any) -> str:
 
 _STACK_LINE = re.compile(r'File "(.*)", line (\d+) in (\S+)')
 _TURNS = {"init": "init(sim) or the file's top-level code", "start": "run(sim)", "tick": "a control tick's turn",
-          "stop": "the end of the run"}
+          "stop": "the end of the run", "collect": "result(sim)"}
 _HOOKS = {"<module>": "the file's top-level code (run when it is loaded)", "init": "init(sim)",
-          "main_loop": "main_loop(sim)", "run": "run(sim)"}
+          "main_loop": "main_loop(sim)", "run": "run(sim)", "result": "result(sim)"}
 _SIGNALS: dict[int, str] = {
     signal.SIGSEGV: "a crash in native code: segmentation fault",
     signal.SIGKILL: "killed from outside; the system's out-of-memory killer ends processes this way",

@@ -1,0 +1,219 @@
+"""One run of a batch, in a process of its own: `python -m sear.batch.worker SPEC.json`.
+
+The process loads the project, applies the run's parameters, simulates headless for the sweep's duration
+with the run's seed (its own pybullet instance; its user code in a process of its own, as always) and
+writes what it measured to the spec's result file (JSON) before it exits. A process that dies before
+that, or is killed at its time-out, is what the pool records as a crash, a kill or a time-out
+(sear.batch.pool); everything the run itself can say (an error in the user code, a broken project, a
+MemoryError) is in its result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import resource
+import shutil
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+RANGE_TYPES = frozenset({"infrared", "ultrasonic", "lidar"})
+"""Sensor types whose readings are distances (m): their smallest reading is a run's `min_range`."""
+
+
+def prepare_user_code(user_code: Path, variables: dict[str, Any], mirror: Path) -> Path:
+    """A copy of the user code with `variables` set, in `mirror`: a folder that looks like the user
+    code's own (every other entry a link to the original), so its helper modules import and its data
+    files open as before. Returns the copy's path."""
+    from sear.batch.sweep import set_user_variables
+
+    mirror.mkdir(parents=True, exist_ok=True)
+    for entry in user_code.parent.iterdir():
+        if entry.name != user_code.name and not (mirror / entry.name).exists():
+            (mirror / entry.name).symlink_to(entry)
+    copy = mirror / user_code.name
+    copy.write_text(set_user_variables(user_code.read_text(encoding="utf-8"), variables), encoding="utf-8")
+    return copy
+
+
+def _min_reading(reading: Any) -> float | None:
+    """The smallest distance in a range sensor's reading (m), None when it has none."""
+    if reading is None or isinstance(reading, bool):
+        return None
+    if isinstance(reading, int | float):
+        return float(reading) if math.isfinite(reading) else None
+    import numpy as np
+
+    values = np.asarray(reading, dtype=float)
+    finite = values[np.isfinite(values)]
+    return float(finite.min()) if finite.size else None
+
+
+def failure_status(error: str, user_code_status: int | None) -> str:
+    """What kind of failure a user code error is: 'oom' (a MemoryError), 'crash' or 'killed' (its process
+    ended by a signal: a native crash, or SIGKILL/SIGTERM from outside), else 'error' (a Python error, which
+    the same seed repeats)."""
+    if "MemoryError" in error:
+        return "oom"
+    if user_code_status is not None and user_code_status < 0:
+        return "killed" if -user_code_status in (signal.SIGKILL, signal.SIGTERM) else "crash"
+    return "error"
+
+
+def execute(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one run as `spec` describes it; what it measured, with its status ('ok', 'error', 'oom',
+    'crash' or 'killed') and error (text, '' when none)."""
+    import numpy as np
+
+    from sear.batch.sweep import SweepError, apply_parameters
+    from sear.errors import SearError
+    from sear.physics.contacts import touching
+    from sear.project import Project
+    from sear.runtime import Simulation, quaternion_to_euler
+    from sear.usercode import UserCodeRunner
+    from sear.validate import load_project
+
+    out: dict[str, Any] = {"status": "ok", "error": ""}
+    project = Project.load(spec["project"])
+    original_code = project.code.user_code
+    sensor_params = {k: v for k, v in spec["params"].items() if k.startswith("sensors.")}
+    try:
+        variables = apply_parameters(project, [], {k: v for k, v in spec["params"].items() if k not in sensor_params})
+    except SweepError as exc:
+        return {"status": "error", "error": exc.message}
+    mirror = Path(spec["scratch"]) / "code"
+    if variables and original_code is not None:
+        project.code.user_code = prepare_user_code(original_code, variables, mirror)
+    loaded = load_project(project)
+    if loaded.project is None or loaded.problems:
+        return {"status": "error", "error": "; ".join(str(p) for p in loaded.problems)}
+    try:
+        apply_parameters(project, loaded.sensors, sensor_params)
+    except SweepError as exc:
+        return {"status": "error", "error": exc.message}
+
+    def real(text: str) -> str:  # messages name the user's own file, not the copy with its variables set
+        return text.replace(str(mirror), str(original_code.parent)) if original_code is not None else text
+
+    try:
+        simulation = Simulation(loaded, seed=int(spec["seed"]), log_path=spec.get("log"))
+    except SearError as exc:  # the user code failed on loading or in init(sim)
+        return {"status": failure_status(str(exc), None), "error": real(str(exc))}
+    world = simulation.world
+    start = simulation.state.position.copy()
+    last = start.copy()
+    path_length = 0.0
+    collisions = 0
+    contacts: frozenset[int] = frozenset()
+    nearest: dict[str, float] = {s.name: math.inf for s in simulation.sensors.sensors if s.TYPE in RANGE_TYPES}
+
+    def after_tick(tick: Any) -> bool:
+        nonlocal path_length, last, collisions, contacts
+        now = touching(world)
+        collisions += len(now - contacts)
+        contacts = now
+        for sensor in tick.sampled:
+            if sensor.name in nearest:
+                value = _min_reading(sensor.reading)
+                if value is not None and value < nearest[sensor.name]:
+                    nearest[sensor.name] = value
+        if tick.control:
+            here = simulation.state.position
+            path_length += float(np.linalg.norm(here - last))
+            last = here.copy()
+        return simulation.user_error is not None
+
+    try:
+        simulation.start_user_code()
+        simulation.run(float(spec["duration"]), pace=False, after_tick=after_tick)
+        state = simulation.state
+        answer = simulation.collect_result() if simulation.user_error is None else None
+        if isinstance(answer, dict):
+            for key, value in answer.items():
+                out[f"result.{key}"] = value
+        error = simulation.user_error
+        if error is not None:
+            runner = simulation.runner
+            status = runner.proc.returncode if isinstance(runner, UserCodeRunner) and runner.proc else None
+            out["status"], out["error"] = failure_status(str(error), status), real(str(error))
+    finally:
+        simulation.close()
+    x, y, z = state.position.tolist()
+    _roll, _pitch, yaw = quaternion_to_euler(state.orientation)
+    out.update({
+        "sim_time_s": round(world.time, 9),
+        "final_x": x, "final_y": y, "final_z": z, "final_yaw_deg": math.degrees(yaw),
+        "distance_m": path_length,
+        "displacement_m": float(np.linalg.norm(state.position[:2] - start[:2])),
+        "collisions": collisions,
+        "falls": len(world.falls),
+    })
+    finite = [v for v in nearest.values() if math.isfinite(v)]
+    out["min_range_m"] = min(finite) if finite else None
+    for name, value in nearest.items():
+        out[f"min_range.{name}"] = value if math.isfinite(value) else None
+    return out
+
+
+def _limit_memory(megabytes: float | None) -> None:
+    """At most `megabytes` of data for this process and the user code process it starts (which inherits
+    the limit): past it an allocation fails with MemoryError instead of the machine swapping."""
+    if megabytes:
+        limit = int(megabytes * 1024 * 1024)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+def child(spec_path: str, output_path: str) -> None:
+    """A worker forked from the pool's fork server (modules loaded once there): a session of its own, so
+    ending it ends its user code process too, and its console output into `output_path`."""
+    os.setsid()
+    fd = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    status = main([spec_path])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+PRELOAD = ["sear.batch.worker", "sear.batch.sweep", "sear.runtime", "sear.validate", "sear.physics.contacts",
+           "trimesh", "numpy"]
+"""Modules the fork server imports once, so each worker starts without importing them again."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    spec_path = Path(argv[0])
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle: it ends the runs
+    _limit_memory(spec.get("memory_limit_mb"))
+    try:
+        result = execute(spec)
+    except MemoryError:
+        result = {"status": "oom", "error": "the run ran out of memory (MemoryError in the simulation)."}
+    except Exception as exc:  # SEAR itself failed: recorded as a crash, the batch goes on
+        lines = traceback.format_exception(exc)
+        result = {"status": "crash", "error": f"the simulation failed: {exc!r}\n{''.join(lines[-6:])}"}
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(Path(spec["scratch"]) / "code")
+    target = Path(spec["result_file"])
+    temporary = target.with_suffix(".tmp")
+    clean = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in result.items()}
+    temporary.write_text(json.dumps(clean, allow_nan=False), encoding="utf-8")
+    os.replace(temporary, target)
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
