@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -34,8 +35,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-WHEEL_SIDES = ("left", "right")
-"""The sides a wheel joint can be marked with; a joint not marked is no wheel."""
+if TYPE_CHECKING:
+    import trimesh
+
+    from sear.robotdesc import RobotDescription
+
+MARKS = ("left", "right", "steering")
+"""What a joint can be marked as: a left or right (driven) wheel, or a steering joint (car drive); a joint
+not marked is none of them."""
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,18 @@ class RobotRows:
     links: list[LinkRow]
     joints: list[JointRow]
     proposal: dict[str, str] = field(default_factory=dict)
-    """Wheel joint name -> 'left' or 'right', as SEAR proposes from the joints' axes and names."""
+    """Joint name -> 'left', 'right' (wheels) or 'steering', as SEAR proposes from the joints' axes and names."""
     report: list[Finding] = field(default_factory=list)
+
+
+def rolls(joint: JointRow) -> bool:
+    """Whether `joint` turns without limit (continuous, or revolute without limits): it can be a wheel."""
+    return joint.type == "continuous" or (joint.type == "revolute" and joint.lower is None and joint.upper is None)
+
+
+def turns(joint: JointRow) -> bool:
+    """Whether `joint` turns (continuous or revolute): a wheel or a steering joint, as the user marks it."""
+    return joint.type in ("continuous", "revolute")
 
 
 def limits_text(joint: JointRow) -> str:
@@ -124,8 +141,9 @@ class UrdfPanel(QWidget):
 
     linkSelected = Signal(object)
     """The link chosen in the tree, the wheel table or the report (str), or None when none is."""
-    wheelsChanged = Signal(dict)
-    """The user marked a wheel: joint name -> 'left' or 'right', for every joint marked."""
+    wheelsChanged = Signal(object)
+    """The user marked a joint: joint name -> 'left', 'right' or 'steering' for every joint marked (dict), or
+    None when they chose SEAR's proposal (Use SEAR's Proposal)."""
     rootsChanged = Signal(list)
     """The package roots (list of Path), after one was added or removed."""
     checkRequested = Signal()
@@ -134,6 +152,8 @@ class UrdfPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: RobotRows | None = None
+        self.selected_link: str | None = None
+        """The link last chosen (in the tree, the wheel table or the report), for the preview to highlight."""
         self._marks: dict[str, str] = {}
         self._roots: list[Path] = []
         layout = QVBoxLayout(self)
@@ -162,8 +182,9 @@ class UrdfPanel(QWidget):
         self.wheel_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.wheel_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.wheel_table.horizontalHeader().setStretchLastSection(True)
-        self.wheel_table.setToolTip("The continuous joints: mark the ones that are driven wheels as left or right "
-                                    "(SEAR proposes them from the joints' axes and names).")
+        self.wheel_table.setToolTip("The joints that turn: mark the driven wheels as left or right, and for car "
+                                    "drive the steering joints (SEAR proposes them from the joints' axes and "
+                                    "names).")
         self.wheel_table.currentCellChanged.connect(self._wheel_row_chosen)
         self.wheel_combos: dict[str, QComboBox] = {}
         wheels = QWidget()
@@ -173,7 +194,8 @@ class UrdfPanel(QWidget):
         wl.addWidget(self.wheel_note)
         wl.addWidget(self.wheel_table, 1)
         propose = QPushButton("Use SEAR's Proposal")
-        propose.setToolTip("Mark the wheels as SEAR proposes them from the joints' axes and names.")
+        propose.setToolTip("Mark the wheels and steering joints as SEAR proposes them from the joints' axes and "
+                           "names (and keep doing so when the URDF changes).")
         propose.clicked.connect(self.use_proposal)
         self.propose_button = propose
         row = QHBoxLayout()
@@ -225,26 +247,35 @@ class UrdfPanel(QWidget):
     def clear(self, message: str = "No robot description loaded.") -> None:
         """Show nothing but `message` (no file, or one that cannot be read: the message says why)."""
         self.rows = None
+        self.selected_link = None
         self.summary.setText(message)
         self.tree.clear()
         self.wheel_table.setRowCount(0)
         self.wheel_combos = {}
+        self._update_wheel_note()
         self.report_list.clear()
         self.pages.setTabText(3, "Collision report")
-        self.pages.setEnabled(False)
-        self.roots_list.setEnabled(True)
+        # the package roots (a missing mesh is found by adding one) and Check Again stay usable
+        for widget in (self.tree, self.wheel_table, self.propose_button, self.report_list):
+            widget.setEnabled(False)
 
     def set_rows(self, rows: RobotRows, marks: Mapping[str, str] | None) -> None:
         """Show `rows`; `marks` are the wheels the project marks (None: none yet, so SEAR's proposal)."""
         self.rows = rows
-        self.pages.setEnabled(True)
+        for widget in (self.tree, self.wheel_table, self.propose_button, self.report_list):
+            widget.setEnabled(True)
+        previous = self.selected_link
         self._fill_tree(rows)
         self._marks = dict(rows.proposal if marks is None else marks)
         self._fill_wheels(rows)
         self.set_report(rows.report)
-        wheels = sum(1 for j in rows.joints if j.type == "continuous")
+        wheels = sum(1 for j in rows.joints if rolls(j))
         self.summary.setText(f"Robot '{rows.robot}' from {rows.path.name}: {len(rows.links)} links, "
-                             f"{len(rows.joints)} joints ({wheels} continuous), base link '{rows.base}'.")
+                             f"{len(rows.joints)} joints ({wheels} that turn without limit), base link "
+                             f"'{rows.base}'.")
+        self.selected_link = None
+        if previous is not None:  # the same link stays chosen when the file is read again
+            self.select_link(previous)
 
     def _fill_tree(self, rows: RobotRows) -> None:
         self.tree.blockSignals(True)
@@ -276,17 +307,18 @@ class UrdfPanel(QWidget):
 
     def _fill_wheels(self, rows: RobotRows) -> None:
         self.wheel_table.blockSignals(True)
-        continuous = [j for j in rows.joints if j.type == "continuous"]
-        self.wheel_table.setRowCount(len(continuous))
+        turning = [j for j in rows.joints if turns(j)]
+        self.wheel_table.setRowCount(len(turning))
         self.wheel_combos = {}
-        for r, joint in enumerate(continuous):
+        for r, joint in enumerate(turning):
             self.wheel_table.setItem(r, 0, QTableWidgetItem(joint.name))
             self.wheel_table.setItem(r, 1, QTableWidgetItem(" ".join(f"{a:g}" for a in joint.axis)))
             self.wheel_table.setItem(r, 2, QTableWidgetItem(joint.child))
             combo = QComboBox()
-            combo.addItem("not a wheel", None)
+            combo.addItem("—", None)
             combo.addItem("left wheel", "left")
             combo.addItem("right wheel", "right")
+            combo.addItem("steering", "steering")
             combo.setCurrentIndex(max(0, combo.findData(self._marks.get(joint.name))))
             combo.currentIndexChanged.connect(lambda _i, name=joint.name: self._mark_changed(name))
             self.wheel_table.setCellWidget(r, 3, combo)
@@ -295,19 +327,19 @@ class UrdfPanel(QWidget):
         self._update_wheel_note()
 
     def _update_wheel_note(self) -> None:
-        left = sorted(n for n, s in self._marks.items() if s == "left")
-        right = sorted(n for n, s in self._marks.items() if s == "right")
+        left, right, steering = ([n for n, s in self._marks.items() if s == mark] for mark in MARKS)
         if not self.wheel_combos:
-            self.wheel_note.setText("This robot has no continuous joint: it has no wheel SEAR can drive.")
+            self.wheel_note.setText("This robot has no joint that turns: it has no wheel SEAR can drive.")
         elif not left or not right:
             self.wheel_note.setText("Mark at least one left and one right wheel: SEAR drives the robot through "
                                     f"them ({len(left)} left, {len(right)} right now).")
         else:
-            self.wheel_note.setText(f"Driven wheels: left {', '.join(left)}; right {', '.join(right)}.")
+            self.wheel_note.setText(f"Driven wheels: left {', '.join(left)}; right {', '.join(right)}. Steering "
+                                    f"(car drive): {', '.join(steering) or 'none'}.")
 
     def set_marks(self, marks: Mapping[str, str]) -> None:
-        """Show `marks` (joint name -> 'left' or 'right') without emitting wheelsChanged."""
-        self._marks = {n: s for n, s in marks.items() if s in WHEEL_SIDES}
+        """Show `marks` (joint name -> 'left', 'right' or 'steering') without emitting wheelsChanged."""
+        self._marks = {n: s for n, s in marks.items() if s in MARKS}
         for name, combo in self.wheel_combos.items():
             combo.blockSignals(True)
             combo.setCurrentIndex(max(0, combo.findData(self._marks.get(name))))
@@ -315,15 +347,15 @@ class UrdfPanel(QWidget):
         self._update_wheel_note()
 
     def marks(self) -> dict[str, str]:
-        """The wheels marked now: joint name -> 'left' or 'right'."""
+        """The joints marked now: joint name -> 'left', 'right' or 'steering'."""
         return dict(self._marks)
 
     def use_proposal(self) -> None:
-        """Mark the wheels as SEAR proposes (emits wheelsChanged when that changes anything)."""
-        if self.rows is None or self.rows.proposal == self._marks:
+        """Mark the joints as SEAR proposes (emits wheelsChanged(None))."""
+        if self.rows is None:
             return
         self.set_marks(self.rows.proposal)
-        self.wheelsChanged.emit(self.marks())
+        self.wheelsChanged.emit(None)
 
     def _mark_changed(self, joint: str) -> None:
         side = self.wheel_combos[joint].currentData()
@@ -411,12 +443,12 @@ class UrdfPanel(QWidget):
         return out
 
     def _tree_chosen(self, item: QTreeWidgetItem | None, _previous: object = None) -> None:
-        if item is None or self.rows is None:
-            self.linkSelected.emit(None)
-            return
-        kind, name = item.data(0, KIND_ROLE)
-        if kind == "joint":
-            name = next((j.child for j in self.rows.joints if j.name == name), None)
+        name = None
+        if item is not None and self.rows is not None:
+            kind, name = item.data(0, KIND_ROLE)
+            if kind == "joint":
+                name = next((j.child for j in self.rows.joints if j.name == name), None)
+        self.selected_link = name
         self.linkSelected.emit(name)
 
     def _wheel_row_chosen(self, row: int, *_args: object) -> None:
@@ -429,3 +461,50 @@ class UrdfPanel(QWidget):
         if links:
             self.select_link(links[0])
 
+
+
+# --- from the pure model (sear.robotdesc) ---------------------------------------------------------------------
+
+BODY_COLOUR = (0.55, 0.6, 0.75)
+"""RGB of the links in the preview (as a mesh body's)."""
+WHEEL_COLOUR = (0.2, 0.2, 0.22)
+"""RGB of the wheel links (marked or proposed) in the preview (as mesh wheels')."""
+
+
+def robot_rows(desc: RobotDescription, *, report: bool = True) -> RobotRows:
+    """What the panel shows of `desc`: its links and joints, SEAR's wheel proposal and (with `report`) the
+    collision report."""
+    from sear.robotdesc import collision_report, propose_wheels
+
+    proposal = propose_wheels(desc)
+    marks = ({w.joint: "left" for w in proposal.left} | {w.joint: "right" for w in proposal.right}
+             | dict.fromkeys(proposal.steering, "steering"))
+    return RobotRows(
+        path=desc.path, robot=desc.name, base=desc.root,
+        links=[LinkRow(link.name, link.inertial.mass if link.inertial is not None else None)
+               for link in desc.links.values()],
+        joints=[JointRow(j.name, j.type, j.parent, j.child, j.axis, j.lower, j.upper, j.effort, j.velocity)
+                for j in desc.joints.values()],
+        proposal=marks,
+        report=[Finding(f.message, f.links) for f in collision_report(desc)] if report else [])
+
+
+def robot_parts(desc: RobotDescription, wheel_links: Iterable[str] = ()
+                ) -> list[tuple[str, trimesh.Trimesh, tuple[float, float, float]]]:
+    """The preview's parts: each link's visual shapes (its collision shapes when it has none) placed in the
+    base link's frame at the zero pose (every joint at 0), m, named by the link; wheel links darker. A mesh
+    that cannot be read is left out (the load or the report names it)."""
+    from sear.errors import SearError
+
+    wheels = set(wheel_links)
+    poses = desc.link_poses()
+    parts = []
+    for link in desc.links.values():
+        for geometry in link.visuals or link.collisions:
+            try:
+                mesh = geometry.shape()
+            except SearError:
+                continue
+            mesh.apply_transform(poses[link.name])
+            parts.append((link.name, mesh, WHEEL_COLOUR if link.name in wheels else BODY_COLOUR))
+    return parts

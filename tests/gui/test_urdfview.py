@@ -140,17 +140,30 @@ def test_the_highlighted_link_is_drawn_orange_where_it_is(qtbot):
 
 
 def test_wheels_are_prefilled_with_the_proposal_and_marked_by_the_user(qtbot, panel):
-    assert set(panel.wheel_combos) == {"j_wheel_l", "j_wheel_r"}  # the continuous joints only
+    assert set(panel.wheel_combos) == {"j_wheel_l", "j_wheel_r", "j_arm"}  # the joints that turn, not j_tip
     assert panel.marks() == {"j_wheel_l": "left", "j_wheel_r": "right"}
     assert panel.wheel_combos["j_wheel_l"].currentData() == "left"
+    assert panel.wheel_combos["j_arm"].currentData() is None
     with qtbot.waitSignal(panel.wheelsChanged) as changed:
         panel.wheel_combos["j_wheel_r"].setCurrentIndex(panel.wheel_combos["j_wheel_r"].findData(None))
     assert changed.args == [{"j_wheel_l": "left"}]
     assert "0 right" in panel.wheel_note.text()
     with qtbot.waitSignal(panel.wheelsChanged) as changed:
+        panel.wheel_combos["j_arm"].setCurrentIndex(panel.wheel_combos["j_arm"].findData("steering"))
+    assert changed.args == [{"j_wheel_l": "left", "j_arm": "steering"}]
+    with qtbot.waitSignal(panel.wheelsChanged) as changed:
         panel.use_proposal()
-    assert changed.args == [{"j_wheel_l": "left", "j_wheel_r": "right"}]
+    assert changed.args == [None]  # None: the project keeps SEAR's proposal
+    assert panel.marks() == {"j_wheel_l": "left", "j_wheel_r": "right"}
     assert panel.wheel_combos["j_wheel_r"].currentData() == "right"
+    assert panel.wheel_combos["j_arm"].currentData() is None
+
+
+def test_choosing_a_wheel_row_highlights_its_link(qtbot, panel):
+    row = next(r for r in range(panel.wheel_table.rowCount()) if panel.wheel_table.item(r, 0).text() == "j_wheel_r")
+    with qtbot.waitSignal(panel.linkSelected) as chosen:
+        panel.wheel_table.setCurrentCell(row, 0)
+    assert chosen.args == ["wheel_r"]
 
 
 def test_marks_saved_in_the_project_win_over_the_proposal(qtbot, tmp_path):
@@ -191,3 +204,48 @@ def test_the_collision_report_is_listed_and_a_finding_highlights_its_link(qtbot,
     assert panel.report_list.item(0).text().startswith("Nothing found")
     with qtbot.waitSignal(panel.checkRequested):
         panel.check_button.click()
+
+
+def _pybullet_urdf(name: str) -> Path:
+    import pybullet_data
+
+    return Path(pybullet_data.getDataPath()) / name
+
+
+@pytest.mark.parametrize(("urdf", "left", "right", "steering", "links", "joints"), [
+    ("husky/husky.urdf", {"front_left_wheel", "rear_left_wheel"}, {"front_right_wheel", "rear_right_wheel"}, set(),
+     11, 10),
+    ("racecar/racecar.urdf", {"left_front_wheel_joint", "left_rear_wheel_joint"},
+     {"right_front_wheel_joint", "right_rear_wheel_joint"}, {"left_steering_hinge_joint", "right_steering_hinge_joint"},
+     13, 12),
+])
+def test_pybullet_data_robots_show_their_tree_wheels_and_links(qtbot, urdf, left, right, steering, links, joints):
+    """The Clearpath Husky and the MIT racecar as pybullet_data ships them: every link and joint in the tree
+    (counted here from the file's own <link>/<joint> elements), the wheels SEAR proposes prefilled on the
+    right sides, and each wheel link drawn in the preview where its side says (y > 0 left)."""
+    from lxml import etree
+
+    from sear.gui.urdfview import robot_parts, robot_rows
+    from sear.robotdesc import load_urdf
+
+    path = _pybullet_urdf(urdf)
+    root = etree.parse(str(path)).getroot()
+    assert (len(root.findall("link")), len(root.findall("joint"))) == (links, joints)
+    desc = load_urdf(path)
+    rows = robot_rows(desc)
+    panel = UrdfPanel()
+    qtbot.addWidget(panel)
+    panel.set_rows(rows, None)
+    kinds = [item.data(0, KIND_ROLE)[0] for item in panel._tree_items()]
+    assert (kinds.count("link"), kinds.count("joint")) == (links, joints)
+    marks = panel.marks()
+    assert {n for n, m in marks.items() if m == "left"} == left
+    assert {n for n, m in marks.items() if m == "right"} == right
+    assert {n for n, m in marks.items() if m == "steering"} == steering
+    parts = robot_parts(desc)
+    child = {j.get("name"): j.find("child").get("link") for j in root.findall("joint")}
+    for joint in left | right:
+        meshes = [mesh for name, mesh, _ in parts if name == child[joint]]
+        assert meshes, joint
+        y = np.mean([m.bounds.mean(axis=0)[1] for m in meshes])
+        assert (y > 0.05) if joint in left else (y < -0.05), (joint, y)
