@@ -42,6 +42,31 @@ def model_suffix(path: Path) -> str:
     return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
 
 
+URDF_SUFFIXES: tuple[str, ...] = (".urdf",)
+"""Robot description files the Robot Body tab accepts besides meshes."""
+
+
+def is_urdf(path: Path | None) -> bool:
+    """Whether a body file is a URDF robot description (by its suffix)."""
+    return path is not None and path.suffix.lower() in URDF_SUFFIXES
+
+
+def package_root_paths(body: Body, project_folder: Path | None) -> list[Path]:
+    """The body's package roots as folders: each entry of `package_roots` (';'-separated, '~' expanded),
+    relative ones resolved against `project_folder`."""
+    roots = []
+    for part in (body.package_roots or "").split(";"):
+        if part.strip():
+            root = Path(part.strip()).expanduser()
+            roots.append(root if root.is_absolute() or project_folder is None else project_folder / root)
+    return roots
+
+
+def joint_names(text: str | None) -> tuple[str, ...] | None:
+    """A wheel or steering joint field's names (None when the field is left out: SEAR's proposal)."""
+    return None if text is None else tuple(text.split())
+
+
 def wheel_label(wid: str) -> str:
     """How messages and the Wheel Models tab name a wheel: 'left front'."""
     return wid.replace("_", " ")
@@ -82,9 +107,22 @@ class Body:
     """
 
     file: Path | None = param(None)
-    """Robot body (chassis) model file."""
+    """Robot body (chassis) model file, or a URDF robot description (.urdf): then the robot's links, joints,
+    masses and wheels come from it, and the Wheel Models tab and the dynamics' mass are not used."""
     scale: float = param(1.0, kind="positive", unit="×")
-    """Factor from model units to metres."""
+    """Factor from model units to metres (mesh files only; a URDF gives its own mesh scales)."""
+    package_roots: str | None = param(None, label="Package roots")
+    """URDF only: folders where `package://NAME/...` mesh paths are looked up (as FOLDER/NAME/... and
+    FOLDER/...), separated by ';'; relative folders are relative to the project's folder. The folders
+    above the URDF and its own folder are always searched too."""
+    left_wheels: str | None = param(None, label="Left wheel joints")
+    """URDF only: the joints that turn the left wheels, names separated by spaces; left out: SEAR's
+    proposal (continuous joints with an axis across the robot, at y > 0)."""
+    right_wheels: str | None = param(None, label="Right wheel joints")
+    """URDF only: the joints that turn the right wheels, as left_wheels."""
+    steering_joints: str | None = param(None, label="Steering joints")
+    """URDF only, car drive: the joints that steer the front wheels, names separated by spaces; left
+    out: SEAR's proposal (joints with a vertical axis above a wheel)."""
     start_mode: Literal["relative", "absolute"] = param("relative", type_name="startMode")
     """Which start position fields apply."""
     start_north: float = param(0.0, unit="m", label="North")

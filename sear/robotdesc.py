@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
@@ -225,6 +226,25 @@ class RobotDescription:
                 poses[joint.child] = poses[parent] @ joint.origin.matrix()
                 todo.append(joint.child)
         return poses
+
+    def visual_mesh(self, links: Iterable[str], frame: str | None = None) -> trimesh.Trimesh:
+        """The visual shapes (collision shapes for a link without visuals) of `links` as one mesh at the
+        zero pose, in the root link's frame, or in link `frame`'s when given; for drawing. A tiny box
+        when they have no shapes. Raises ProjectError for a mesh that cannot be read."""
+        import trimesh as tm
+
+        poses = self.link_poses()
+        to_frame = np.linalg.inv(poses[frame]) if frame is not None else np.eye(4)
+        meshes: list[trimesh.Trimesh] = []
+        for name in links:
+            link = self.links[name]
+            for geometry in link.visuals or link.collisions:
+                shape = geometry.shape()
+                shape.apply_transform(to_frame @ poses[name])
+                meshes.append(shape)
+        if not meshes:
+            return tm.creation.box(extents=(0.01, 0.01, 0.01))
+        return cast("trimesh.Trimesh", tm.util.concatenate(meshes))
 
     def missing_meshes(self) -> list[tuple[Link, Geometry]]:
         """Every visual or collision mesh whose file was not found, with its link."""
@@ -636,6 +656,58 @@ def propose_wheels(desc: RobotDescription) -> WheelProposal:
     return WheelProposal(tuple(left), tuple(right), tuple(steering))
 
 
+@dataclass(frozen=True)
+class UrdfWheels:
+    """Which joints are the left and right wheels and the steering joints."""
+
+    left: tuple[WheelInfo, ...]
+    right: tuple[WheelInfo, ...]
+    steering: tuple[str, ...]
+
+
+def choose_wheels(desc: RobotDescription, left: tuple[str, ...] | None, right: tuple[str, ...] | None,
+                  steering: tuple[str, ...] | None) -> UrdfWheels:
+    """The wheels the project marks (None: SEAR's proposal for that list). Raises ProjectError naming a
+    joint that does not exist or is fixed, and when no wheel is left on a side."""
+    proposal = propose_wheels(desc)
+    poses = desc.link_poses()
+
+    def pick(names: tuple[str, ...] | None, proposed: tuple, what: str, field: str) -> tuple:
+        if names is None:
+            return proposed
+        for name in names:
+            joint = desc.joints.get(name)
+            if joint is None:
+                raise ProjectError(f"the {what} joint '{name}' is not a joint of {desc.path.name}; its joints are: "
+                                   f"{', '.join(desc.joints)}.", field=field)
+            if not joint.moves or joint.type == "prismatic":
+                raise ProjectError(f"the {what} joint '{name}' is a {joint.type} joint; wheels and steering turn on "
+                                   "revolute or continuous joints.", field=field)
+        return tuple(wheel_info(desc, n, poses) for n in names) if what != "steering" else names
+
+    chosen = UrdfWheels(pick(left, proposal.left, "left wheel", "body.left_wheels"),
+                        pick(right, proposal.right, "right wheel", "body.right_wheels"),
+                        pick(steering, proposal.steering, "steering", "body.steering_joints"))
+    for side, wheels in (("left", chosen.left), ("right", chosen.right)):
+        if not wheels:
+            raise ProjectError(f"{desc.path.name} has no {side} wheel: SEAR found no continuous joint with an axis "
+                               f"across the robot on its {side}; name the {side} wheel joints on the Robot Body tab.",
+                               field=f"body.{side}_wheels")
+    return chosen
+
+
+def wheel_ids(wheels: UrdfWheels) -> dict[str, str]:
+    """The key of each wheel joint in the robot's state: the four WHEEL_IDS for two wheels a side
+    (front = larger x), else the joint names."""
+    if len(wheels.left) == 2 and len(wheels.right) == 2:
+        out = {}
+        for side, pair in (("left", wheels.left), ("right", wheels.right)):
+            front, rear = sorted(pair, key=lambda w: -w.centre[0])
+            out[front.joint], out[rear.joint] = f"{side}_front", f"{side}_rear"
+        return out
+    return {w.joint: w.joint for w in wheels.left + wheels.right}
+
+
 # --- the collision report ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -795,6 +867,31 @@ def lowest_point(desc: RobotDescription) -> float:
     return min(lows) if lows else 0.0
 
 
+def mount_on_link(desc: RobotDescription, link: str, xyz: tuple[float, float, float],
+                  rpy: tuple[float, float, float]) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """A mounting pose given in `link`'s frame (xyz m; roll, pitch, yaw rad as URDF and the sensors file
+    apply them: R = Rz(yaw)·Ry(pitch)·Rx(roll)) as the same pose in the root link's frame. Raises
+    ProjectError (no file: the caller's) for a link the URDF does not have, or one that a moving joint
+    separates from the base (the pose would change as it moves)."""
+    if link not in desc.links:
+        raise ProjectError(f"the robot {desc.path.name} has no link '{link}'; its links are: {', '.join(desc.links)}.")
+    moving = [j.name for j in desc.chain(link) if j.moves]
+    if moving:
+        raise ProjectError(f"link '{link}' moves against the base (through joint '{moving[0]}'); sensors mount on "
+                           "links fixed to the base: name such a link, or the base.")
+    mount = np.eye(4)
+    mount[:3, :3] = rpy_matrix(*rpy)
+    mount[:3, 3] = xyz
+    pose = desc.link_poses()[link] @ mount
+    r = pose[:3, :3]
+    pitch = math.asin(max(-1.0, min(1.0, -r[2, 0])))
+    roll, yaw = math.atan2(r[2, 1], r[2, 2]), math.atan2(r[1, 0], r[0, 0])
+    if abs(abs(pitch) - math.pi / 2) < 1e-9:  # gimbal lock: roll folded into yaw
+        roll, yaw = 0.0, math.atan2(-r[0, 1], r[1, 1])
+    x, y, z = (float(v) for v in pose[:3, 3])
+    return (x, y, z), (roll, pitch, yaw)
+
+
 @dataclass(frozen=True)
 class TreeRow:
     """One row of the link/joint tree the window shows: a link, or the joint leading to it."""
@@ -833,10 +930,3 @@ def describe_joint(joint: Joint) -> str:
     if joint.effort is not None:
         parts.append(f"{joint.effort:g} {'N' if joint.type == 'prismatic' else 'N·m'}")
     return ", ".join(parts)
-
-
-__all__ = [
-    "Finding", "Geometry", "Inertial", "Joint", "Link", "Origin", "RobotDescription", "TreeRow", "WheelInfo",
-    "WheelProposal", "collision_report", "describe_joint", "load_urdf", "lowest_point", "overlap_depth",
-    "propose_wheels", "resolve_mesh", "resolved_urdf", "rpy_matrix", "tree_rows", "wheel_info",
-]

@@ -33,6 +33,7 @@ from sear.protocol import Pose, to_wire
 from sear.sensors.base import Sensor
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
+from sear.sensors.mounting import mounted
 from sear.sensors.suite import SensorSuite
 from sear.simapi import checked
 from sear.state import VehicleState
@@ -422,10 +423,17 @@ class Simulation:
         try:
             if sensor_configs is None:
                 sensor_configs = load_sensors(project.code.sensors) if project.code.sensors else []
+            try:
+                sensor_configs = mounted(sensor_configs, self.world.robot)
+            except ProjectError as exc:
+                raise ProjectError(exc.message, file=project.code.sensors, field=exc.field) from None
+            # A URDF's base whose centre-of-mass frame is turned against its link frame: rays in the world frame.
+            aligned = getattr(self.world.vehicle, "cog_aligned", True)
             self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
                                        ignore_bodies=self.world.robot_body_ids(),
                                        origin=self.world.geodetic_origin,
-                                       body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog,
+                                       body=self.world.vehicle.body_id if aligned else None,
+                                       body_centre=self.world.vehicle.cog,
                                        static_world=self.world.static_world)
             self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
             self.sim = Sim(self)

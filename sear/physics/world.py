@@ -27,8 +27,10 @@ from sear.collision import (
 from sear.geo import geodetic_to_enu
 from sear.meshio import Models, load_models, make_tree
 from sear.physics.meshes import create_terrain_bodies
+from sear.physics.urdf import UrdfVehicle
 from sear.physics.vehicle import Vehicle
-from sear.project import WHEEL_IDS, Project
+from sear.project import WHEEL_IDS, Project, joint_names
+from sear.robotdesc import RobotDescription, choose_wheels, lowest_point, wheel_ids
 
 if TYPE_CHECKING:
     import trimesh
@@ -95,6 +97,8 @@ class World:
             self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
                                                       np.asarray(self.terrain.mesh.faces)))
             self.geodetic_origin = self._geodetic_origin()
+            self.robot = models.robot
+            """The URDF robot description (None for a mesh body)."""
             self.vehicle = self._build_vehicle(models)
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
             """z (m) below which the robot has fallen off the world (FALL_DEPTH)."""
@@ -114,25 +118,46 @@ class World:
 
     # --- vehicle -----------------------------------------------------------------------------------
 
-    def _build_vehicle(self, models: Models) -> Vehicle:
+    def _build_vehicle(self, models: Models) -> Vehicle | UrdfVehicle:
         project = self.project
+        if models.robot is not None:
+            return self._build_urdf_vehicle(models.robot)
         positions = {wid: project.wheels[wid].position for wid in WHEEL_IDS}
         self.start_position, self.start_orientation = self._start_pose(models.wheels, positions)
         return Vehicle(self.client, models.body, models.wheels, positions, project.dynamics,
                        tuple(self.start_position), tuple(self.start_orientation))
 
+    def _build_urdf_vehicle(self, robot: RobotDescription) -> UrdfVehicle:
+        """A URDF robot: its root link frame `start_altitude` above the ground under its lowest collision
+        point (robotdesc.lowest_point: at rest on its wheels), the window's meshes split into the body
+        (every link but the wheels) and each wheel in its own link frame."""
+        body = self.project.body
+        wheels = choose_wheels(robot, joint_names(body.left_wheels), joint_names(body.right_wheels),
+                               joint_names(body.steering_joints))
+        self.start_position, self.start_orientation = self._start_pose_with(-lowest_point(robot))
+        wheel_links = {link for w in wheels.left + wheels.right for link in robot.subtree(w.link)}
+        body_mesh = robot.visual_mesh([name for name in robot.links if name not in wheel_links])
+        ids = wheel_ids(wheels)
+        wheel_meshes = {ids[w.joint]: robot.visual_mesh(robot.subtree(w.link), frame=w.link)
+                        for w in wheels.left + wheels.right}
+        return UrdfVehicle(self.client, robot, wheels, self.project.dynamics, tuple(self.start_position),
+                           tuple(self.start_orientation), body_mesh=body_mesh, wheel_meshes=wheel_meshes)
+
     def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
         terrain (relative start) or at the given altitude above sea level (absolute start)."""
-        body = self.project.body
-        orientation = np.asarray(body.rotation, dtype=float)
         bottoms = []
         for wid in WHEEL_IDS:
             mesh = wheels[wid]
             lo, hi = mesh.bounds
             centre = np.asarray(positions[wid] if positions[wid] is not None else (lo + hi) / 2.0)
             bottoms.append(centre[2] - (hi[2] - lo[2]) / 2.0)
-        clearance = -min(bottoms)  # body origin above the wheels' lowest point
+        return self._start_pose_with(-min(bottoms))
+
+    def _start_pose_with(self, clearance: float) -> tuple[np.ndarray, np.ndarray]:
+        """The start pose of a body frame `clearance` m above the robot's lowest point."""
+        body = self.project.body
+        orientation = np.asarray(body.rotation, dtype=float)
         if body.start_mode == "absolute":
             east, north, up = geodetic_to_enu(body.start_latitude, body.start_longitude, body.start_abs_altitude,
                                               *self.geodetic_origin)
