@@ -35,6 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sear.robotdesc import MAX_LINK_MASS
+
 if TYPE_CHECKING:
     import trimesh
 
@@ -169,7 +171,7 @@ class UrdfPanel(QWidget):
         self.tree.setHeaderLabels(["Link / joint", "Type", "Limits", "Mass"])
         self.tree.setToolTip("The robot's links, each with the joints that hang children on it. Select a link "
                              "(or a joint: its child link) to highlight it in the preview.")
-        self.tree.setMinimumHeight(180)
+        self.tree.setMinimumHeight(220)
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.currentItemChanged.connect(self._tree_chosen)
         self.pages.addTab(self.tree, "Links and joints")
@@ -289,8 +291,11 @@ class UrdfPanel(QWidget):
             link = links.get(name, LinkRow(name, None))
             item = QTreeWidgetItem(parent, [name, "link", "", mass_text(link)])
             item.setData(0, KIND_ROLE, ("link", name))
-            if link.mass is None or link.mass <= 0:
+            if link.mass is None:
+                item.setForeground(3, Qt.GlobalColor.gray)
+            elif link.mass <= 0 or link.mass > MAX_LINK_MASS:
                 item.setForeground(3, Qt.GlobalColor.darkRed)
+                item.setToolTip(3, "A suspicious mass: see the collision report.")
             for joint in children.get(name, []):
                 j = QTreeWidgetItem(item, [joint.name, f"{joint.type} joint", limits_text(joint), ""])
                 j.setData(0, KIND_ROLE, ("joint", joint.name))
