@@ -252,6 +252,8 @@ class UrdfPanel(QWidget):
         self.selected_link = None
         self.summary.setText(message)
         self.tree.clear()
+        for combo in self.wheel_combos.values():
+            combo.hide()
         self.wheel_table.setRowCount(0)
         self.wheel_combos = {}
         self._update_wheel_note()
@@ -312,6 +314,8 @@ class UrdfPanel(QWidget):
 
     def _fill_wheels(self, rows: RobotRows) -> None:
         self.wheel_table.blockSignals(True)
+        for combo in self.wheel_combos.values():
+            combo.hide()  # replaced below; Qt deletes it later, and a hidden one is not drawn meanwhile
         turning = [j for j in rows.joints if turns(j)]
         self.wheel_table.setRowCount(len(turning))
         self.wheel_combos = {}

@@ -173,15 +173,19 @@ def test_the_collision_report_names_overlapping_links_and_is_made_again_on_deman
     assert w.body_preview.highlighted in ("front_box", "rear_box")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<robot name='x'><link name='a'></robot>", "line 1"),
-    ("<robot name='x'>\n<link name='a'/>\n<joint name='j' type='fixed'><parent link='a'/><child link='b'/></joint>\n"
-     "</robot>", "'b' does not exist"),
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("bad.urdf", "<robot name='x'><link name='a'></robot>", "line 1"),
+    ("bad.urdf", "<robot name='x'>\n<link name='a'/>\n<joint name='j' type='fixed'><parent link='a'/>"
+     "<child link='b'/></joint>\n</robot>", "'b' does not exist"),
+    ("bad.urdf", "<robot name='x'>\n<link name='a'/>\n<link name='b'/>\n"
+     "<joint name='ab' type='fixed'><parent link='a'/><child link='b'/></joint>\n"
+     "<joint name='ba' type='fixed'><parent link='b'/><child link='a'/></joint>\n</robot>", "loop"),
+    ("robot.urdf.xacro", "<robot name='x'><link name='a'/></robot>", "expand it first"),
 ])
-def test_a_bad_urdf_is_explained_in_the_window(window, tmp_path, text, expected):
+def test_a_bad_urdf_is_explained_in_the_window(window, tmp_path, name, text, expected):
     w = window
     w.tabs.setCurrentIndex(1)
-    path = tmp_path / "bad.urdf"
+    path = tmp_path / name
     path.write_text(text)
     _type_path(w.body_file, path)
     message = w.urdf_panel.summary.text()
@@ -189,6 +193,7 @@ def test_a_bad_urdf_is_explained_in_the_window(window, tmp_path, text, expected)
     assert "Traceback" not in message
     assert w.body_preview.message.text() in message
     assert w.urdf_panel.tree.topLevelItemCount() == 0
+    assert w.urdf_group.isVisibleTo(w)
 
 
 def test_a_saved_project_keeps_its_urdf_marks_and_package_roots(window, tmp_path, answers):

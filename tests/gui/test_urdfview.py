@@ -249,3 +249,19 @@ def test_pybullet_data_robots_show_their_tree_wheels_and_links(qtbot, urdf, left
         assert meshes, joint
         y = np.mean([m.bounds.mean(axis=0)[1] for m in meshes])
         assert (y > 0.05) if joint in left else (y < -0.05), (joint, y)
+
+
+def test_a_suspicious_mass_is_drawn_red_and_a_missing_one_grey(qtbot, tmp_path):
+    from PySide6.QtCore import Qt
+
+    rows = RobotRows(tmp_path / "m.urdf", "m", "base",
+                     [LinkRow("base", 1500.0), LinkRow("arm", 2.0), LinkRow("tip", None), LinkRow("nil", 0.0)],
+                     [JointRow("a", "fixed", "base", "arm"), JointRow("t", "fixed", "arm", "tip"),
+                      JointRow("n", "fixed", "arm", "nil")])
+    panel = UrdfPanel()
+    qtbot.addWidget(panel)
+    panel.set_rows(rows, None)
+    colour = {name: _item(panel, "link", name).foreground(3).color() for name in ("base", "arm", "tip", "nil")}
+    assert colour["base"] == colour["nil"] == Qt.GlobalColor.darkRed  # > 1000 kg, and 0 kg
+    assert colour["tip"] == Qt.GlobalColor.gray
+    assert colour["arm"] not in (Qt.GlobalColor.darkRed, Qt.GlobalColor.gray)  # a plausible mass: the default
