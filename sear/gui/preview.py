@@ -62,6 +62,8 @@ FADED = (0.86, 0.87, 0.89)
 """RGB the other parts are faded towards while one is highlighted (near the background's)."""
 FADE = 0.35
 """How much of its own colour a part keeps while another is highlighted."""
+SEE_THROUGH = 0.45
+"""Opacity (alpha) of the other parts while one is highlighted: the highlighted one shows through them."""
 
 
 class MeshPreview(QWidget):
@@ -80,7 +82,7 @@ class MeshPreview(QWidget):
         self.setMinimumSize(260, 220)
         self._items: list = []
         self._named: dict[str, list[tuple[gl.GLMeshItem, tuple[float, float, float]]]] = {}
-        self._highlighted: str | None = None
+        self._highlighted: tuple[str, ...] = ()
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
@@ -97,7 +99,7 @@ class MeshPreview(QWidget):
             self.view.removeItem(item)
         self._items = []
         self._named = {}
-        self._highlighted = None
+        self._highlighted = ()
         if not parts:
             self.show_message("No model chosen")
             return
@@ -121,23 +123,42 @@ class MeshPreview(QWidget):
         self.view.setCameraPosition(pos=Vector(*centre), distance=size * 1.8, elevation=28, azimuth=-60)
         self.stack.setCurrentWidget(self.view)
 
-    def highlight(self, name: str | None) -> bool:
-        """Draw the parts called `name` in the highlight colour (the others in their own colours); None
-        highlights nothing. False when no part has that name (a link without geometry, say)."""
-        self._highlighted = name if name in self._named else None
+    def highlight(self, name: str | tuple[str, ...] | None) -> bool:
+        """Draw the parts called `name` (or any of a tuple of names: a pair of links that overlap, say) in the
+        highlight colour, the others faded and see-through; None (or no such part: a link without geometry)
+        draws every part in its own colour. True when something is highlighted."""
+        names = (name,) if isinstance(name, str) else tuple(name or ())
+        self._highlighted = tuple(n for n in names if n in self._named)
         for part, items in self._named.items():
             for item, colour in items:
-                if self._highlighted is None:
+                if not self._highlighted:
                     item.setColor((*colour, 1.0))
-                elif part == self._highlighted:
+                    item.setShader(LIT)
+                    item.setGLOptions("opaque")
+                    item.setDepthValue(0)
+                elif part in self._highlighted:
+                    # one flat colour (unlit: never darkened by a face turned from the light), drawn first so
+                    # that the see-through parts are blended over it
                     item.setColor((*HIGHLIGHT, 1.0))
-                else:  # faded towards the background, so the highlighted part stands out
-                    item.setColor((*(FADE * c + (1.0 - FADE) * b for c, b in zip(colour, FADED, strict=True)), 1.0))
-        return self._highlighted is not None
+                    item.setShader(None)
+                    item.setGLOptions("opaque")
+                    item.setDepthValue(-1)
+                else:  # faded and see-through, so the highlighted part shows even behind them
+                    faded = (FADE * c + (1.0 - FADE) * b for c, b in zip(colour, FADED, strict=True))
+                    item.setColor((*faded, SEE_THROUGH))
+                    item.setShader(LIT)
+                    item.setGLOptions("translucent")
+                    item.setDepthValue(0)
+        return bool(self._highlighted)
 
     @property
     def highlighted(self) -> str | None:
-        """The name of the parts drawn highlighted, or None."""
+        """The name of the parts drawn highlighted (the first, when several are), or None."""
+        return self._highlighted[0] if self._highlighted else None
+
+    @property
+    def highlighted_names(self) -> tuple[str, ...]:
+        """The names of all the parts drawn highlighted."""
         return self._highlighted
 
     def part_names(self) -> list[str]:

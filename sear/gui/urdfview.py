@@ -142,7 +142,8 @@ class UrdfPanel(QWidget):
     """Links and joints, wheels, package roots and collision report of the URDF robot of the Robot Body tab."""
 
     linkSelected = Signal(object)
-    """The link chosen in the tree, the wheel table or the report (str), or None when none is."""
+    """The link chosen in the tree or the wheel table (str), the links a finding of the report names (a tuple
+    of str), or None when none is."""
     wheelsChanged = Signal(object)
     """The user marked a joint: joint name -> 'left', 'right' or 'steering' for every joint marked (dict), or
     None when they chose SEAR's proposal (Use SEAR's Proposal)."""
@@ -154,8 +155,9 @@ class UrdfPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: RobotRows | None = None
-        self.selected_link: str | None = None
-        """The link last chosen (in the tree, the wheel table or the report), for the preview to highlight."""
+        self.selected_link: str | tuple[str, ...] | None = None
+        """What linkSelected last said (a link, the links of a finding, or None), for the preview to highlight
+        again when it is drawn anew."""
         self._marks: dict[str, str] = {}
         self._roots: list[Path] = []
         layout = QVBoxLayout(self)
@@ -268,7 +270,7 @@ class UrdfPanel(QWidget):
         self.rows = rows
         for widget in (self.tree, self.wheel_table, self.propose_button, self.report_list):
             widget.setEnabled(True)
-        previous = self.selected_link
+        previous = self.selected_link if isinstance(self.selected_link, str) else None
         self._fill_tree(rows)
         self._marks = dict(rows.proposal if marks is None else marks)
         self._fill_wheels(rows)
@@ -468,7 +470,10 @@ class UrdfPanel(QWidget):
     def _finding_chosen(self, item: QListWidgetItem | None, _previous: object = None) -> None:
         links = item.data(KIND_ROLE) if item is not None else None
         if links:
-            self.select_link(links[0])
+            self.select_link(links[0])  # shown in the tree
+            if len(links) > 1:  # and every link it names highlighted
+                self.selected_link = tuple(links)
+                self.linkSelected.emit(tuple(links))
 
 
 

@@ -100,6 +100,9 @@ def test_selecting_a_link_or_joint_highlights_that_link_in_the_preview(qtbot, pa
     assert preview.highlighted == "wheel_l" and colour("wheel_l") == HIGHLIGHT and colour("wheel_r") != HIGHLIGHT
     panel.tree.setCurrentItem(_item(panel, "link", "tip"))  # no geometry: nothing highlighted, nothing faded
     assert preview.highlighted is None and colour("chassis") == BODY_COLOUR and colour("wheel_l") == WHEEL_COLOUR
+    assert preview.highlight(("wheel_l", "chassis", "no_such_part"))  # several at once: a pair that overlaps
+    assert preview.highlighted_names == ("wheel_l", "chassis")
+    assert colour("wheel_l") == colour("chassis") == HIGHLIGHT and colour("wheel_r") == faded(WHEEL_COLOUR)
     assert panel.select_link("wheel_r") and preview.highlighted == "wheel_r"
     assert not panel.select_link("no_such_link") and preview.highlighted == "wheel_r"
     assert panel.select_link(None) and preview.highlighted is None and colour("wheel_r") == WHEEL_COLOUR
@@ -195,10 +198,12 @@ def test_the_collision_report_is_listed_and_a_finding_highlights_its_link(qtbot,
     assert panel.pages.tabText(3) == "Collision report (1)"
     assert panel.report_list.count() == 1
     assert panel.report_list.item(0).text() == "links 'arm' and 'wheel_l' overlap at the zero pose"
-    with qtbot.waitSignal(panel.linkSelected) as chosen:
-        panel.report_list.setCurrentRow(0)
-    assert chosen.args == ["arm"]
+    chosen = []
+    panel.linkSelected.connect(chosen.append)
+    panel.report_list.setCurrentRow(0)
+    assert chosen == ["arm", ("arm", "wheel_l")]  # the first link chosen in the tree, then both highlighted
     assert panel.tree.currentItem().data(0, KIND_ROLE) == ("link", "arm")
+    assert panel.selected_link == ("arm", "wheel_l")
     panel.set_report([])
     assert panel.pages.tabText(3) == "Collision report"
     assert panel.report_list.item(0).text().startswith("Nothing found")
