@@ -749,12 +749,13 @@ def overlap_depth(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def collision_report(desc: RobotDescription) -> list[Finding]:
-    """What may make the robot misbehave in the simulation, each a sentence naming the links:
+    """What may make the robot misbehave, each a sentence naming the links:
 
     - pairs of links, not parent and child of one joint, whose collision shapes overlap at the zero pose
       by more than OVERLAP_TOLERANCE. Shapes are compared as convex hulls, as pybullet collides moving
-      links (a mesh link's hull). pybullet leaves parent/child pairs out of collision; the others push
-      each other apart from the first step;
+      links (a mesh link's hull). SEAR (pybullet's default) does not collide a robot's links with each
+      other, so they do not fight here, but such an overlap is usually a misplaced shape, and simulators
+      or planners with self-collision (parent/child pairs excluded, as here) would push them apart;
     - links without <inertial> that have collision shapes or a moving joint (pybullet gives them 1 kg and
       an inertia of 1 kg·m² about each axis), a mass <= 0 or > MAX_LINK_MASS kg, an inertia that is not
       physical (a negative principal moment, or one larger than the other two together);
@@ -824,8 +825,9 @@ def _overlaps(desc: RobotDescription) -> list[Finding]:
             depth = overlap_depth(rows_a, rows_b)
             if depth > OVERLAP_TOLERANCE / 2:
                 found.append(Finding("overlap", f"links '{a}' and '{b}' overlap at the zero pose (their collision "
-                                     f"shapes share a region at least {2000 * depth:.0f} mm across): the "
-                                     "simulation pushes them apart. Move or shrink a collision shape.",
+                                     f"shapes share a region at least {2000 * depth:.0f} mm across). SEAR, like "
+                                     "pybullet, does not collide a robot's links with each other, but a collision "
+                                     "shape there is usually misplaced or too large; check it.",
                                      (a, b), desc.links[b].line))
     return found
 

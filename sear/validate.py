@@ -287,10 +287,9 @@ def _read_robot(project: Project, choice: FileChoice, problems: list[Problem]) -
     try:
         choose_wheels(robot, joint_names(body.left_wheels), joint_names(body.right_wheels),
                       joint_names(body.steering_joints))
-    except ProjectError as exc:
+    except ProjectError as exc:  # the robot is read: its collision report still helps
         problems.append(Problem(exc.message, file=project.path, field=exc.field, tab=choice.tab,
                                 label=(exc.field or "").split(".")[-1].replace("_", " ")))
-        return None
     return robot
 
 

@@ -39,8 +39,8 @@ import pybullet as p
 
 from sear.collision import ROBOT_COLLISION_GROUP
 from sear.errors import ProjectError
-from sear.project import Dynamics
-from sear.robotdesc import RobotDescription, UrdfWheels, resolved_urdf, wheel_ids
+from sear.project import Body, Dynamics, joint_names
+from sear.robotdesc import RobotDescription, UrdfWheels, choose_wheels, resolved_urdf, wheel_ids
 from sear.state import VehicleState
 
 if TYPE_CHECKING:
@@ -120,20 +120,40 @@ class UrdfVehicle:
             self._top_speed.append(velocity if velocity else MAX_WHEEL_SPEED / max(w.radius, 1e-3))
         self.body_mesh = body_mesh if body_mesh is not None else _empty_mesh()
         self.wheel_meshes = wheel_meshes or {}
+        # Continuous joints that are neither wheels nor steering (casters, idler wheels) turn freely:
+        # pybullet's default motor would hold them. Limited joints (arms, pan-tilt heads) keep it.
+        marked = {w.joint for w in self._wheel_list} | set(wheels.steering)
+        free = [self.joint_index[j.name] for j in desc.joints.values()
+                if j.type == "continuous" and j.name not in marked]
+        if free:
+            p.setJointMotorControlArray(self.body_id, free, p.VELOCITY_CONTROL, forces=[0.0] * len(free),
+                                        physicsClientId=client)
         self.engine_force = 0.0
         self.brake_force = 0.0
         self.steering = 0.0
         self._turn = 0.0
+        self._sides: tuple[float, float] | None = None
         self.distance = 0.0
         self._inputs_changed()
 
     # --- inputs ----------------------------------------------------------------------------------
 
     def accelerate(self, force: float) -> None:
-        """Total engine force, N, shared by the driven wheels; negative drives backwards."""
+        """Total engine force, N, shared by the driven wheels; negative drives backwards. Takes over
+        from drive()'s side forces."""
         force = float(force)
-        if force != self.engine_force:
+        if force != self.engine_force or self._sides is not None:
             self.engine_force = force
+            self._sides = None
+            self._inputs_changed()
+
+    def drive(self, left: float, right: float) -> None:
+        """Drive force of each side, N (negative backwards), until accelerate() or (without car steering)
+        steer() takes over: shared by that side's driven wheels (car with steering joints: the wheels not
+        steered; otherwise all of the side's wheels)."""
+        sides = (float(left), float(right))
+        if sides != self._sides:
+            self._sides = sides
             self._inputs_changed()
 
     def brake(self, force: float) -> None:
@@ -149,25 +169,32 @@ class UrdfVehicle:
         engine force between the sides (skid steering)."""
         limit = self.dynamics.max_steering
         angle = max(-limit, min(limit, float(angle)))
+        sides = self._sides
         if self.dynamics.drive_type == "car" and self._steering:
             steering, turn = angle, 0.0
         else:
-            steering, turn = 0.0, angle / limit if limit > 0 else 0.0
-        if steering != self.steering or turn != self._turn:
-            self.steering, self._turn = steering, turn
+            steering, turn, sides = 0.0, angle / limit if limit > 0 else 0.0, None
+        if steering != self.steering or turn != self._turn or sides != self._sides:
+            self.steering, self._turn, self._sides = steering, turn, sides
             self._inputs_changed()
 
     def _drive_forces(self) -> list[float]:
         """Ground force (N) each wheel's motor may push with, in wheel order, positive forward."""
         e = self.engine_force
-        if self.dynamics.drive_type == "car" and self._steering:
-            driven = [not s for s in self._steered]
+        car = self.dynamics.drive_type == "car" and bool(self._steering)
+        driven = [not s for s in self._steered] if car else [True] * len(self._left)
+        if self._sides is not None:
+            left, right = self._sides
+        elif car:
             share = e / max(1, sum(driven))
             return [share if d else 0.0 for d in driven]
-        turn = self._turn * self.dynamics.engine_force
-        sides = {True: e / 2.0 - turn / 2.0, False: e / 2.0 + turn / 2.0}
-        counts = {True: self._left.count(True), False: self._left.count(False)}
-        return [sides[left] / counts[left] for left in self._left]
+        else:
+            turn = self._turn * self.dynamics.engine_force
+            left, right = e / 2.0 - turn / 2.0, e / 2.0 + turn / 2.0
+        sides = {True: left, False: right}
+        counts = {side: max(1, sum(d for d, s in zip(driven, self._left, strict=True) if s == side))
+                  for side in (True, False)}
+        return [sides[s] / counts[s] if d else 0.0 for d, s in zip(driven, self._left, strict=True)]
 
     def _inputs_changed(self) -> None:
         """Set the joint motors from the inputs (only when they change: pybullet keeps motor targets)."""
@@ -216,6 +243,7 @@ class UrdfVehicle:
         for index in self.joint_index.values():
             p.resetJointState(self.body_id, index, 0.0, 0.0, physicsClientId=self.client)
         self.engine_force = self.brake_force = self.steering = self._turn = 0.0
+        self._sides = None
         self._inputs_changed()
 
     def state(self, time: float = 0.0) -> VehicleState:
@@ -251,6 +279,24 @@ class UrdfVehicle:
 
     def update(self, dt: float) -> None:
         """Nothing to do before a step: pybullet's joint motors hold the targets `_inputs_changed` set."""
+
+
+def build_urdf_vehicle(client: int, desc: RobotDescription, body: Body, dynamics: Dynamics,
+                       position: tuple[float, float, float],
+                       orientation: tuple[float, float, float, float]) -> UrdfVehicle:
+    """The robot of a URDF body (the world's factory calls this for a body file that is a URDF): its wheels
+    as the Robot Body tab marks them (else SEAR's proposal), its root link frame at `position` /
+    `orientation`, and the window's meshes: the body (every link but the wheels) and each wheel in its
+    own link frame. Raises ProjectError for a wheel field naming a joint the URDF lacks."""
+    wheels = choose_wheels(desc, joint_names(body.left_wheels), joint_names(body.right_wheels),
+                           joint_names(body.steering_joints))
+    wheel_links = {link for w in wheels.left + wheels.right for link in desc.subtree(w.link)}
+    body_mesh = desc.visual_mesh([name for name in desc.links if name not in wheel_links])
+    ids = wheel_ids(wheels)
+    wheel_meshes = {ids[w.joint]: desc.visual_mesh(desc.subtree(w.link), frame=w.link)
+                    for w in wheels.left + wheels.right}
+    return UrdfVehicle(client, desc, wheels, dynamics, position, orientation, body_mesh=body_mesh,
+                       wheel_meshes=wheel_meshes)
 
 
 @contextmanager

@@ -27,10 +27,10 @@ from sear.collision import (
 from sear.geo import geodetic_to_enu
 from sear.meshio import Models, load_models, make_tree
 from sear.physics.meshes import create_terrain_bodies
-from sear.physics.urdf import UrdfVehicle
+from sear.physics.urdf import UrdfVehicle, build_urdf_vehicle
 from sear.physics.vehicle import Vehicle
-from sear.project import WHEEL_IDS, Project, joint_names
-from sear.robotdesc import RobotDescription, choose_wheels, lowest_point, wheel_ids
+from sear.project import WHEEL_IDS, Project
+from sear.robotdesc import RobotDescription, lowest_point
 
 if TYPE_CHECKING:
     import trimesh
@@ -128,20 +128,11 @@ class World:
                        tuple(self.start_position), tuple(self.start_orientation))
 
     def _build_urdf_vehicle(self, robot: RobotDescription) -> UrdfVehicle:
-        """A URDF robot: its root link frame `start_altitude` above the ground under its lowest collision
-        point (robotdesc.lowest_point: at rest on its wheels), the window's meshes split into the body
-        (every link but the wheels) and each wheel in its own link frame."""
-        body = self.project.body
-        wheels = choose_wheels(robot, joint_names(body.left_wheels), joint_names(body.right_wheels),
-                               joint_names(body.steering_joints))
+        """A URDF robot, its root link frame `start_altitude` above the ground under its lowest collision
+        point (robotdesc.lowest_point: at rest on its wheels)."""
         self.start_position, self.start_orientation = self._start_pose_with(-lowest_point(robot))
-        wheel_links = {link for w in wheels.left + wheels.right for link in robot.subtree(w.link)}
-        body_mesh = robot.visual_mesh([name for name in robot.links if name not in wheel_links])
-        ids = wheel_ids(wheels)
-        wheel_meshes = {ids[w.joint]: robot.visual_mesh(robot.subtree(w.link), frame=w.link)
-                        for w in wheels.left + wheels.right}
-        return UrdfVehicle(self.client, robot, wheels, self.project.dynamics, tuple(self.start_position),
-                           tuple(self.start_orientation), body_mesh=body_mesh, wheel_meshes=wheel_meshes)
+        return build_urdf_vehicle(self.client, robot, self.project.body, self.project.dynamics,
+                                  tuple(self.start_position), tuple(self.start_orientation))
 
     def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the

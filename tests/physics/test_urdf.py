@@ -143,3 +143,28 @@ def test_sensor_on_a_missing_link_is_refused_by_name(tmp_path: Path) -> None:
         Simulation(urdf_project(tmp_path, RACECAR, "car", 10.0), sensor_configs=[lidar])
     assert "sensor 'scan'" in error.value.message and "no link 'lazer'" in error.value.message
     assert "laser" in error.value.message  # the links are listed
+
+
+def test_side_forces_drive_a_urdf_robot_as_sim_drive_asks(tmp_path: Path) -> None:
+    """vehicle.drive(left, right) (what `sim.drive` calls): equal sides go straight, a stronger right
+    side turns left."""
+    simulation = Simulation(urdf_project(tmp_path, HUSKY, "skid", 100.0))
+    try:
+        vehicle = simulation.world.vehicle
+        drive(simulation, 0.5, 0.0)
+        start = vehicle.state()
+        vehicle.drive(50.0, 50.0)
+        drive_steps = round(2.0 * simulation.physics_hz)
+        for _ in range(drive_steps):
+            simulation.tick()
+        straight = vehicle.state()
+        vehicle.drive(20.0, 100.0)
+        for _ in range(drive_steps):
+            simulation.tick()
+        turned = vehicle.state()
+    finally:
+        simulation.close()
+    moved = straight.position - start.position
+    assert moved[0] > 0.5 and abs(moved[1]) < 0.05 * moved[0]
+    assert abs(yaw_of(straight.orientation)) < math.radians(2)
+    assert yaw_of(turned.orientation) - yaw_of(straight.orientation) > math.radians(5)
