@@ -47,8 +47,9 @@ URDF_SUFFIXES: tuple[str, ...] = (".urdf",)
 
 
 def is_urdf(path: Path | None) -> bool:
-    """Whether a body file is a URDF robot description (by its suffix)."""
-    return path is not None and path.suffix.lower() in URDF_SUFFIXES
+    """Whether a body file is a URDF robot description (by its suffix; a .xacro too, which SEAR does not
+    expand but names as such in its message, sear.robotdesc.load_urdf)."""
+    return path is not None and path.suffix.lower() in (*URDF_SUFFIXES, ".xacro")
 
 
 def package_root_paths(body: Body, project_folder: Path | None) -> list[Path]:

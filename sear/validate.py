@@ -273,7 +273,7 @@ def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terr
 def _read_robot(project: Project, choice: FileChoice, problems: list[Problem]) -> RobotDescription | None:
     """A URDF body read as a run reads it, its wheels chosen as a run chooses them; None after adding
     the problem (naming the URDF's line and element, or the wheel field on the Robot Body tab)."""
-    file_problems = check_choice(choice, allowed=URDF_SUFFIXES)
+    file_problems = check_choice(choice, allowed=(*URDF_SUFFIXES, ".xacro"))
     problems += file_problems
     if file_problems:
         return None

@@ -87,3 +87,11 @@ def test_validate_refuses_a_sensor_link_on_a_mesh_body(demo_copy: Path, capsys: 
     assert main(["validate", str(demo_copy / "demo.prj")]) == 1
     err = capsys.readouterr().err
     assert f"sensor '{sensors[0].name}' is mounted on link 'base_link', but the robot body is a mesh" in err
+
+
+def test_validate_says_xacro_is_not_expanded(demo_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    xacro = demo_copy / "robot.urdf.xacro"
+    xacro.write_text('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="a"/></robot>\n')
+    assert main(["validate", str(_urdf_demo(demo_copy, xacro))]) == 1
+    err = capsys.readouterr().err
+    assert "xacro files are not expanded by SEAR" in err and "1 problem(s)" in err
