@@ -93,11 +93,6 @@ def _label(cls: type, name: str) -> str:
     return field_info(cls, name).label
 
 
-def _describes_robot(path: Path | None) -> bool:
-    """Whether a body file is a robot description: a URDF, or a xacro (whose reading says to expand it first)."""
-    return is_urdf(path) or (path is not None and path.name.lower().endswith(".xacro"))
-
-
 SIMULATION_OUTPUT_LINES = 5000
 """Lines of a simulation's output the settings window's console keeps (the simulation window's console
 keeps as many); older lines scroll away."""
@@ -698,7 +693,7 @@ class SettingsWindow(QMainWindow):
         self._numbers[("terrain", "heightmap_height")].setEnabled(heightmap)
         self._numbers[("terrain", "scale")].setEnabled(not heightmap)
         self.edit_button.setEnabled(self.project.code.user_code is not None)
-        urdf = _describes_robot(self.project.body.file)
+        urdf = is_urdf(self.project.body.file)
         self.urdf_group.setVisible(urdf)
         self._numbers[("body", "scale")].setEnabled(not urdf)  # a URDF gives its meshes' scales itself
         self.wheels_urdf_note.setVisible(urdf)
@@ -733,7 +728,7 @@ class SettingsWindow(QMainWindow):
                     self.terrain_preview.show_meshes([(model.mesh, (0.45, 0.62, 0.35))])
             elif index in (1, 2):
                 preview = self.body_preview if index == 1 else self.wheels_preview
-                if _describes_robot(pr.body.file):
+                if is_urdf(pr.body.file):
                     self._show_urdf(preview)
                     return
                 if pr.body.file is None:
@@ -840,7 +835,7 @@ class SettingsWindow(QMainWindow):
 
     def check_urdf(self) -> None:
         """Check Again: read the URDF and its meshes anew and make the collision report again."""
-        if not _describes_robot(self.project.body.file):
+        if not is_urdf(self.project.body.file):
             return
         read = self._read_urdf(again=True)
         self._update_previews()
