@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QFileSystemWatcher, QProcess, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QFont, QKeySequence, QTextCharFormat, QTextCursor
@@ -50,11 +51,13 @@ from sear.fields import field_info
 from sear.gui.editor import open_in_editor
 from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.preview import MeshPreview
+from sear.gui.urdfview import BODY_COLOUR, MARKS, WHEEL_COLOUR, UrdfPanel
 from sear.gui.widgets import FileField, NumberField, UndoHistory, WindowUndoKeys, wrap_tooltips
 from sear.project import (
     DEFAULT_DYNAMICS,
     HEIGHTMAP_SUFFIXES,
     MESH_SUFFIXES,
+    URDF_SUFFIXES,
     WHEEL_IDS,
     Body,
     CodeSetup,
@@ -64,12 +67,21 @@ from sear.project import (
     SimulationSettings,
     Terrain,
     Wheel,
+    is_urdf,
+    joint_names,
     model_suffix,
+    package_root_paths,
 )
 from sear.resources import copy_demo, packaged
 
+if TYPE_CHECKING:
+    from sear.gui.urdfview import RobotRows
+    from sear.robotdesc import RobotDescription
+
 TEMPLATES = packaged("templates")
 MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
+BODY_FILTER = ("Robot bodies (" + " ".join(f"*{s}" for s in URDF_SUFFIXES + MESH_SUFFIXES)
+               + ");;URDF robot descriptions (" + " ".join(f"*{s}" for s in URDF_SUFFIXES) + ");;" + MESH_FILTER)
 TERRAIN_FILTER = ("Terrain models and heightmaps (" + " ".join(f"*{s}" for s in MESH_SUFFIXES + HEIGHTMAP_SUFFIXES)
                   + ");;Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES)
                   + ");;Heightmap images (" + " ".join(f"*{s}" for s in HEIGHTMAP_SUFFIXES) + ");;All files (*)")
@@ -105,6 +117,10 @@ class SettingsWindow(QMainWindow):
         self._on_disk: str | None = None
         """Hash of the project file as this window last read or wrote it; None when there is none."""
         self._checking_disk = False
+        self._urdf_key: tuple | None = None
+        """What the URDF shown was read from (file, time stamp, package roots): it is read again when that
+        changes."""
+        self._urdf: tuple[RobotDescription, RobotRows, list] | SearError | None = None
         self._build()
         restore_window(self, "settings", QSize(1100, 720))
         self.refresh()
@@ -360,12 +376,23 @@ class SettingsWindow(QMainWindow):
     def _body_tab(self) -> QWidget:
         box = QWidget()
         layout = QVBoxLayout(box)
-        self.body_file = FileField("Choose the robot body model", MESH_FILTER, tooltip=field_docs(Body)["file"])
+        self.body_file = FileField("Choose the robot body model or URDF", BODY_FILTER, tooltip=field_docs(Body)["file"])
         self.body_file.changed.connect(lambda path: self._set("body", "file", path))
         files = QFormLayout()
-        files.addRow("Body model file:", self.body_file)
+        files.addRow("Body model or URDF:", self.body_file)
         files.addRow("Scale:", self._number("body", Body, "scale"))
         layout.addLayout(files)
+        # A URDF's links, joints and wheels right under the file they come from (shown for a .urdf only)
+        self.body_preview = MeshPreview()
+        self.urdf_panel = UrdfPanel()
+        self.urdf_panel.linkSelected.connect(self.body_preview.highlight)
+        self.urdf_panel.wheelsChanged.connect(self._set_urdf_marks)
+        self.urdf_panel.rootsChanged.connect(self._set_package_roots)
+        self.urdf_panel.checkRequested.connect(self.check_urdf)
+        self.urdf_group = QGroupBox("Robot description (URDF)")
+        QVBoxLayout(self.urdf_group).addWidget(self.urdf_panel)
+        self.urdf_group.setVisible(False)
+        layout.addWidget(self.urdf_group, 1)
         start = QGroupBox("Start position (the robot is dropped there and settles on the terrain)")
         grid = QGridLayout(start)
         self.relative_radio = QRadioButton("Relative to the terrain centre")
@@ -398,8 +425,8 @@ class SettingsWindow(QMainWindow):
         layout.addWidget(rotation)
         layout.addWidget(self._gripper_box())
         layout.addStretch(1)
-        self.body_preview = MeshPreview()
-        return self._with_preview(box, self.body_preview)
+        # the form scrolls on its own (a URDF's box makes it tall), the preview stays in view beside it
+        return self._with_preview(scrolling(box), self.body_preview)
 
     def _gripper_box(self) -> QGroupBox:
         """The Gripper group of the Robot Body Model tab: whether the robot has one, and its sizes and forces."""
@@ -432,6 +459,13 @@ class SettingsWindow(QMainWindow):
                        "model was exported at.")
         intro.setWordWrap(True)
         layout.addWidget(intro)
+        self.wheels_urdf_note = QLabel("This robot is described by a URDF: its wheels are joints of it, marked "
+                                       "left or right on the Robot Body Model tab (Wheels). The models below are "
+                                       "not used.")
+        self.wheels_urdf_note.setWordWrap(True)
+        self.wheels_urdf_note.setStyleSheet("color: #8a4b00;")
+        layout.addWidget(self.wheels_urdf_note)
+        self.wheel_groups: list[QGroupBox] = []
         self.wheel_files: dict[str, FileField] = {}
         self.wheel_offsets: dict[str, QCheckBox] = {}
         self.wheel_positions: dict[str, list[NumberField]] = {}
@@ -455,6 +489,7 @@ class SettingsWindow(QMainWindow):
                 grid.addWidget(f, 1, 2 + 2 * i)
                 fields_.append(f)
             self.wheel_files[wid], self.wheel_offsets[wid], self.wheel_positions[wid] = file_field, offset, fields_
+            self.wheel_groups.append(group)
             layout.addWidget(group)
         layout.addStretch(1)
         self.wheels_preview = MeshPreview()
@@ -693,6 +728,12 @@ class SettingsWindow(QMainWindow):
         self._numbers[("terrain", "heightmap_height")].setEnabled(heightmap)
         self._numbers[("terrain", "scale")].setEnabled(not heightmap)
         self.edit_button.setEnabled(self.project.code.user_code is not None)
+        urdf = is_urdf(self.project.body.file)
+        self.urdf_group.setVisible(urdf)
+        self._numbers[("body", "scale")].setEnabled(not urdf)  # a URDF gives its meshes' scales itself
+        self.wheels_urdf_note.setVisible(urdf)
+        for group in self.wheel_groups:
+            group.setEnabled(not urdf)
 
     def _mark_dirty(self, what: str = "Edit") -> None:
         """Record the change just made to the project as one undo step named `what`."""
@@ -722,6 +763,9 @@ class SettingsWindow(QMainWindow):
                     self.terrain_preview.show_meshes([(model.mesh, (0.45, 0.62, 0.35))])
             elif index in (1, 2):
                 preview = self.body_preview if index == 1 else self.wheels_preview
+                if is_urdf(pr.body.file):
+                    self._show_urdf(preview)
+                    return
                 if pr.body.file is None:
                     preview.show_message("Choose a body model to see it here.")
                     return
@@ -738,6 +782,103 @@ class SettingsWindow(QMainWindow):
         except SearError as exc:
             target = (self.terrain_preview, self.body_preview, self.wheels_preview)[min(index, 2)]
             target.show_message(str(exc))
+
+    # --- a robot described by a URDF (Robot Body Model tab) --------------------------------------------------
+
+    def _urdf_roots(self) -> list[Path]:
+        return package_root_paths(self.project.body, self.project.path.parent if self.project.path else None)
+
+    def _read_urdf(self, again: bool = False) -> tuple[RobotDescription, RobotRows, list] | SearError | None:
+        """The project's URDF as read (description, the panel's rows with the collision report, the preview's
+        parts), read again only when the file, its time stamp or the package roots changed (or `again`)."""
+        from sear.gui.urdfview import robot_parts, robot_rows
+        from sear.robotdesc import load_urdf
+
+        path = self.project.body.file
+        assert path is not None
+        roots = self._urdf_roots()
+        try:
+            stamp: float | None = path.stat().st_mtime
+        except OSError:
+            stamp = None
+        key = (path, stamp, tuple(roots))
+        if again or key != self._urdf_key:
+            self._urdf_key = key
+            try:
+                desc = load_urdf(path, roots)
+                self._urdf = (desc, robot_rows(desc), robot_parts(desc))
+            except SearError as exc:
+                self._urdf = exc
+        return self._urdf
+
+    def _urdf_marks(self, proposal: dict[str, str]) -> dict[str, str]:
+        """The joints the project marks as left/right wheels and steering; SEAR's proposal for a kind the
+        project leaves out."""
+        body = self.project.body
+        marks: dict[str, str] = {}
+        for mark, text in zip(MARKS, (body.left_wheels, body.right_wheels, body.steering_joints), strict=True):
+            names = joint_names(text)
+            marks.update(dict.fromkeys(names if names is not None else
+                                       [n for n, m in proposal.items() if m == mark], mark))
+        return marks
+
+    def _show_urdf(self, preview: MeshPreview) -> None:
+        """Show the project's URDF in the panel (Robot Body Model tab) and in `preview`: its links at the zero
+        pose, wheels darker, the link chosen in the panel highlighted."""
+        self.urdf_panel.set_roots(self._urdf_roots())
+        read = self._read_urdf()
+        if read is None or isinstance(read, SearError):
+            self.urdf_panel.clear(f"The URDF cannot be used: {read}")
+            preview.show_message(str(read))
+            return
+        _desc, rows, parts = read
+        marks = self._urdf_marks(rows.proposal)
+        if self.urdf_panel.rows is not rows:
+            self.urdf_panel.set_rows(rows, marks)
+        elif self.urdf_panel.marks() != marks:
+            self.urdf_panel.set_marks(marks)
+        wheels = {j.child for j in rows.joints if marks.get(j.name) in ("left", "right")}
+        preview.show_parts([(link, mesh, WHEEL_COLOUR if link in wheels else BODY_COLOUR)
+                            for link, mesh, _colour in parts])
+        if preview is self.body_preview:
+            preview.highlight(self.urdf_panel.selected_link)
+
+    def _set_urdf_marks(self, marks: dict[str, str] | None) -> None:
+        """The user marked joints (None: they chose SEAR's proposal, which the project then leaves out)."""
+        body = self.project.body
+        values = (None, None, None) if marks is None else \
+            tuple(" ".join(n for n, m in marks.items() if m == mark) for mark in MARKS)
+        if (body.left_wheels, body.right_wheels, body.steering_joints) == values:
+            return
+        body.left_wheels, body.right_wheels, body.steering_joints = values
+        self._mark_dirty("Wheel joints")
+        self._update_previews()
+
+    def _set_package_roots(self, roots: list[Path]) -> None:
+        """The user added or removed a package root: kept relative to the project's folder when inside it."""
+        folder = self.project.path.parent if self.project.path else None
+        entries = []
+        for root in roots:
+            inside = folder is not None and root.is_relative_to(folder)
+            entries.append(str(root.relative_to(folder)) if inside and folder is not None else str(root))
+        text = ";".join(entries) or None
+        if text == self.project.body.package_roots:
+            return
+        self.project.body.package_roots = text
+        self._mark_dirty(_label(Body, "package_roots"))
+        self._update_previews()
+
+    def check_urdf(self) -> None:
+        """Check Again: read the URDF and its meshes anew and make the collision report again."""
+        if not is_urdf(self.project.body.file):
+            return
+        read = self._read_urdf(again=True)
+        self._update_previews()
+        if read is None or isinstance(read, SearError):
+            self.statusBar().showMessage(f"The URDF cannot be used: {read}", 8000)
+        else:
+            found = len(read[1].report)
+            self.statusBar().showMessage(f"Collision report made again: {found or 'nothing'} found", 6000)
 
     # --- actions ---------------------------------------------------------------------------------------------
 
@@ -1097,7 +1238,9 @@ class SettingsWindow(QMainWindow):
         if len(parts) == 2 and (parts[0], parts[1]) in self._numbers:
             return self._numbers[(parts[0], parts[1])]
         return {"dynamics.drive_type": self.drive_type, "code.debug_shapes": self.debug_shapes,
-                "dynamics.cog_offset": self.cog_fields[0]}.get(field)
+                "dynamics.cog_offset": self.cog_fields[0], "body.left_wheels": self.urdf_panel.wheel_table,
+                "body.right_wheels": self.urdf_panel.wheel_table, "body.steering_joints": self.urdf_panel.wheel_table,
+                "body.package_roots": self.urdf_panel.roots_list}.get(field)
 
     def focus_problem(self, problem: Problem) -> None:
         """Go to the field `problem` names: make its tab current and give its widget the focus."""
@@ -1109,6 +1252,11 @@ class SettingsWindow(QMainWindow):
                 self.tabs.setCurrentIndex(index)
                 break
         if widget is not None:
+            inner = self.urdf_panel.pages
+            for index in range(inner.count()):  # a page of the URDF panel: show it
+                page = inner.widget(index)
+                if page is not None and (page is widget or page.isAncestorOf(widget)):
+                    inner.setCurrentIndex(index)
             widget.setFocus(Qt.FocusReason.OtherFocusReason)
         self.statusBar().showMessage(str(problem), 10000)
 
