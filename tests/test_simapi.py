@@ -22,6 +22,7 @@ BAD_NUMBERS = [float("nan"), math.inf, -math.inf, "1.0", None, True, [1.0], 10**
 VALID = {  # a valid value of every checked argument (in the middle of its range)
     "force": 10.0, "angle": 0.1, "x": 3.0, "y": -2.0, "z": 0.5, "x1": -3.0, "y1": 4.0, "x2": -3.0, "y2": 6.0,
     "size": 0.5, "mass": 2.0, "height": 0.8, "thickness": 0.1, "seconds": 0.05, "name": "range",
+    "grid": [[0.0, 1.0]], "cell": 0.1, "title": "map",
 }
 OUT_OF_RANGE = {  # a finite number each numeric argument refuses
     ("accelerate", "force"): 2e6, ("brake", "force"): -1.0, ("steer", "angle"): 7.0,
@@ -29,7 +30,7 @@ OUT_OF_RANGE = {  # a finite number each numeric argument refuses
     ("add_box", "x"): 1e300, ("add_box", "y"): 1e300, ("add_box", "z"): -1e300, ("add_box", "size"): 0.0,
     ("add_box", "mass"): -1.0, ("add_wall", "x1"): 1e9, ("add_wall", "y1"): 1e9, ("add_wall", "x2"): -1e9,
     ("add_wall", "y2"): -1e9, ("add_wall", "height"): -0.5, ("add_wall", "thickness"): 1e4,
-    ("wait", "seconds"): -1.0,
+    ("wait", "seconds"): -1.0, ("show_grid", "x"): 2e5, ("show_grid", "y"): -2e5, ("show_grid", "cell"): 0.0,
 }
 NUMERIC = [(call.name, arg.name) for call in SIM_API.values() for arg in call.args if arg.kind == "number"]
 

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from sear.errors import ProjectError
 from sear.gui.geometry import restore_window, save_window
+from sear.gui.griddock import GridTabs
 from sear.gui.help import add_help_menu
 from sear.gui.preview import lit_mesh_item
 from sear.gui.widgets import cross_marks
@@ -513,6 +514,9 @@ class SimulationWindow(QMainWindow):
         """The first scan sensor (its dock is shown first)."""
 
         self._build_image_docks()
+        self.grid_tabs = GridTabs()
+        self.grid_dock: QDockWidget | None = None
+        """The Grids dock (sim.show_grid), made when user code first shows a grid."""
 
         self.console = QPlainTextEdit()
         self.console.setReadOnly(True)
@@ -1123,6 +1127,22 @@ class SimulationWindow(QMainWindow):
             if points is not None:
                 # Plot with the robot's forward axis pointing up the screen, left to the left.
                 returns.setData(*cross_marks(points[:, 0], points[:, 1], 0.04))
+        self._update_grids()
+
+    def _update_grids(self) -> None:
+        """The grids user code showed (sim.show_grid) in the Grids dock, tabbed with the first scan dock
+        and brought to the front when it first appears, with the robot drawn on them."""
+        grids = self.simulation.grids
+        if not grids:
+            return
+        if self.grid_dock is None:
+            self.grid_dock = self._dock("Grids", self.grid_tabs, Qt.DockWidgetArea.RightDockWidgetArea)
+            if self.scan_docks:
+                self.tabifyDockWidget(self.scan_docks[0], self.grid_dock)
+            QTimer.singleShot(0, self.grid_dock.raise_)  # once the new tab is laid out
+        state = self.simulation.state
+        x, y = float(state.position[0]), float(state.position[1])
+        self.grid_tabs.update_grids(grids, (x, y, quaternion_to_euler(state.orientation)[2]))
 
     def _update_status(self) -> None:
         sim = self.simulation
