@@ -127,3 +127,72 @@ def test_occupancy_grid_mapping_matches_the_true_walls(tmp_path):
     assert map_scores(blank, surfaces, path)["walls"] == 0.0 and map_scores(blank, surfaces, path)["free"] == 0.0
     full = grid._replace(values=np.ones_like(grid.values))
     assert map_scores(full, surfaces, path)["free"] == 0.0 and map_scores(full, surfaces, path)["precision"] < 0.5
+
+
+# --- the 32-beam range map ----------------------------------------------------------------------------------
+
+def ray_box_distances(origin: np.ndarray, angles: np.ndarray, boxes) -> np.ndarray:
+    """Distance (m) along each 2-D ray from `origin` at `angles` (rad) to the nearest box footprint
+    (x0, y0, x1, y1), inf where it hits none: the slab method."""
+    d = np.column_stack([np.cos(angles), np.sin(angles)])
+    best = np.full(len(angles), np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for x0, y0, x1, y1 in boxes:
+            t1 = (np.array([x0, y0]) - origin) / d
+            t2 = (np.array([x1, y1]) - origin) / d
+            near = np.nanmax(np.minimum(t1, t2), axis=1)
+            far = np.nanmin(np.maximum(t1, t2), axis=1)
+            hit = (near <= far) & (far > 0)
+            best = np.where(hit, np.minimum(best, np.maximum(near, 0.0)), best)
+    return best
+
+
+FOOTPRINT = np.array([(x, y) for x in np.linspace(-0.32, 0.32, 9) for y in (-0.28, 0.28)]
+                     + [(x, y) for x in (-0.32, 0.32) for y in np.linspace(-0.28, 0.28, 8)])
+"""m: points around the rover's outline (hull 0.6 m long, wheels 0.56 m across), body frame."""
+
+
+def touches(x: float, y: float, yaw: float, boxes) -> bool:
+    """Whether the rover's outline at (x, y, yaw) reaches into any box footprint."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    px = x + FOOTPRINT[:, 0] * c - FOOTPRINT[:, 1] * s
+    py = y + FOOTPRINT[:, 0] * s + FOOTPRINT[:, 1] * c
+    return any(bool(np.any((px > x0) & (px < x1) & (py > y0) & (py < y1))) for x0, y0, x1, y1 in boxes)
+
+
+def test_the_range_ring_reads_the_true_distances_all_round_and_the_wanderer_touches_nothing(tmp_path):
+    run = run_example(tmp_path, "range_ring/range_ring.prj", 30.0)
+    times, scans = run.arrays["ring.time"], run.arrays["ring.ranges"]
+    assert scans.shape[1] == 32 and 299 <= len(scans) <= 301   # 10 scans a second of 32 readings
+    t, x, y, yaw = (run.column(c) for c in ("time", "truth.x", "truth.y", "truth.yaw"))
+    # Reading i looks i x 11.25° counter-clockwise from straight behind (the preset's 360° at 11.25°).
+    angles = np.radians(np.arange(32) * 11.25 - 180.0)
+    errors, misses, checked = [], 0, 0
+    for when, scan in zip(times[5:], scans[5:], strict=True):   # once the rover has settled
+        row = int(np.argmin(np.abs(t - when)))
+        assert abs(t[row] - when) < 1e-6
+        truth = ray_box_distances(np.array([x[row], y[row]]), yaw[row] + angles, run.boxes)
+        for measured, true in zip(scan, truth, strict=True):
+            if abs(true - 5.0) < 0.06:
+                continue                             # at the range's edge noise decides: either is right
+            checked += 1
+            if true > 5.0:
+                misses += not np.isnan(measured)
+            elif np.isnan(measured):
+                misses += 1
+            else:
+                errors.append(abs(float(measured) - true))
+    errors_ = np.array(errors)
+    assert checked > 8000 and len(errors_) > 4000
+    assert misses <= 0.01 * checked
+    assert np.median(errors_) < 0.012 and np.mean(errors_ < 0.05) > 0.98   # 1 cm noise, 1 cm steps
+    # The wanderer: it went places (over 8 m of path) and its outline never reached into a box or wall.
+    travelled = float(np.sum(np.hypot(np.diff(x), np.diff(y))))
+    assert travelled > 8.0
+    assert not any(touches(*pose, run.boxes) for pose in zip(x, y, yaw, strict=True))
+    # Positive control of the collision check: facing a box's west face from 0.2 m away (centre to face),
+    # the outline (0.32 m ahead of the centre) is inside it; from 0.4 m away it is not.
+    x0, y0, _x1, y1 = run.boxes[-1]                 # the last box added
+    assert touches(x0 - 0.2, (y0 + y1) / 2, 0.0, run.boxes)
+    assert not touches(x0 - 0.4, (y0 + y1) / 2, 0.0, run.boxes)
+    assert "open way" in run.output
