@@ -131,15 +131,16 @@ def test_occupancy_grid_mapping_matches_the_true_walls(tmp_path):
 
 # --- the 32-beam range map ----------------------------------------------------------------------------------
 
-def ray_box_distances(origin: np.ndarray, angles: np.ndarray, boxes) -> np.ndarray:
-    """Distance (m) along each 2-D ray from `origin` at `angles` (rad) to the nearest box footprint
-    (x0, y0, x1, y1), inf where it hits none: the slab method."""
+def ray_box_distances(origins: np.ndarray, angles: np.ndarray, boxes) -> np.ndarray:
+    """Distance (m) along each 2-D ray from `origins` ((N, 2), or one (2,) for all) at `angles` (N,
+    rad) to the nearest box footprint (x0, y0, x1, y1), inf where it hits none: the slab method."""
+    origins = np.broadcast_to(np.asarray(origins, dtype=float), (len(angles), 2))
     d = np.column_stack([np.cos(angles), np.sin(angles)])
     best = np.full(len(angles), np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         for x0, y0, x1, y1 in boxes:
-            t1 = (np.array([x0, y0]) - origin) / d
-            t2 = (np.array([x1, y1]) - origin) / d
+            t1 = (np.array([x0, y0]) - origins) / d
+            t2 = (np.array([x1, y1]) - origins) / d
             near = np.nanmax(np.minimum(t1, t2), axis=1)
             far = np.nanmin(np.maximum(t1, t2), axis=1)
             hit = (near <= far) & (far > 0)
@@ -196,3 +197,28 @@ def test_the_range_ring_reads_the_true_distances_all_round_and_the_wanderer_touc
     assert touches(x0 - 0.2, (y0 + y1) / 2, 0.0, run.boxes)
     assert not touches(x0 - 0.4, (y0 + y1) / 2, 0.0, run.boxes)
     assert "open way" in run.output
+
+
+# --- wall following with sonar ------------------------------------------------------------------------------
+
+def test_the_wall_follower_goes_round_the_l_shaped_room_keeping_its_distance(tmp_path):
+    run = run_example(tmp_path, "wall_following/wall_following.prj", 45.0)
+    assert len(run.boxes) == 6                       # the L's six walls
+    x, y, yaw = run.column("truth.x"), run.column("truth.y"), run.column("truth.yaw")
+    # A lap: five left turns and one right turn make one turn to the left in all.
+    turned = float(np.sum(np.diff(np.unwrap(yaw))))
+    assert turned > 2 * math.pi - 0.3
+    assert not any(touches(*pose, run.boxes) for pose in zip(x, y, yaw, strict=True))
+    # What perfect right-side sonars would read (the wall's true distance along their axes, from the
+    # true pose), where the rover runs alongside a wall: it holds the wall 0.6 m off (KEEP).
+    sides = []
+    for mount in ((0.25, -0.2), (-0.25, -0.2)):
+        sx = x + mount[0] * np.cos(yaw) - mount[1] * np.sin(yaw)
+        sy = y + mount[0] * np.sin(yaw) + mount[1] * np.cos(yaw)
+        sides.append(ray_box_distances(np.column_stack([sx, sy]), yaw - math.pi / 2, run.boxes))
+    front, rear = sides
+    alongside = (front < 1.2) & (rear < 1.2) & (np.abs(front - rear) < 0.1)
+    assert alongside.mean() > 0.5                    # most of the lap runs along a wall
+    off = np.abs((front + rear)[alongside] / 2 - 0.6)
+    assert np.median(off) < 0.1 and np.percentile(off, 90) < 0.25
+    assert "lost the wall: arcing right" in run.output and "wall ahead: turning left" in run.output
