@@ -1,8 +1,9 @@
 """SEAR example: wall following with sonar.
 
 The rover keeps the wall on its right side at KEEP metres (measured by its sonars), all the way round an
-L-shaped room: five inside corners and one outside corner a lap. Two sonars on the right side, 0.5 m apart, give both the
-distance to the wall (their mean) and the rover's angle to it (their difference); a third looks ahead.
+L-shaped room: five inside corners and one outside corner a lap. Two sonars on the right side, 0.5 m
+apart, give both the distance to the wall (their mean) and the rover's angle to it (their difference); a
+third looks ahead.
 
 - Wall ahead closer than TURN_AT (an inside corner, or the block): turn left, slowly, until both
   right-side sonars see the new wall (a sonar hears no echo from a wall it meets at more than 22.5°,
