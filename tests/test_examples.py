@@ -8,6 +8,7 @@ simulated time (a few seconds of wall time each)."""
 from __future__ import annotations
 
 import csv
+import runpy
 import math
 from pathlib import Path
 
@@ -222,3 +223,42 @@ def test_the_wall_follower_goes_round_the_l_shaped_room_keeping_its_distance(tmp
     off = np.abs((front + rear)[alongside] / 2 - 0.6)
     assert np.median(off) < 0.1 and np.percentile(off, 90) < 0.25
     assert "lost the wall: arcing right" in run.output and "wall ahead: turning left" in run.output
+
+
+# --- GPS waypoint driving -----------------------------------------------------------------------------------
+
+def test_gps_waypoint_driving_visits_every_waypoint_in_order_and_stops_on_the_last(tmp_path):
+    from geographiclib.geodesic import Geodesic
+
+    code = runpy.run_path(str(EXAMPLES / "gps_waypoints" / "gps_waypoints.py"))
+    mission, within = code["MISSION"], code["ARRIVED_WITHIN"]
+    run = run_example(tmp_path, "gps_waypoints/gps_waypoints.prj", 45.0)
+
+    def enu(lat: float, lon: float) -> tuple[float, float]:
+        """Metres east and north of the terrain's centre (35.3° N, 80.7° W), by geodesic."""
+        line = Geodesic.WGS84.Inverse(35.3, -80.7, lat, lon)
+        azimuth = math.radians(line["azi1"])
+        return line["s12"] * math.sin(azimuth), line["s12"] * math.cos(azimuth)
+
+    targets = np.array([enu(lat, lon) for lat, lon in mission])
+    assert np.allclose(targets[0], (8.0, 0.0), atol=0.01)      # the comments' figures, as a check of enu()
+    t, x, y, yaw, speed = (run.column(c) for c in ("time", "truth.x", "truth.y", "truth.yaw", "truth.speed"))
+    # The receiver's error at each fix: its reported position against the antenna's true one (0.1 m
+    # behind the body's centre).
+    fixes = ~np.isnan(run.column("gps.latitude"))
+    reported = np.array([enu(a, b) for a, b in zip(run.column("gps.latitude")[fixes],
+                                                   run.column("gps.longitude")[fixes], strict=True)])
+    antenna = np.column_stack([x - 0.1 * np.cos(yaw), y - 0.1 * np.sin(yaw)])[fixes]
+    gps_error = float(np.max(np.hypot(*(reported - antenna).T)))
+    assert 0.05 < gps_error < 3.0                    # 1 m RMS, wandering: noise is on, and sane
+    reach = within + gps_error + 0.2                 # arrived by the GPS: the truth can be off by its error
+    start = 0
+    for k, (te, tn) in enumerate(targets):
+        distance = np.hypot(x[start:] - te, y[start:] - tn)
+        assert distance.min() <= reach, (k, float(distance.min()), reach)
+        start += int(np.argmax(distance <= reach))   # the next waypoint is reached after this one
+    assert start < len(t) - 120                      # the last one was reached before the end
+    # Stopped on the last waypoint and stayed there.
+    assert np.all(speed[t > t[-1] - 2.0] < 0.05)
+    assert math.hypot(x[-1] - targets[-1][0], y[-1] - targets[-1][1]) <= reach
+    assert "mission complete" in run.output and run.output.count("reached") == len(mission)
