@@ -8,8 +8,8 @@ simulated time (a few seconds of wall time each)."""
 from __future__ import annotations
 
 import csv
-import runpy
 import math
+import runpy
 from pathlib import Path
 
 import numpy as np
