@@ -6,11 +6,16 @@ and north of the terrain's centre with the WGS-84 ellipsoid's radii of curvature
 approximation, within millimetres over a few hundred metres); the compass gives the heading, the rear
 wheels' odometer the speed.
 
+Twice a second the GPS track so far and the waypoints are shown in the window's Grids dock with
+sim.show_grid (a 30 m x 30 m picture of 0.25 m cells: the track grey, the waypoints black squares).
+
 The GPS error wanders slowly (1 m RMS here), so "arrived" means within ARRIVED_WITHIN of where the GPS
 says the waypoint is: the true position can be off by the GPS's error at the time.
 """
 
 import math
+
+import numpy as np
 
 ORIGIN = (35.3, -80.7)        # latitude, longitude of the terrain's centre (the project's), degrees
 MISSION = [                   # latitude, longitude, degrees
@@ -25,6 +30,11 @@ CRUISE_SPEED = 1.2            # m/s
 SLOW_WITHIN = 3.0             # m from the last waypoint: slow down to stop on it
 A, F = 6378137.0, 1 / 298.257223563   # WGS-84 semi-major axis (m) and flattening
 
+TRACK_CELL = 0.25            # m
+TRACK_SIZE = 120              # cells a side: 30 m, centred on the terrain's centre
+
+track = np.zeros((TRACK_SIZE, TRACK_SIZE))
+last_shown = -1.0
 waypoint = 0
 last_odometer = None
 speed = 0.0
@@ -50,6 +60,27 @@ def local(latitude, longitude):
 
 def init(sim):
     sim.print(f"mission of {len(MISSION)} waypoints")
+    for latitude, longitude in MISSION:
+        col, row = track_cell(*local(latitude, longitude))
+        track[max(0, row - 2):row + 3, max(0, col - 2):col + 3] = 1.0
+
+
+def track_cell(east, north):
+    """Column and row of the track picture's cell under (east, north) m."""
+    half = TRACK_SIZE * TRACK_CELL / 2
+    return int((east + half) / TRACK_CELL), int((north + half) / TRACK_CELL)
+
+
+def show_track(sim, east, north):
+    """The GPS fix into the track picture, and the picture to the window twice a second."""
+    global last_shown
+    col, row = track_cell(east, north)
+    if 0 <= row < TRACK_SIZE and 0 <= col < TRACK_SIZE:
+        track[row, col] = max(track[row, col], 0.5)
+    if sim.time - last_shown >= 0.5:
+        last_shown = sim.time
+        half = TRACK_SIZE * TRACK_CELL / 2
+        sim.show_grid(track, x=-half, y=-half, cell=TRACK_CELL, title="GPS track")
 
 
 def main_loop(sim):
@@ -60,11 +91,12 @@ def main_loop(sim):
     if last_odometer is not None:
         speed = 0.8 * speed + 0.2 * (odo.distance - last_odometer) * 60.0   # 60 control ticks a second
     last_odometer = odo.distance
+    east, north = local(fix.latitude, fix.longitude)
+    show_track(sim, east, north)
     if done:
         sim.accelerate(0.0)
         sim.brake(20.0)
         return
-    east, north = local(fix.latitude, fix.longitude)
     target_e, target_n = local(*MISSION[waypoint])
     distance = math.hypot(target_e - east, target_n - north)
     last = waypoint == len(MISSION) - 1
