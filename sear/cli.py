@@ -23,7 +23,7 @@ from typing import NoReturn
 from sear import __version__, resources
 from sear.errors import SearError
 
-EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_BROKEN_PIPE = 0, 1, 2, 141
 
 
 
@@ -40,12 +40,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     loaded = load_project(args.project)
     if loaded.project is None:  # the project file itself: one paragraph, as for any SearError
         return _error(str(loaded.problems[0]))
+    if loaded.report:  # a URDF body's collision report: warnings, printed whether or not it runs
+        print(f"{args.project}: collision report of the URDF ({len(loaded.report)} finding(s)):")
+        for line in loaded.report:
+            print(f"  - {line}")
     if loaded.problems:
         print(f"{args.project}: {len(loaded.problems)} problem(s) found:", file=sys.stderr)
         for problem in loaded.problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_USER_ERROR
-    print(f"{args.project}: OK ({loaded.project.name!r}: terrain, body, 4 wheels, user code, "
+    robot = loaded.models.robot if loaded.models is not None else None
+    body = f"URDF robot {robot.name!r} ({len(robot.links)} links)" if robot is not None else "body, 4 wheels"
+    print(f"{args.project}: OK ({loaded.project.name!r}: terrain, {body}, user code, "
           f"{len(loaded.sensors)} sensors).")
     return EXIT_OK
 
@@ -207,3 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sear: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # SEAR's own output piped into a reader that went away (`| head`, `| true`)
+        from sear.runtime import silence_closed_pipe
+
+        silence_closed_pipe("stdout")
+        return EXIT_BROKEN_PIPE

@@ -60,7 +60,7 @@ class Link:
         self.sensor_names: list[str] = []
         self.readings: dict[str, Any] = {}
         self.pending: list[list[Any]] = []
-        """Setter calls (accelerate, brake, steer) made this turn, sent with the next message."""
+        """Setter calls (accelerate, brake, steer, drive) made this turn, sent with the next message."""
         self.turn = ""
         self.welcome: dict[str, Any] = {}
 
@@ -152,6 +152,11 @@ class Sim:
             raise SearError(f"there is no sensor named {name!r}; the sensors are: {known}")
         return link.readings.get(name)
 
+    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
+        """The gripper: open (True) or close (False) its paddles, lift them to `height` m above their
+        lowest position (clamped to the lift's travel); None keeps either as it is. See docs/gripper.md."""
+        self._call("gripper", open, height)
+
     def _set(self, name: str, *args: Any) -> None:
         self._link.pending.append(list(check_call(name, args)))
 
@@ -166,6 +171,10 @@ class Sim:
     def steer(self, angle: float) -> None:
         """Steering angle, rad, positive left, clamped to the project's steering limit."""
         self._set("steer", angle)
+
+    def drive(self, left: float, right: float) -> None:
+        """Drive force of the left and right side, N (negative reverses); see docs/user-code.md."""
+        self._set("drive", left, right)
 
     def _call(self, name: str, *args: Any) -> Any:
         name, checked = check_call(name, args)
@@ -186,6 +195,10 @@ class Sim:
                  thickness: float = 0.2) -> None:
         """A static wall `height` m tall and `thickness` m thick from (x1, y1) to (x2, y2) m."""
         self._call("add_wall", x1, y1, x2, y2, height, thickness)
+
+    def add_table(self, x: float, y: float, width: float, depth: float, height: float) -> None:
+        """A static table centred on (x, y) m, `width` m along x, `depth` m along y, its top `height` m up."""
+        self._call("add_table", x, y, width, depth, height)
 
     def read_sick(self, name: str) -> Any:
         """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (or None)."""

@@ -1,12 +1,15 @@
 """Deterministic generation of the demo project's models (no downloads, no randomness between runs).
 
     python -m sear.demo DIR
+    python -m sear.demo --diffbot DIR
 
 writes the terrain (100 m x 100 m of gentle hills with a level area around the centre, coloured by
 height), a small rover's body and four wheels in several common formats, and a tree. The hand-written
 demo files (demo.prj, sensors.xml, demo_code.py) refer to these names. The package ships the output in
 sear/data/demo (tests/test_demo.py fails when it differs): after a change here, run
-`python -m sear.demo sear/data/demo`.
+`python -m sear.demo sear/data/demo`. With --diffbot: the differential-drive demo's floor, round body,
+two driven wheels and a ball caster, shipped in sear/data/diffbot (`python -m sear.demo --diffbot
+sear/data/diffbot`; tests/test_diffbot.py checks them).
 """
 
 from __future__ import annotations
@@ -98,10 +101,60 @@ def write_demo_models(folder: Path) -> None:
     make_tree().export(folder / "tree.obj")
 
 
+DIFFBOT_MODEL_FILES = ("floor.obj", "diffbot_body.stl", "drive_wheel.obj", "ball_caster.obj")
+"""The differential-drive demo robot's models (sear/data/diffbot; its diffbot.prj, diffbot_code.py and
+sensors.xml are written by hand)."""
+DIFFBOT_WHEEL_RADIUS_M = 0.05
+DIFFBOT_WHEEL_WIDTH_M = 0.025
+DIFFBOT_CASTER_RADIUS_M = 0.025
+
+
+def make_diffbot_body() -> trimesh.Trimesh:
+    """A round two-motor robot's body centred on the origin: a disc 0.30 m across and 0.08 m tall, with
+    a 0.06 x 0.10 x 0.03 m sensor block on its front edge (x forward) that shows which way it faces."""
+    disc = trimesh.creation.cylinder(radius=0.15, height=0.08, sections=48)
+    block = trimesh.creation.box(extents=(0.06, 0.10, 0.03))
+    block.apply_translation((0.11, 0.0, 0.055))
+    return cast(trimesh.Trimesh, trimesh.util.concatenate([disc, block]))
+
+
+def make_drive_wheel() -> trimesh.Trimesh:
+    """A driven wheel of radius 0.05 m and width 0.025 m, axle along y, centred on the origin."""
+    wheel = trimesh.creation.cylinder(radius=DIFFBOT_WHEEL_RADIUS_M, height=DIFFBOT_WHEEL_WIDTH_M, sections=32)
+    wheel.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, (1, 0, 0)))
+    return wheel
+
+
+def make_ball_caster() -> trimesh.Trimesh:
+    """A ball caster: a sphere of radius 0.025 m centred on the origin."""
+    return trimesh.creation.icosphere(subdivisions=2, radius=DIFFBOT_CASTER_RADIUS_M)
+
+
+def make_floor() -> trimesh.Trimesh:
+    """Level ground, 12 m x 12 m, centred on the origin at z = 0 (two triangles, facing up)."""
+    h = 6.0
+    vertices = np.array([[-h, -h, 0.0], [h, -h, 0.0], [h, h, 0.0], [-h, h, 0.0]])
+    return trimesh.Trimesh(vertices, [[0, 1, 2], [0, 2, 3]], process=False)
+
+
+def write_diffbot_models(folder: Path) -> None:
+    """Write every file of DIFFBOT_MODEL_FILES into `folder` (created if needed)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    make_floor().export(folder / "floor.obj")
+    make_diffbot_body().export(folder / "diffbot_body.stl")
+    make_drive_wheel().export(folder / "drive_wheel.obj")
+    make_ball_caster().export(folder / "ball_caster.obj")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 2 and argv[0] == "--diffbot":
+        write_diffbot_models(Path(argv[1]))
+        return 0
     if len(argv) != 1:
-        print("usage: python -m sear.demo DIR", file=sys.stderr)
+        print("usage: python -m sear.demo DIR  (the demo's models)\n"
+              "       python -m sear.demo --diffbot DIR  (the differential-drive demo's models)", file=sys.stderr)
         return 2
     write_demo_models(Path(argv[0]))
     return 0

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from sear.runtime import Simulation, TickResult
     from sear.usercode import ControllerHost
 
-EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 130, 143
+EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 0, 1, 130, 141, 143
 HEADLESS_DURATION = 60.0
 """Simulated seconds of a headless run given no --duration."""
 
@@ -148,7 +148,7 @@ def run_headless(simulation: Simulation, duration: float) -> int:
 
     def after_tick(tick: TickResult) -> bool:
         failed = measure(tick)
-        return failed or stop.signal is not None
+        return failed or stop.signal is not None or simulation.output_gone
 
     with stop:
         simulation.start_user_code()
@@ -158,6 +158,9 @@ def run_headless(simulation: Simulation, duration: float) -> int:
             stop.signal = stop.signal or signal.SIGINT
     reopen_std_streams()  # user code may have closed them; the summary is still printed
     interrupted = stop.signal is not None
+    if simulation.output_gone and not interrupted:
+        print(f"sear: the output's reader went away (a closed pipe, such as `| head`), so the run ended at "
+              f"{simulation.world.time:.2f} s; the log so far is kept.", file=sys.stderr)
     if interrupted:
         what = "terminated" if stop.signal == signal.SIGTERM else "interrupted"
         print(f"sear: {what}; the log so far is kept.", file=sys.stderr)
@@ -177,7 +180,9 @@ def run_headless(simulation: Simulation, duration: float) -> int:
         return EXIT_USER_ERROR
     if stop.signal == signal.SIGTERM:
         return EXIT_TERMINATED
-    return EXIT_INTERRUPTED if interrupted else EXIT_OK
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_BROKEN_PIPE if simulation.output_gone else EXIT_OK
 
 
 class _StopSignals:

@@ -21,10 +21,22 @@ import numpy as np
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, Terrain, model_suffix, wheel_label
+from sear.project import (
+    HEIGHTMAP_SUFFIXES,
+    MESH_SUFFIXES,
+    WHEEL_IDS,
+    Project,
+    Terrain,
+    is_urdf,
+    model_suffix,
+    package_root_paths,
+    wheel_label,
+)
 
 if TYPE_CHECKING:
     import trimesh
+
+    from sear.robotdesc import RobotDescription
 
 MAX_HEIGHTMAP_SAMPLES = 2049 * 2049
 """Largest heightmap image, pixels (a 2049 x 2049 image). Measured here: 1025² loads into pybullet in
@@ -471,11 +483,13 @@ def _load_heightmap(path: Path, terrain: Terrain, tab: str) -> TerrainModel:
 @dataclass(frozen=True)
 class Models:
     """A project's models as read: the terrain, the robot body and its four wheels (by WHEEL_IDS), in
-    metres, each in its own model frame scaled by the project's scale."""
+    metres, each in its own model frame scaled by the project's scale. A URDF body: `robot` is its
+    description, `body` its visual shapes at the zero pose (root link frame) and `wheels` empty."""
 
     terrain: TerrainModel
     body: trimesh.Trimesh
     wheels: dict[str, trimesh.Trimesh]
+    robot: RobotDescription | None = None
 
 
 def load_models(project: Project) -> Models:
@@ -484,6 +498,9 @@ def load_models(project: Project) -> Models:
     terrain = load_terrain(project.terrain)
     if project.body.file is None:
         raise ProjectError("no robot body model is chosen; choose one on the Robot Body Model tab.")
+    if is_urdf(project.body.file):
+        robot = load_robot(project)
+        return Models(terrain, robot.visual_mesh(robot.links), {}, robot=robot)
     body = load_mesh(project.body.file, scale=project.body.scale, tab="Robot Body Model")
     wheels = {}
     for wid in WHEEL_IDS:
@@ -492,6 +509,16 @@ def load_models(project: Project) -> Models:
             raise ProjectError(f"no {wheel_label(wid)} wheel model is chosen; choose one on the Wheel Models tab.")
         wheels[wid] = load_mesh(wheel.file, scale=project.body.scale, tab="Wheel Models")
     return Models(terrain, body, wheels)
+
+
+def load_robot(project: Project) -> RobotDescription:
+    """The project's URDF body as sear.robotdesc reads it, its package roots resolved against the
+    project's folder. Raises ProjectError (naming the URDF, line and element) for bad input."""
+    from sear.robotdesc import load_urdf
+
+    assert project.body.file is not None
+    roots = package_root_paths(project.body, project.path.parent if project.path is not None else None)
+    return load_urdf(project.body.file, roots)
 
 
 # --- shapes SEAR makes itself ----------------------------------------------------------------------

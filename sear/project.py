@@ -42,6 +42,32 @@ def model_suffix(path: Path) -> str:
     return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
 
 
+URDF_SUFFIXES: tuple[str, ...] = (".urdf",)
+"""Robot description files the Robot Body tab accepts besides meshes."""
+
+
+def is_urdf(path: Path | None) -> bool:
+    """Whether a body file is a URDF robot description (by its suffix; a .xacro too, which SEAR does not
+    expand but names as such in its message, sear.robotdesc.load_urdf)."""
+    return path is not None and path.suffix.lower() in (*URDF_SUFFIXES, ".xacro")
+
+
+def package_root_paths(body: Body, project_folder: Path | None) -> list[Path]:
+    """The body's package roots as folders: each entry of `package_roots` (';'-separated, '~' expanded),
+    relative ones resolved against `project_folder`."""
+    roots = []
+    for part in (body.package_roots or "").split(";"):
+        if part.strip():
+            root = Path(part.strip()).expanduser()
+            roots.append(root if root.is_absolute() or project_folder is None else project_folder / root)
+    return roots
+
+
+def joint_names(text: str | None) -> tuple[str, ...] | None:
+    """A wheel or steering joint field's names (None when the field is left out: SEAR's proposal)."""
+    return None if text is None else tuple(text.split())
+
+
 def wheel_label(wid: str) -> str:
     """How messages and the Wheel Models tab name a wheel: 'left front'."""
     return wid.replace("_", " ")
@@ -72,6 +98,36 @@ class Terrain:
     """Heightmap images only: height difference between black (0) and white (255) pixels, metres."""
 
 
+MAX_GRIPPER_SIZE = 10.0
+"""m: the largest gripper opening, paddle length and height, and lift travel."""
+
+
+@dataclass
+class Gripper:
+    """Robot Body Model tab, Gripper: a parallel (paddle) gripper on a lift at the robot's front.
+
+    Two upright paddles point forward from a carriage that slides up and down a mast fixed to the front
+    of the robot; the paddles slide towards each other to squeeze what is between them. The grasp is
+    friction only: each closed paddle presses with `grip_force`, so a box stays held while its weight is
+    below 2 × μ × grip_force (μ = the paddles' friction with it: 0.6 for `sim.add_box` boxes), and the
+    lift raises what it holds while the load's weight is below `lift_force`. A box wider than
+    `max_opening` does not fit between the paddles and is pushed. docs/gripper.md describes the model.
+    """
+
+    max_opening: float = param(0.3, minimum=0.01, maximum=MAX_GRIPPER_SIZE, unit="m", label="Opening")
+    """Widest gap between the paddles' inner faces, m (what fits between them)."""
+    paddle_length: float = param(0.25, minimum=0.01, maximum=MAX_GRIPPER_SIZE, unit="m")
+    """How far the paddles reach forward from the carriage, m."""
+    paddle_height: float = param(0.1, minimum=0.01, maximum=MAX_GRIPPER_SIZE, unit="m")
+    """Height of the paddles, m; at lift height 0 their lower edges are 2 cm above level ground."""
+    lift_travel: float = param(0.4, minimum=0.0, maximum=MAX_GRIPPER_SIZE, unit="m", label="Lift travel")
+    """How high the lift raises the paddles above their lowest position, m."""
+    grip_force: float = param(20.0, kind="positive", unit="N", label="Grip force")
+    """Force with which each paddle squeezes what it closes on, N (the paddle motors' limit)."""
+    lift_force: float = param(60.0, kind="positive", unit="N", label="Lift force")
+    """Most force the lift motor gives, N: it carries the carriage and paddles (0.6 kg) and the load."""
+
+
 @dataclass
 class Body:
     """Robot Body Model tab: the chassis model and where the robot starts.
@@ -82,9 +138,22 @@ class Body:
     """
 
     file: Path | None = param(None)
-    """Robot body (chassis) model file."""
+    """Robot body (chassis) model file, or a URDF robot description (.urdf): then the robot's links, joints,
+    masses and wheels come from it, and the Wheel Models tab and the dynamics' mass are not used."""
     scale: float = param(1.0, kind="positive", unit="×")
-    """Factor from model units to metres."""
+    """Factor from model units to metres (mesh files only; a URDF gives its own mesh scales)."""
+    package_roots: str | None = param(None, label="Package roots")
+    """URDF only: folders where `package://NAME/...` mesh paths are looked up (as FOLDER/NAME/... and
+    FOLDER/...), separated by ';'; relative folders are relative to the project's folder. The folders
+    above the URDF and its own folder are always searched too."""
+    left_wheels: str | None = param(None, label="Left wheel joints")
+    """URDF only: the joints that turn the left wheels, names separated by spaces; left out: SEAR's
+    proposal (continuous joints with an axis across the robot, at y > 0)."""
+    right_wheels: str | None = param(None, label="Right wheel joints")
+    """URDF only: the joints that turn the right wheels, as left_wheels."""
+    steering_joints: str | None = param(None, label="Steering joints")
+    """URDF only, car drive: the joints that steer the front wheels, names separated by spaces; left
+    out: SEAR's proposal (joints with a vertical axis above a wheel)."""
     start_mode: Literal["relative", "absolute"] = param("relative", type_name="startMode")
     """Which start position fields apply."""
     start_north: float = param(0.0, unit="m", label="North")
@@ -103,6 +172,8 @@ class Body:
     terrain surface if below it)."""
     rotation: tuple[float, float, float, float] = param((0.0, 0.0, 0.0, 1.0))
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
+    gripper: Gripper | None = param(None)
+    """A gripper with a lift at the front of the robot (None: no gripper)."""
 
 
 @dataclass
@@ -170,9 +241,13 @@ class Dynamics:
     does. Driven wheels have none: the engine force is what reaches the ground."""
     cog_offset: tuple[float, float, float] = param((0.0, 0.0, 0.0), unit="m")
     """Centre of gravity relative to the body model's centre, body frame, metres."""
-    drive_type: Literal["car", "skid"] = param("car", type_name="driveType")
+    drive_type: Literal["car", "skid", "differential"] = param("car", type_name="driveType")
     """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially (it
-    spins in place only when each wheel's drive force exceeds its grip, μ times its load)."""
+    spins in place only when each wheel's drive force exceeds its grip, μ times its load); differential:
+    the two rear-slot wheels are driven, one per side, and the two front-slot wheels are passive casters
+    or ball wheels, which carry load but hold the robot back only by rolling resistance, in any direction
+    (no side grip): it turns about the middle of the driven axle. Casters behind the axle: put the
+    front-slot wheels behind it (a wheel's position is free)."""
     max_steering: float = param(0.5, kind="nonNegative", unit="rad", label="Steering limit")
     """Steering limit of the front wheels, radians."""
     suspension_rest_length: float | None = param(None, kind="positive", unit="m", label="Suspension rest length")
@@ -256,7 +331,9 @@ class Project:
         except ProjectError as exc:
             raise ProjectError(exc.message, file=path, line=exc.line, field=exc.field) from None
         project.path = Path(os.path.normpath(path.absolute()))
-        project.body.rotation = _normalised_quaternion(project.body.rotation, path)
+        rotation = tree.getroot().find("body/rotation")
+        project.body.rotation = _normalised_quaternion(project.body.rotation, path,
+                                                       None if rotation is None else rotation.sourceline)
         return project
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -358,12 +435,12 @@ class FileChoice:
 ROOT_TAG = "sear-project"
 
 
-def _normalised_quaternion(q: tuple[float, ...], path: Path) -> tuple[float, float, float, float]:
+def _normalised_quaternion(q: tuple[float, ...], path: Path,
+                           line: int | None = None) -> tuple[float, float, float, float]:
     norm = math.sqrt(sum(c * c for c in q))
     if norm < 1e-9:
-        raise ProjectError(
-            "the rotation quaternion is all zeros; use 0 0 0 1 for no rotation.", file=path, field="body.rotation"
-        )
+        raise ProjectError("the rotation quaternion is all zeros; use 0 0 0 1 for no rotation.", file=path,
+                           line=line, field="body.rotation")
     if abs(norm - 1.0) < 1e-12:
         return (q[0], q[1], q[2], q[3])
     return (q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm)

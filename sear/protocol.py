@@ -70,10 +70,13 @@ CALLS: dict[str, CallSpec] = {
     "accelerate": CallSpec(True, "force N, negative reverses"),
     "brake": CallSpec(True, "force N, 0 releases"),
     "steer": CallSpec(True, "angle rad, positive left"),
+    "drive": CallSpec(True, "left, right force N, negative reverses"),
     "add_tree": CallSpec(False, "m"),
     "add_box": CallSpec(False, "m, m, m, m, kg"),
     "add_wall": CallSpec(False, "m"),
+    "add_table": CallSpec(False, "m"),
     "pose": CallSpec(False, "result [x, y, z] m, [roll, pitch, yaw] rad"),
+    "gripper": CallSpec(False, "open true/false or nil, height m or nil"),
     "speed": CallSpec(False, "result m/s"),
     "read_sick": CallSpec(False, "result: SICK 16-bit values or nil"),
     "show_grid": CallSpec(False, "grid: ndarray (rows south to north), x, y m, cell m, title"),
@@ -85,7 +88,8 @@ _ARGS: dict[str, tuple[simapi.Arg, ...]] = {name: simapi.SIM_API[name].args for 
 """Each call's arguments as the sim API states them: one rule for a controller's calls and a script's."""
 
 _SETTERS: dict[str, tuple[float, float]] = {
-    name: (_ARGS[name][0].lo, _ARGS[name][0].hi) for name, spec in CALLS.items() if spec.batched}
+    name: (_ARGS[name][0].lo, _ARGS[name][0].hi) for name, spec in CALLS.items()
+    if spec.batched and len(_ARGS[name]) == 1}
 """The one-number setters (accelerate, brake, steer) and their closed ranges, for check_call's fast path."""
 
 

@@ -26,13 +26,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sear.errors import ProjectError, StuckHookError, UserCodeError
+from sear.errors import ProjectError, SearError, StuckHookError, UserCodeError
 from sear.physics.world import World
 from sear.project import Project
 from sear.protocol import Pose, to_wire
-from sear.sensors.base import Sensor
+from sear.sensors.base import Sensor, SensorContext
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
+from sear.sensors.gripper import GRIPPER_SENSOR, GripperSensor, GripperSensorConfig
+from sear.sensors.mounting import mounted
 from sear.sensors.suite import SensorSuite
 from sear.simapi import checked
 from sear.state import VehicleState
@@ -318,6 +320,18 @@ class Sim:
         return self._s.sensors.read(name)
 
     @checked
+    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
+        """The gripper at the robot's front (Robot Body Model tab): open (True) or close (False) its
+        paddles, and lift them to `height` m above their lowest position (clamped to the lift's travel);
+        None keeps either command as it is. Commands hold until changed; the motors move at their own
+        speed (docs/gripper.md). An error when the robot has no gripper."""
+        gripper = self._s.world.gripper
+        if gripper is None:
+            raise SearError("sim.gripper: this robot has no gripper; add one on the Robot Body Model tab "
+                            "(Gripper) or in the project file's <body><gripper>.")
+        gripper.command(open=open, height=height)
+
+    @checked
     def accelerate(self, force: float) -> None:
         """Engine force, N (negative reverses); 0 to coast."""
         self._s.world.vehicle.accelerate(force)
@@ -329,9 +343,17 @@ class Sim:
 
     @checked
     def steer(self, angle: float) -> None:
-        """Steering angle, rad, positive left, clamped to the project's steering limit (skid drive:
-        turns by driving the sides differentially)."""
+        """Steering angle, rad, positive left, clamped to the project's steering limit (skid and
+        differential drive: turns by driving the sides differentially)."""
         self._s.world.vehicle.steer(angle)
+
+    @checked
+    def drive(self, left: float, right: float) -> None:
+        """Drive force of the left and right side, N (negative reverses), until accelerate() (or, skid
+        and differential drive, steer()) takes over. Skid: each side's two wheels share its force;
+        differential: each driven wheel gets its side's; car: each rear wheel gets its side's (the
+        front wheels still steer)."""
+        self._s.world.vehicle.drive(left, right)
 
     @checked
     def add_tree(self, x: float, y: float, z: float | None = None) -> None:
@@ -355,6 +377,13 @@ class Sim:
         the corner). Level bottom at the lowest ground under it, top `height` above that: on a slope
         it never floats and its uphill part sinks into the ground."""
         self._s.world.add_wall(x1, y1, x2, y2, height=height, thickness=thickness)
+
+    @checked
+    def add_table(self, x: float, y: float, width: float, depth: float, height: float) -> None:
+        """A static table centred on (x, y) m: a top `width` m along x and `depth` m along y whose upper
+        face is `height` m above the lowest ground under its legs, on four legs at its corners. A robot
+        lower than the top's underside drives under it; the sensors see its legs and top."""
+        self._s.world.add_table(x, y, width, depth, height)
 
     @checked
     def read_sick(self, name: str) -> np.ndarray | None:
@@ -399,6 +428,17 @@ class Sim:
         self._s.emit(sep.join(str(a) for a in args) + end, error=file is sys.stderr)
 
 
+def silence_closed_pipe(name: str) -> None:
+    """Standard output or error (`name`) whose reader went away (`sear run ... | head`): its descriptor
+    now points at /dev/null, so later writes and the interpreter's own flush at exit don't fail."""
+    fd = 1 if name == "stdout" else 2
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def reopen_std_streams() -> None:
     """Standard output and error usable again after user code closed them (`sys.stdout.close()` closes
     Python's file object, not the process's descriptors 1 and 2): new file objects on the same descriptors."""
@@ -436,6 +476,8 @@ class Simulation:
         self.realtime = realtime
         self.output_listeners: list[Callable[[str], None]] = [output] if output else []
         self.output_history: deque[str] = deque(maxlen=2000)
+        self.output_gone = False
+        """True once standard output's reader went away (a closed pipe): a headless run ends there."""
         self.rng = np.random.default_rng(seed)
         self.world = World(project, models=models)
         self.runner: ControllerHost | None = None
@@ -448,11 +490,19 @@ class Simulation:
         try:
             if sensor_configs is None:
                 sensor_configs = load_sensors(project.code.sensors) if project.code.sensors else []
+            try:
+                sensor_configs = mounted(sensor_configs, self.world.robot)
+            except ProjectError as exc:
+                raise ProjectError(exc.message, file=project.code.sensors, field=exc.field) from None
+            # A URDF's base whose centre-of-mass frame is turned against its link frame: rays in the world frame.
+            aligned = getattr(self.world.vehicle, "cog_aligned", True)
             self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
                                        ignore_bodies=self.world.robot_body_ids(),
                                        origin=self.world.geodetic_origin,
-                                       body=self.world.vehicle.body_id, body_centre=self.world.vehicle.cog,
-                                       static_world=self.world.static_world)
+                                       body=self.world.vehicle.body_id if aligned else None,
+                                       body_centre=self.world.vehicle.cog,
+                                       static_world=self.world.static_world,
+                                       accessories=self._accessories(sensor_configs))
             self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
             self.sim = Sim(self)
             self._state: VehicleState | None = None
@@ -473,6 +523,19 @@ class Simulation:
             self.close()
             raise
 
+    def _accessories(self, configs: list[SensorConfig]) -> list[Sensor]:
+        """The sensors of the robot's accessories, which the sensors file does not list: the gripper's."""
+        gripper = self.world.gripper
+        if gripper is None:
+            return []
+        if any(config.name == GRIPPER_SENSOR for config in configs):
+            raise ProjectError(f"the sensors file has a sensor named {GRIPPER_SENSOR!r}, the name of the "
+                               "gripper's sensor; rename that sensor.", file=self.project.code.sensors)
+        rate = min(self.project.simulation.control_hz, self.project.simulation.physics_hz)
+        config = GripperSensorConfig(name=GRIPPER_SENSOR, update_rate_hz=rate)
+        context = SensorContext(origin=self.world.geodetic_origin)
+        return [GripperSensor(config, self.rng, context, source=gripper.reading)]
+
     # --- output ------------------------------------------------------------------------------------------
 
     def emit(self, text: str, *, error: bool = False) -> None:
@@ -486,8 +549,12 @@ class Simulation:
             if stream is None or stream.closed:  # user code closed it: SEAR's console stays
                 reopen_std_streams()
                 stream = sys.stderr if error else sys.stdout
-            stream.write(text)
-            stream.flush()
+            try:
+                stream.write(text)
+                stream.flush()
+            except BrokenPipeError:
+                silence_closed_pipe("stderr" if error else "stdout")
+                self.output_gone = True
         for listener in self.output_listeners:
             listener(text)
 
@@ -615,6 +682,17 @@ class Simulation:
         vehicle.accelerate(max(-1.0, min(1.0, throttle)) * dyn.engine_force)
         vehicle.steer(max(-1.0, min(1.0, steer)) * dyn.max_steering)
         vehicle.brake(dyn.brake_force if brake else 0.0)
+
+    def set_gripper_input(self, open: bool | None = None, lift: int = 0) -> None:
+        """Keyboard gripper (on a key's press or release, not every tick): `open` True/False opens/closes
+        the paddles (None: as they are); `lift` +1 sends the lift towards its top, -1 towards its bottom,
+        0 stops it where it is now. Nothing without a gripper."""
+        gripper = self.world.gripper
+        if gripper is None:
+            return
+        if lift == 0:
+            gripper.stop_lift()
+        gripper.command(open=open, height=gripper.travel if lift > 0 else 0.0 if lift < 0 else None)
 
     def _guard(self, action: Callable[[], Any]) -> bool:
         """Run `action` (a controller's turn): its result as a bool, False when the controller failed (the

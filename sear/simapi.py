@@ -56,6 +56,7 @@ class Arg:
 
     name: str
     kind: str = "number"
+    """The kinds above, and "flag": True or False (not 1 or 0)."""
     unit: str = ""
     lo: float = -math.inf
     hi: float = math.inf
@@ -71,6 +72,8 @@ class Arg:
             return "a sensor name (a string)"
         if self.kind == "text":
             return "a string or None"
+        if self.kind == "flag":
+            return "True or False" + (", or None" if self.none_ok else "")
         if self.kind == "any":
             return "anything"
         if self.kind == "grid":
@@ -116,6 +119,10 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
     Call("sensor_names", property=True, help="the project's sensor names"),
     Call("pose", property=True, help="ground-truth pose (x, y, z m; roll, pitch, yaw rad)"),
     Call("speed", property=True, help="ground-truth speed, m/s"),
+    Call("gripper", (Arg("open", "flag", none_ok=True, default=None),
+                     Arg("height", unit="metres", lo=0.0, hi=MAX_SIZE, none_ok=True, default=None)),
+         help="gripper: open (True) or close (False) the paddles; lift them to height m above their lowest "
+              "position (clamped to the lift's travel); None keeps either as it is"),
     Call("read", (Arg("name", "name"),), help="latest reading of a sensor"),
     Call("read_sick", (Arg("name", "name"),), help="latest LIDAR scan packed as SICK LMS2xx values"),
     Call("accelerate", (Arg("force", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE),),
@@ -123,6 +130,10 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
     Call("brake", (Arg("force", unit="newtons", lo=0.0, hi=MAX_FORCE),), help="brake force, N (0 releases)"),
     Call("steer", (Arg("angle", unit="radians", lo=-2 * math.pi, hi=2 * math.pi),),
          help="steering angle, rad, positive left, clamped to the project's steering limit"),
+    Call("drive", (Arg("left", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE),
+                   Arg("right", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE)),
+         help="drive force of the left and right side, N (negative reverses): skid and differential drive "
+              "turn with it; a car's rear wheels each get their side's"),
     Call("add_tree", (_coord("x"), _coord("y"), _coord("z", none_ok=True, default=None)),
          help="a static tree at (x, y) m, its foot at z m (None: on the ground)"),
     Call("add_box", (_coord("x"), _coord("y"), _coord("z", none_ok=True, default=None),
@@ -131,6 +142,8 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
     Call("add_wall", (_coord("x1"), _coord("y1"), _coord("x2"), _coord("y2"), _length("height", 1.0),
                       _length("thickness", 0.2)),
          help="a static wall along (x1, y1)-(x2, y2) m"),
+    Call("add_table", (_coord("x"), _coord("y"), _length("width"), _length("depth"), _length("height")),
+         help="a static table centred on (x, y) m, width m along x, depth m along y, its top height m up"),
     Call("print", (Arg("sep", "text", default=" "), Arg("end", "text", default="\n"),
                    Arg("file", "any", default=None), Arg("flush", "any", default=False)), varargs=True,
          help="print to the console"),
@@ -164,6 +177,10 @@ def check_arg(call: str, arg: Arg, value: Any) -> Any:
         return None
     if arg.kind == "any":
         return value
+    if arg.kind == "flag":
+        if isinstance(value, bool):
+            return value
+        raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     if arg.kind == "text":
         if value is None or isinstance(value, str):
             return value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,3 +50,17 @@ def body_rotation(state: VehicleState) -> np.ndarray:
         ])
         object.__setattr__(state, "rotation", rotation)  # a cache of a derived value, not a change of state
     return rotation
+
+
+class GripperReading(NamedTuple):
+    """What the gripper's own sensors report (sim.read("gripper")): the break beam and the paddles' and
+    lift's positions, in SI units."""
+
+    beam: bool
+    """The beam between the paddles is broken: something (not the robot) lies between them."""
+    opening: float
+    """Gap between the paddles' inner faces, m."""
+    height: float
+    """Lift height: how far the paddles are above their lowest position, m."""
+    holding: bool
+    """Both paddles press on the same object (what the lift then raises)."""

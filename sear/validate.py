@@ -17,12 +17,25 @@ from types import CodeType
 from typing import Any
 
 from sear.errors import Problem, ProjectError, SearError
-from sear.meshio import Models, load_mesh, load_terrain
-from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, FileChoice, Project, model_suffix
+from sear.meshio import Models, load_mesh, load_robot, load_terrain
+from sear.project import (
+    HEIGHTMAP_SUFFIXES,
+    MESH_SUFFIXES,
+    URDF_SUFFIXES,
+    WHEEL_IDS,
+    FileChoice,
+    Project,
+    is_urdf,
+    joint_names,
+    model_suffix,
+)
+from sear.robotdesc import RobotDescription, choose_wheels, collision_report
 from sear.sensors import registry
 from sear.sensors.base import MAX_RAYS_PER_SECOND, sample_rate_hz
 from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
+from sear.sensors.gripper import GRIPPER_SENSOR
+from sear.sensors.mounting import mounted
 
 
 def check_choice(choice: FileChoice, *, allowed: tuple[str, ...], required: bool = True) -> list[Problem]:
@@ -136,6 +149,8 @@ class Loaded:
     """The user code compiled (not run)."""
     models: Models | None = None
     """Terrain, body and wheel meshes, read once."""
+    report: list[str] = field(default_factory=list)
+    """A URDF body's collision report (sear.robotdesc.collision_report): warnings that do not stop a run."""
 
     @property
     def ok(self) -> bool:
@@ -177,7 +192,25 @@ def load_project(source: str | Path | Project) -> Loaded:
             problems.append(Problem.from_error(exc, field="code.sensors", tab="Code Setup"))
         else:
             problems += ray_budget_problems(loaded.sensors, project.simulation.physics_hz, code.sensors)
+            problems += _link_problems(loaded, code.sensors)
+            if project.body.gripper is not None and any(s.name == GRIPPER_SENSOR for s in loaded.sensors):
+                problems.append(Problem(f"a sensor is named {GRIPPER_SENSOR!r}, the name of the gripper's own "
+                                        "sensor; rename that sensor (Sensor Wizard).", file=code.sensors,
+                                        field="code.sensors", tab="Code Setup"))
+    if loaded.models is not None and loaded.models.robot is not None:
+        loaded.report = [str(finding) for finding in collision_report(loaded.models.robot)]
     return loaded
+
+
+def _link_problems(loaded: Loaded, path: Path) -> list[Problem]:
+    """Sensors mounted on links the robot does not have (or on a mesh body, or on a moving link)."""
+    if loaded.project is None or (is_urdf(loaded.project.body.file) and loaded.models is None):
+        return []  # the URDF's own problem is reported already
+    try:
+        mounted(loaded.sensors, loaded.models.robot if loaded.models is not None else None)
+    except ProjectError as exc:
+        return [Problem(exc.message, file=path, field="code.sensors", tab="Code Setup", detail=exc.field)]
+    return []
 
 
 def rays_per_second(sensors: list[SensorConfig], physics_hz: float) -> float:
@@ -208,6 +241,16 @@ def _load_models(project: Project, choices: dict[str, FileChoice], problems: lis
     """Read the terrain, body and wheel models in the run's order, adding a Problem for each that is not
     there or not readable; the models when every one was read, else None."""
     terrain = _read(project, choices["terrain.file"], problems, terrain=True)
+    if is_urdf(project.body.file):
+        robot = _read_robot(project, choices["body.file"], problems)
+        if terrain is None or robot is None:
+            return None
+        try:
+            return Models(terrain, robot.visual_mesh(robot.links), {}, robot=robot)
+        except ProjectError as exc:
+            problems.append(Problem(exc.message, file=robot.path, line=exc.line, field="body.file",
+                                    tab=choices["body.file"].tab, detail=exc.field))
+            return None
     body = _read(project, choices["body.file"], problems)
     wheels = {wid: _read(project, choices[f"wheels.{wid}.file"], problems) for wid in WHEEL_IDS}
     if terrain is None or body is None or any(w is None for w in wheels.values()):
@@ -230,6 +273,29 @@ def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terr
         problems.append(Problem(f"{path}: {exc.message}", file=path, line=exc.line, field=choice.field,
                                 tab=choice.tab, label=choice.label))
         return None
+
+
+def _read_robot(project: Project, choice: FileChoice, problems: list[Problem]) -> RobotDescription | None:
+    """A URDF body read as a run reads it, its wheels chosen as a run chooses them; None after adding
+    the problem (naming the URDF's line and element, or the wheel field on the Robot Body tab)."""
+    file_problems = check_choice(choice, allowed=(*URDF_SUFFIXES, ".xacro"))
+    problems += file_problems
+    if file_problems:
+        return None
+    try:
+        robot = load_robot(project)
+    except ProjectError as exc:
+        problems.append(Problem(exc.message, file=exc.file or choice.path, line=exc.line, field=choice.field,
+                                tab=choice.tab, detail=exc.field))
+        return None
+    body = project.body
+    try:
+        choose_wheels(robot, joint_names(body.left_wheels), joint_names(body.right_wheels),
+                      joint_names(body.steering_joints))
+    except ProjectError as exc:  # the robot is read: its collision report still helps
+        problems.append(Problem(exc.message, file=project.path, field=exc.field, tab=choice.tab,
+                                label=(exc.field or "").split(".")[-1].replace("_", " ")))
+    return robot
 
 
 def check_project(project: Project) -> list[str]:

@@ -61,3 +61,33 @@ def test_the_fallback_to_headless_is_said_on_stderr(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "no display is available" in result.stderr and "no display" not in result.stdout
     assert "sear: simulated" in result.stdout
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly_keeping_the_log(tmp_path):
+    """`sear run ... | head`: once the reader closes the pipe the run ends (as a SIGPIPE would end a shell
+    tool), with one line on stderr instead of a BrokenPipeError traceback, exit status 141 = 128 + SIGPIPE,
+    and the log kept up to there."""
+    project = rover_project(tmp_path / "p")
+    path = tmp_path / "p" / "code.py"
+    path.write_text("def main_loop(sim):\n    for i in range(200):\n        print('line', i)\n")
+    project.code.user_code = path
+    project.save(tmp_path / "p" / "p.prj")
+    log = tmp_path / "a.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "sear", "run", str(tmp_path / "p" / "p.prj"), "--headless",
+                             "--duration", "30", "--log", str(log)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()  # the positive control: output did flow before the reader left
+        proc.stdout.close()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert first == "line 0\n"
+    assert proc.returncode == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+    assert "reader went away" in err
+    rows = log.read_text().splitlines()
+    assert len(rows) >= 2 and rows[0].startswith("time")  # a header and at least one tick
+    last_time = float(rows[-1].split(",")[0])
+    assert last_time < 30.0 - 1.0  # it ended early, not after the whole 30 s

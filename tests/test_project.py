@@ -85,6 +85,14 @@ def test_a_quaternion_needs_four_numbers(tmp_path):
     assert error.field == "body.rotation" and "expected four numbers separated by spaces (x y z w)" in str(error)
 
 
+
+def test_an_all_zero_quaternion_names_its_line(tmp_path):
+    good = _good(tmp_path)
+    text = good.replace("<rotation>0.0 0.0 0.0 1.0</rotation>", "<rotation>0 0 0 0</rotation>")
+    line = 1 + text[:text.index("<rotation>")].count("\n")
+    error = _load_text(tmp_path, text)
+    assert error.field == "body.rotation" and "all zeros" in str(error) and error.line == line > 1
+
 @pytest.mark.parametrize("bad", ["\x01", "\uffff", "\ud800"])
 def test_text_no_xml_file_can_hold_is_refused_on_save(tmp_path, bad):
     path = Project(name="fine").save(tmp_path / "p.prj")

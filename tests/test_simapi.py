@@ -23,14 +23,19 @@ VALID = {  # a valid value of every checked argument (in the middle of its range
     "force": 10.0, "angle": 0.1, "x": 3.0, "y": -2.0, "z": 0.5, "x1": -3.0, "y1": 4.0, "x2": -3.0, "y2": 6.0,
     "size": 0.5, "mass": 2.0, "height": 0.8, "thickness": 0.1, "seconds": 0.05, "name": "range",
     "grid": [[0.0, 1.0]], "cell": 0.1, "title": "map",
+    "left": 5.0, "right": -5.0, "width": 1.0, "depth": 0.6,
 }
 OUT_OF_RANGE = {  # a finite number each numeric argument refuses
+    ("gripper", "height"): -0.1,
     ("accelerate", "force"): 2e6, ("brake", "force"): -1.0, ("steer", "angle"): 7.0,
     ("add_tree", "x"): 1e6, ("add_tree", "y"): -1e6, ("add_tree", "z"): 2e5,
     ("add_box", "x"): 1e300, ("add_box", "y"): 1e300, ("add_box", "z"): -1e300, ("add_box", "size"): 0.0,
     ("add_box", "mass"): -1.0, ("add_wall", "x1"): 1e9, ("add_wall", "y1"): 1e9, ("add_wall", "x2"): -1e9,
     ("add_wall", "y2"): -1e9, ("add_wall", "height"): -0.5, ("add_wall", "thickness"): 1e4,
-    ("wait", "seconds"): -1.0, ("show_grid", "x"): 2e5, ("show_grid", "y"): -2e5, ("show_grid", "cell"): 0.0,
+    ("wait", "seconds"): -1.0, ("drive", "left"): -2e6, ("drive", "right"): 2e6,
+    ("add_table", "x"): 1e6, ("add_table", "y"): -1e6, ("add_table", "width"): 0.0,
+    ("add_table", "depth"): -1.0, ("add_table", "height"): 1e4,
+    ("show_grid", "x"): 2e5, ("show_grid", "y"): -2e5, ("show_grid", "cell"): 0.0,
 }
 NUMERIC = [(call.name, arg.name) for call in SIM_API.values() for arg in call.args if arg.kind == "number"]
 

@@ -59,6 +59,7 @@ from sear.project import (
     Body,
     CodeSetup,
     Dynamics,
+    Gripper,
     Project,
     SimulationSettings,
     Terrain,
@@ -395,9 +396,33 @@ class SettingsWindow(QMainWindow):
             row.addWidget(field)
             self.rotation_fields.append(field)
         layout.addWidget(rotation)
+        layout.addWidget(self._gripper_box())
         layout.addStretch(1)
         self.body_preview = MeshPreview()
         return self._with_preview(box, self.body_preview)
+
+    def _gripper_box(self) -> QGroupBox:
+        """The Gripper group of the Robot Body Model tab: whether the robot has one, and its sizes and forces."""
+        box = QGroupBox("Gripper (a paddle gripper with a lift at the robot's front)")
+        layout = QVBoxLayout(box)
+        self.gripper_check = QCheckBox("This robot has a gripper (keys G, T, B; sim.gripper; sensor \"gripper\")")
+        self.gripper_check.setToolTip(field_docs(Body)["gripper"] + " " + (Gripper.__doc__ or "").split("\n\n")[1]
+                                      .replace("\n", " ").strip())
+        self.gripper_check.toggled.connect(self._set_gripper)
+        layout.addWidget(self.gripper_check)
+        self.gripper_fields = QWidget()
+        self.gripper_fields.setLayout(self._form("body.gripper", Gripper, [
+            "max_opening", "paddle_length", "paddle_height", "lift_travel", "grip_force", "lift_force"]))
+        layout.addWidget(self.gripper_fields)
+        return box
+
+    def _set_gripper(self, on: bool) -> None:
+        """The Gripper check box: a gripper with the default sizes, or none."""
+        if (self.project.body.gripper is not None) == on:
+            return
+        self.project.body.gripper = Gripper() if on else None
+        self._mark_dirty("Gripper")
+        self.refresh()
 
     def _wheels_tab(self) -> QWidget:
         box = QWidget()
@@ -453,6 +478,7 @@ class SettingsWindow(QMainWindow):
         self.drive_type = QComboBox()
         self.drive_type.addItem("Car (Ackermann steering, rear-wheel drive)", "car")
         self.drive_type.addItem("Skid steer (sides driven differentially)", "skid")
+        self.drive_type.addItem("Differential (rear wheels driven, front wheels casters)", "differential")
         self.drive_type.setToolTip(field_docs(Dynamics)["drive_type"])
         self.drive_type.currentIndexChanged.connect(
             lambda _i: self._set("dynamics", "drive_type", self.drive_type.currentData()))
@@ -522,11 +548,15 @@ class SettingsWindow(QMainWindow):
     # --- model <-> widgets -------------------------------------------------------------------------------
 
     def _section(self, name: str):
-        return getattr(self.project, name)
+        """The part of the project a dotted section names ('body.gripper'); None when it is absent."""
+        obj = self.project
+        for part in name.split("."):
+            obj = getattr(obj, part) if obj is not None else None
+        return obj
 
     def _set(self, section: str, name: str, value) -> None:
         obj = self._section(section)
-        if getattr(obj, name) == value:
+        if obj is None or getattr(obj, name) == value:  # a field of a gripper the robot does not have
             return
         setattr(obj, name, value)
         self._mark_dirty(self._field_label(section, name))
@@ -538,7 +568,7 @@ class SettingsWindow(QMainWindow):
     def _field_label(section: str, name: str) -> str:
         """How an undo step names a field ('Undo Mass')."""
         cls = {"terrain": Terrain, "body": Body, "dynamics": Dynamics, "code": CodeSetup,
-               "simulation": SimulationSettings}[section]
+               "simulation": SimulationSettings, "body.gripper": Gripper}[section]
         try:
             return _label(cls, name)
         except (KeyError, LookupError, ValueError):
@@ -605,9 +635,14 @@ class SettingsWindow(QMainWindow):
                                 else "Not saved yet")
         self.path_label.setToolTip(str(pr.path) if pr.path else "")
         for (section, name), field in self._numbers.items():
-            value = getattr(self._section(section), name)
+            part = self._section(section)
+            value = getattr(part if part is not None else Gripper(), name)  # no gripper: its defaults, greyed
             if value is not None:
                 field.set(float(value))
+        self.gripper_check.blockSignals(True)
+        self.gripper_check.setChecked(pr.body.gripper is not None)
+        self.gripper_check.blockSignals(False)
+        self.gripper_fields.setEnabled(pr.body.gripper is not None)
         for f, v in zip(self.rotation_fields, pr.body.rotation, strict=True):
             f.set(v)
         for f, v in zip(self.cog_fields, pr.dynamics.cog_offset, strict=True):

@@ -62,6 +62,10 @@ DRIVE_KEYS = {
     Qt.Key.Key_H: "left", Qt.Key.Key_Left: "left",
     Qt.Key.Key_K: "right", Qt.Key.Key_Right: "right",
 }
+GRIPPER_LIFT_KEYS = {Qt.Key.Key_T: 1, Qt.Key.Key_B: -1}
+"""Held: the gripper's lift goes up (T) or down (B) while the key is down, and stops when it is let go."""
+GRIPPER_KEY = Qt.Key.Key_G
+"""Pressed: the gripper's paddles close when open, open when closed."""
 CAMERA_KEYS = {
     Qt.Key.Key_W: (1, 0, 0), Qt.Key.Key_S: (-1, 0, 0), Qt.Key.Key_A: (0, 1, 0), Qt.Key.Key_D: (0, -1, 0),
     Qt.Key.Key_Q: (0, 0, 1), Qt.Key.Key_Z: (0, 0, -1),
@@ -76,12 +80,14 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td><b>U</b> / ↑</td><td>accelerate</td></tr>
 <tr><td><b>J</b></td><td>brake</td></tr>
 <tr><td>↓</td><td>reverse</td></tr>
-<tr><td><b>H</b> / ←, <b>K</b> / →</td><td>steer (skid steer: spin) left, right</td></tr>
+<tr><td><b>H</b> / ←, <b>K</b> / →</td><td>steer left, right (skid, differential: turn; on the spot alone)</td></tr>
 <tr><td><b>Enter</b></td><td>reset the robot to its start pose</td></tr>
 <tr><td><b>Space</b></td><td>start the user code (restart it after an error)</td></tr>
 <tr><td><b>W S A D</b></td><td>camera forward, back, left, right</td></tr>
 <tr><td><b>Q Z</b></td><td>camera up, down</td></tr>
 <tr><td>mouse</td><td>drag to orbit, wheel to zoom</td></tr>
+<tr><td><b>G</b></td><td>gripper: close / open the paddles</td></tr>
+<tr><td><b>T</b> / <b>B</b></td><td>gripper: raise / lower the lift (hold)</td></tr>
 <tr><td><b>P</b> / <b>N</b></td><td>pause / single step</td></tr>
 <tr><td><b>R</b></td><td>show sensor rays</td></tr>
 <tr><td><b>Esc</b></td><td>back to the 3-D view from a text field</td></tr>
@@ -446,6 +452,12 @@ class SimulationWindow(QMainWindow):
             item = lit_mesh_item(mesh, (0.15, 0.15, 0.17))
             self.view.addItem(item)
             self.wheel_items[wid] = item
+        self.gripper_items: list[gl.GLMeshItem] = []
+        if world.gripper is not None:
+            for mesh in world.gripper.meshes():
+                item = lit_mesh_item(mesh, (0.85, 0.65, 0.15))
+                self.view.addItem(item)
+                self.gripper_items.append(item)
         self.obstacle_items: dict[int, gl.GLMeshItem] = {}
         self.rays_item = gl.GLLinePlotItem(mode="lines", width=1.0, antialias=False)
         self.rays_item.setVisible(False)
@@ -749,10 +761,13 @@ class SimulationWindow(QMainWindow):
         focus to the 3-D view: whichever widget has the focus, except a text field being typed in, which
         keeps all but Esc. Keys with Ctrl or Alt are left to the shortcuts (Ctrl+Q, Ctrl+W, ...)."""
         key = Qt.Key(event.key())
-        ours = key in DRIVE_KEYS or key in CAMERA_KEYS or key in ONE_SHOT_KEYS
+        gripper_key = self.simulation.world.gripper is not None and (key in GRIPPER_LIFT_KEYS or key == GRIPPER_KEY)
+        ours = key in DRIVE_KEYS or key in CAMERA_KEYS or key in ONE_SHOT_KEYS or gripper_key
         if event.type() == QEvent.Type.KeyRelease:
             if not event.isAutoRepeat():
                 self.view.held.discard(key)  # also when typing: a key held into a text field must let go
+                if key in GRIPPER_LIFT_KEYS and gripper_key:
+                    self.simulation.set_gripper_input(lift=0)  # stop the lift where it is
             return ours and not is_text_field(QApplication.focusWidget() or widget)
         modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         if modifiers != Qt.KeyboardModifier.NoModifier:
@@ -770,6 +785,14 @@ class SimulationWindow(QMainWindow):
                 self.following = True
         elif key in CAMERA_KEYS:
             self.view.held.add(key)
+        elif key in GRIPPER_LIFT_KEYS:
+            self.view.held.add(key)
+            self.simulation.set_gripper_input(lift=GRIPPER_LIFT_KEYS[key])
+        elif key == GRIPPER_KEY:
+            gripper = self.simulation.world.gripper
+            if gripper is not None:
+                lift = sum(GRIPPER_LIFT_KEYS[k] for k in self.view.held if k in GRIPPER_LIFT_KEYS)
+                self.simulation.set_gripper_input(open=not gripper.open_command, lift=lift)
         elif key == Qt.Key.Key_Space:
             self.start_user_code()
         elif key == Qt.Key.Key_F1:
@@ -976,6 +999,9 @@ class SimulationWindow(QMainWindow):
         self.hull_item.setTransform(_transform(position, orientation))
         for wid, (pos, orn) in vehicle.wheel_transforms().items():
             self.wheel_items[wid].setTransform(_transform(pos, orn))
+        if world.gripper is not None:
+            for item, (pos, orn, _size) in zip(self.gripper_items, world.gripper.part_poses(), strict=True):
+                item.setTransform(_transform(pos, orn))
         for index, obstacle in enumerate(world.obstacles):
             item = self.obstacle_items.get(index)
             if item is None:

@@ -150,6 +150,12 @@ class SensorForm(QWidget):
             mount_layout.addWidget(label, i // 3, 2 * (i % 3))
             mount_layout.addWidget(field, i // 3, 2 * (i % 3) + 1)
             self.pose_fields[axis] = field
+        self.link_edit = QLineEdit()  # URDF robots: the link the pose is given on
+        self.link_edit.setPlaceholderText("base link")
+        self.link_edit.setToolTip(self.infos["link"].help)
+        self.link_edit.editingFinished.connect(lambda: self._edited("Link"))
+        mount_layout.addWidget(QLabel("link"), 2, 0)
+        mount_layout.addWidget(self.link_edit, 2, 1, 1, 5)
         left.addWidget(mount)
         left.addStretch(1)
 
@@ -271,6 +277,7 @@ class SensorForm(QWidget):
     def _fill(self, config: SensorConfig) -> None:
         self.source.setText(self.preset_note(config.model_number))
         self.name_edit.setText(config.name)
+        self.link_edit.setText(config.link or "")
         self.model_combo.setEditText(config.model_number)
         self.noise_check.setChecked(config.noise)
         for axis, field in self.pose_fields.items():
@@ -328,7 +335,8 @@ class SensorForm(QWidget):
         values = {name: self._value(name, editor) for name, editor in self.editors.items()}
         pose = Pose(**{axis: float(f.value()) for axis, f in self.pose_fields.items()})
         return self.cls(name=self.name_edit.text().strip(), model_number=self.model_combo.currentText().strip(),
-                        pose=pose, noise=self.noise_check.isChecked(), **values)
+                        pose=pose, link=self.link_edit.text().strip() or None, noise=self.noise_check.isChecked(),
+                        **values)
 
     def problems(self) -> list[str]:
         config = self.config()

@@ -44,6 +44,15 @@ Bullet's btRaycastVehicle instead removes 20 % of the sideways momentum per step
 friction, so a braked robot crept down slopes) and weighs the forward impulse by 0.5 in its friction
 test (`fwdFactor`, which let a tyre pass twice μ·N forward); both are gone here.
 
+Drive types (`Dynamics.drive_type`). car: the rear wheels are driven, each with half the engine force,
+the front ones steer (Ackermann). skid: every wheel is driven, each side with its share (`steer` moves
+force from one side to the other), none steers; it turns by sliding its tyres sideways. differential:
+the two rear-slot wheels are driven, one a side, and the front-slot wheels are casters (swivelling
+wheels or ball wheels): they carry their load and pass to the ground at most rolling resistance times
+it, in any direction, as a caster that turns to follow its motion does; so nothing holds the robot
+sideways but the driven wheels, and it turns about the middle of their axle, as a two-motor robot does.
+`drive(left, right)` sets each side's force directly for every type (car: on its rear wheels).
+
 The chassis collides with obstacles through the convex hull of the body model; the wheels are rays,
 so like Bullet's vehicle they do not collide sideways with walls (the body usually reaches them first).
 Brake differs from Bullet in one way: Bullet takes the brake value as an impulse per step, which makes
@@ -220,8 +229,12 @@ class Vehicle:
         self.brake_force = 0.0
         self.steering = 0.0
         self._turn = 0.0
+        self._sides: tuple[float, float] | None = None
+        """Left and right side forces (N) set by drive(); None: engine force and steering drive."""
+        self._casters = [dynamics.drive_type == "differential" and g.front for g in self._geoms]
+        """Per wheel in WHEEL_IDS order: a passive caster (differential drive's front-slot wheels)."""
         self.distance = 0.0
-        self._wheel_inputs: list[tuple[float, float, float, float, float, float]] = []
+        self._wheel_inputs: list[tuple[float, float, float, float, float, float, bool]] = []
         self._impulses: list[tuple[float, float]] = [(0.0, 0.0)] * len(WHEEL_IDS)
         """Last step's friction impulses per wheel (forward, sideways), N·s: the solver's warm start."""
         self._inputs_changed()
@@ -229,10 +242,21 @@ class Vehicle:
     # --- inputs ----------------------------------------------------------------------------------
 
     def accelerate(self, force: float) -> None:
-        """Total engine force, N, shared by the driven wheels; negative drives backwards."""
+        """Total engine force, N, shared by the driven wheels; negative drives backwards. Takes over
+        from drive()'s side forces."""
         force = float(force)
-        if force != self.engine_force:
+        if force != self.engine_force or self._sides is not None:
             self.engine_force = force
+            self._sides = None
+            self._inputs_changed()
+
+    def drive(self, left: float, right: float) -> None:
+        """Drive force of each side, N (negative backwards), until accelerate() or (skid, differential)
+        steer() takes over: skid shares a side's force between its two wheels, differential puts it on
+        that side's driven wheel, car on that side's rear wheel (the front wheels still steer)."""
+        sides = (float(left), float(right))
+        if sides != self._sides:
+            self._sides = sides
             self._inputs_changed()
 
     def brake(self, force: float) -> None:
@@ -242,17 +266,20 @@ class Vehicle:
     def steer(self, angle: float) -> None:
         """Steering angle, rad, positive left, clamped to the steering limit.
 
-        Car drive: the front wheels steer with Ackermann geometry. Skid drive: no wheel steers; the
-        angle's share of the limit drives the two sides differentially with up to the engine force,
-        so the robot spins in place when no throttle is given."""
+        Car drive: the front wheels steer with Ackermann geometry. Skid and differential drive: no wheel
+        steers; the angle's share of the limit drives the two sides differentially with up to the
+        engine force, so the robot spins in place when no throttle is given (and takes over from
+        drive()'s side forces)."""
         limit = self.dynamics.max_steering
         angle = max(-limit, min(limit, float(angle)))
-        if self.dynamics.drive_type == "skid":
+        sides = self._sides
+        if self.dynamics.drive_type in ("skid", "differential"):
             steering, turn = 0.0, angle / limit if limit > 0 else 0.0
+            sides = None
         else:
             steering, turn = angle, 0.0
-        if steering != self.steering or turn != self._turn:  # user code steers every control tick
-            self.steering, self._turn = steering, turn
+        if steering != self.steering or turn != self._turn or sides != self._sides:  # steered every tick
+            self.steering, self._turn, self._sides = steering, turn, sides
             self._inputs_changed()
 
     # --- pose --------------------------------------------------------------------------------------
@@ -273,6 +300,7 @@ class Vehicle:
         p.resetBasePositionAndOrientation(self.body_id, com.tolist(), orn.tolist(), physicsClientId=self.client)
         p.resetBaseVelocity(self.body_id, [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
         self.engine_force = self.brake_force = self.steering = self._turn = 0.0
+        self._sides = None
         self._inputs_changed()
         for state in self._state.values():
             state.in_contact, state.delta_rotation = False, 0.0
@@ -332,23 +360,30 @@ class Vehicle:
     def _drive_forces(self) -> list[float]:
         """Engine force on each wheel (N), in WHEEL_IDS order."""
         e = self.engine_force
-        if self.dynamics.drive_type == "skid":
+        drive_type = self.dynamics.drive_type
+        if self._sides is not None:
+            left, right = self._sides
+        elif drive_type == "car":
+            return [0.0 if g.front else e / 2.0 for g in self._geoms]
+        else:
             turn = self._turn * self.dynamics.engine_force
             left, right = e / 2.0 - turn / 2.0, e / 2.0 + turn / 2.0
+        if drive_type == "skid":
             return [(left if g.left else right) / 2.0 for g in self._geoms]
-        return [0.0 if g.front else e / 2.0 for g in self._geoms]
+        return [0.0 if g.front else (left if g.left else right) for g in self._geoms]
 
     def _inputs_changed(self) -> None:
         """Work out what the update needs per wheel from the inputs, only when they change: the
         Ackermann angles (a tan and an atan each) and their sine and cosine, and the drive forces.
 
         Per wheel, in WHEEL_IDS order: radius (m), ray length (m), steering (rad), its sine and cosine,
-        and engine force (N). Every setter of engine_force, steering or _turn must call this."""
+        engine force (N), and whether it is a caster. Every setter of engine_force, steering, _turn or
+        _sides must call this."""
         drive = self._drive_forces()
         inputs = []
-        for geom, (*_, length), force in zip(self._geoms, self._rays, drive, strict=True):
+        for geom, (*_, length), force, caster in zip(self._geoms, self._rays, drive, self._casters, strict=True):
             steering = self._wheel_steering(geom)
-            inputs.append((geom.radius, length, steering, math.sin(steering), math.cos(steering), force))
+            inputs.append((geom.radius, length, steering, math.sin(steering), math.cos(steering), force, caster))
         self._wheel_inputs = inputs
 
     def update(self, dt: float) -> None:
@@ -391,13 +426,14 @@ class Vehicle:
         inv_mass = 1.0 / mass
         rest, travel = self.rest_length, self.max_travel
         shortest, longest = rest - travel, rest + travel
-        brake_each = self.brake_force / 4.0
+        # Differential drive brakes its two driven wheels; its casters have no brake.
+        brake_each = self.brake_force / (2.0 if self._casters[0] or self._casters[1] else 4.0)
         braking = self.brake_force > 0
         # Forces known before friction: gravity, suspension. They set the velocity the step will end
         # with, which the friction impulses then correct.
         fx = fy = fz = tx = ty = tz = 0.0
         rows = []  # per wheel in contact: what the friction solver needs
-        for index, (state, hit, (radius, length, steering, sin_s, cos_s, drive)) in enumerate(zip(
+        for index, (state, hit, (radius, length, steering, sin_s, cos_s, drive, caster)) in enumerate(zip(
                 self._states, hits, self._wheel_inputs, strict=True)):
             state.steering = steering
             if not (hit[0] >= 0 and hit[2] < 1.0):
@@ -450,11 +486,15 @@ class Vehicle:
             eff_f = 1.0 / (inv_mass + fvx * fix + fvy * fiy + fvz * fiz)
             eff_s = 1.0 / max(inv_mass + svx * six + svy * siy + svz * siz, 1e-12)
             free = drive == 0.0
+            if caster:  # rolling resistance in any direction, no brake, no side grip
+                limit = rolling * force * dt
+                f_limit, circle = limit, min(limit, friction_slip * force * dt)
+            else:
+                f_limit, circle = (brake_each + rolling * force) * dt, friction_slip * force * dt
             rows.append((index, state, point, normal, susp, force, radius, drive, free,
                          (fwx, fwy, fwz), (fvx, fvy, fvz), (fix, fiy, fiz), eff_f,
                          (ax, ay, az), (svx, svy, svz), (six, siy, siz), eff_s, (kx, ky, kz),
-                         fwx * px + fwy * py + fwz * pz,
-                         (brake_each + rolling * force) * dt, friction_slip * force * dt))
+                         fwx * px + fwy * py + fwz * pz, f_limit, circle))
 
         # Velocity at the end of the step without friction (semi-implicit Euler, as pybullet steps).
         ax_, ay_, az_ = inv_inertia(tx, ty, tz)

@@ -24,11 +24,15 @@ from sear.collision import (
     StaticShape,
     StaticWorld,
 )
+from sear.errors import ProjectError
 from sear.geo import geodetic_to_enu
 from sear.meshio import Models, load_models, make_tree
+from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
+from sear.physics.urdf import UrdfVehicle, build_urdf_vehicle
 from sear.physics.vehicle import Vehicle
 from sear.project import WHEEL_IDS, Project
+from sear.robotdesc import RobotDescription, lowest_point
 
 if TYPE_CHECKING:
     import trimesh
@@ -39,6 +43,10 @@ its faces lie at most 0.15 m x (1 - cos(180°/128)) = 0.05 mm inside the cylinde
 GRAVITY = 9.81
 TRUNK_RADIUS = 0.15
 """Radius of a tree's trunk (sear.meshio.make_tree draws the same tree), m."""
+TABLE_TOP = 0.04
+"""Thickness of a table's top (World.add_table), m; at most a quarter of the table's height."""
+TABLE_LEG = 0.05
+"""Side of a table's square legs, m; at most a quarter of the table's width and depth."""
 FALL_DEPTH = 5.0
 """The world's edge: a robot whose centre of mass is this far (m) below the terrain's lowest point has driven
 over the terrain's edge (there is no ground beyond it) and is put back at its start pose; about one
@@ -50,7 +58,7 @@ class Obstacle:
     """Something user code added. `mesh` is its shape in its own body frame, for drawing."""
 
     kind: str
-    """'tree', 'box' or 'wall'."""
+    """'tree', 'box', 'wall' or 'table'."""
     body_ids: list[int]
     """pybullet bodies; the first one carries the pose used for drawing."""
     mesh: trimesh.Trimesh
@@ -95,7 +103,18 @@ class World:
             self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
                                                       np.asarray(self.terrain.mesh.faces)))
             self.geodetic_origin = self._geodetic_origin()
+            self.robot = models.robot
+            """The URDF robot description (None for a mesh body)."""
             self.vehicle = self._build_vehicle(models)
+            self.gripper: GripperBody | None = None
+            """The robot's gripper (sear.physics.gripper), when its body has one."""
+            if project.body.gripper is not None:
+                if not isinstance(self.vehicle, Vehicle):
+                    raise ProjectError("the gripper accessory fits robots built from a body mesh and wheel "
+                                       "models; a robot from a URDF brings its own links: untick Gripper on the "
+                                       "Robot Body Model tab, or model the gripper in the URDF.",
+                                       file=project.path, field="body.gripper")
+                self.gripper = GripperBody(self.client, self.vehicle, project.body.gripper)
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
             """z (m) below which the robot has fallen off the world (FALL_DEPTH)."""
             self.falls: list[tuple[float, float, float]] = []
@@ -114,25 +133,37 @@ class World:
 
     # --- vehicle -----------------------------------------------------------------------------------
 
-    def _build_vehicle(self, models: Models) -> Vehicle:
+    def _build_vehicle(self, models: Models) -> Vehicle | UrdfVehicle:
         project = self.project
+        if models.robot is not None:
+            return self._build_urdf_vehicle(models.robot)
         positions = {wid: project.wheels[wid].position for wid in WHEEL_IDS}
         self.start_position, self.start_orientation = self._start_pose(models.wheels, positions)
         return Vehicle(self.client, models.body, models.wheels, positions, project.dynamics,
                        tuple(self.start_position), tuple(self.start_orientation))
 
+    def _build_urdf_vehicle(self, robot: RobotDescription) -> UrdfVehicle:
+        """A URDF robot, its root link frame `start_altitude` above the ground under its lowest collision
+        point (robotdesc.lowest_point: at rest on its wheels)."""
+        self.start_position, self.start_orientation = self._start_pose_with(-lowest_point(robot))
+        return build_urdf_vehicle(self.client, robot, self.project.body, self.project.dynamics,
+                                  tuple(self.start_position), tuple(self.start_orientation))
+
     def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
         terrain (relative start) or at the given altitude above sea level (absolute start)."""
-        body = self.project.body
-        orientation = np.asarray(body.rotation, dtype=float)
         bottoms = []
         for wid in WHEEL_IDS:
             mesh = wheels[wid]
             lo, hi = mesh.bounds
             centre = np.asarray(positions[wid] if positions[wid] is not None else (lo + hi) / 2.0)
             bottoms.append(centre[2] - (hi[2] - lo[2]) / 2.0)
-        clearance = -min(bottoms)  # body origin above the wheels' lowest point
+        return self._start_pose_with(-min(bottoms))
+
+    def _start_pose_with(self, clearance: float) -> tuple[np.ndarray, np.ndarray]:
+        """The start pose of a body frame `clearance` m above the robot's lowest point."""
+        body = self.project.body
+        orientation = np.asarray(body.rotation, dtype=float)
         if body.start_mode == "absolute":
             east, north, up = geodetic_to_enu(body.start_latitude, body.start_longitude, body.start_abs_altitude,
                                               *self.geodetic_origin)
@@ -146,10 +177,12 @@ class World:
     def reset_vehicle(self) -> None:
         """Put the robot back at its start pose, at rest, inputs released."""
         self.vehicle.reset(tuple(self.start_position), tuple(self.start_orientation))
+        if self.gripper is not None:
+            self.gripper.reset()
 
     def robot_body_ids(self) -> list[int]:
         """Bodies that make up the robot (rays must ignore them)."""
-        return [self.vehicle.body_id]
+        return [self.vehicle.body_id] + ([self.gripper.body_id] if self.gripper is not None else [])
 
     # --- stepping ----------------------------------------------------------------------------------
 
@@ -157,6 +190,8 @@ class World:
         """Advance one fixed physics step: vehicle forces, then pybullet. True when the robot fell off the
         terrain's edge on this step and is back at its start pose (its fall is added to `falls`)."""
         self.vehicle.update(self.dt)
+        if self.gripper is not None:
+            self.gripper.update(self.dt)
         p.stepSimulation(physicsClientId=self.client)
         self.time += self.dt
         (x, y, z), _ = p.getBasePositionAndOrientation(self.vehicle.body_id, physicsClientId=self.client)
@@ -301,6 +336,49 @@ class World:
         mesh = trimesh.creation.box(extents=full)
         body = self._static_body(shape, ((x1 + x2) / 2, (y1 + y2) / 2, base + height / 2), orn, surface=mesh)
         self.obstacles.append(Obstacle("wall", [body], mesh, size=full, colour=(0.75, 0.72, 0.68, 1.0)))
+        return len(self.obstacles) - 1
+
+    def add_table(self, x: float, y: float, width: float, depth: float, height: float) -> int:
+        """A static table centred on (x, y) m: a top `width` m along x and `depth` m along y, its upper
+        face `height` m above its feet, on four square legs flush with its corners.
+
+        The top is TABLE_TOP m thick and the legs TABLE_LEG m square (both at most a quarter of the
+        table's size, so a small table stays a table). The feet stand on the lowest ground under the
+        four legs: on level ground the underside of the top is height - TABLE_TOP above it, and a
+        robot lower than that drives under; on a slope the uphill legs sink in. Every part is a fixed
+        body in the static collision group, so the sensors' rays see legs and top. Returns its index in
+        `obstacles` (`kind` 'table'; the drawing mesh is in the top's frame)."""
+        if not all(v > 0 and math.isfinite(v) for v in (width, depth, height)):
+            raise ValueError("add_table: width, depth and height must be numbers greater than 0 metres")
+        import trimesh
+
+        top = min(TABLE_TOP, height / 4.0)
+        leg = min(TABLE_LEG, width / 4.0, depth / 4.0)
+        corners = [(sx * (width - leg) / 2.0, sy * (depth - leg) / 2.0) for sx in (1, -1) for sy in (1, -1)]
+        feet = np.array([(x + cx + dx, y + cy + dy) for cx, cy in corners
+                         for dx in (-leg / 2, leg / 2) for dy in (-leg / 2, leg / 2)])
+        base = float(self.terrain_heights(feet).min())
+        top_centre = (x, y, base + height - top / 2.0)
+        top_mesh = trimesh.creation.box(extents=(width, depth, top))
+        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[width / 2, depth / 2, top / 2],
+                                       physicsClientId=self.client)
+        ids = [self._static_body(shape, top_centre, surface=top_mesh)]
+        leg_height = height - top
+        leg_mesh = trimesh.creation.box(extents=(leg, leg, leg_height))
+        leg_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[leg / 2, leg / 2, leg_height / 2],
+                                           physicsClientId=self.client)
+        parts = [top_mesh]
+        for cx, cy in corners:
+            ids.append(self._static_body(leg_shape, (x + cx, y + cy, base + leg_height / 2.0), surface=leg_mesh))
+            # The leg in the top's frame, for drawing.
+            parts.append(leg_mesh.copy().apply_translation((cx, cy, -top / 2.0 - leg_height / 2.0)))
+        for body in ids:
+            p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
+        offsets = np.cumsum([0] + [len(m.vertices) for m in parts[:-1]])
+        mesh = trimesh.Trimesh(np.concatenate([m.vertices for m in parts]),
+                               np.concatenate([m.faces + o for m, o in zip(parts, offsets, strict=True)]),
+                               process=False)
+        self.obstacles.append(Obstacle("table", ids, mesh, size=(width, depth, height), colour=(0.55, 0.38, 0.22, 1.0)))
         return len(self.obstacles) - 1
 
     def obstacle_pose(self, obstacle: Obstacle) -> tuple[np.ndarray, np.ndarray]:

@@ -49,7 +49,10 @@ class SensorConfig:
     model_number: str = param("")
     """Datasheet part number (e.g. 'GP2D12'); informational."""
     pose: Pose = field(default_factory=Pose)
-    """Where the sensor sits on the body."""
+    """Where the sensor sits on the body (on `link` when given)."""
+    link: str | None = param(None, label="Link")
+    """URDF robots: the link the sensor is mounted on, its pose then being in that link's frame; left
+    out: the base (root) link. The link must be fixed to the base (no moving joint between them)."""
     noise: bool = param(False)
     """Simulate the part's noise (Gaussian noise, bias, drift) from the run's seeded generator."""
 
@@ -61,7 +64,7 @@ class SensorConfig:
 ROOT_TAG = SENSORS_ROOT_TAG
 
 
-COMMON_FIELDS = ("name", "model_number", "pose", "noise")
+COMMON_FIELDS = ("name", "model_number", "pose", "link", "noise")
 """The fields of SensorConfig, which every type has (the wizard shows them apart)."""
 
 
