@@ -210,6 +210,18 @@ class Sim:
         """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (or None)."""
         return self._call("read_sick", name)
 
+    def show_grid(self, grid: Any, x: float = 0.0, y: float = 0.0, cell: float = 0.1,
+                  title: str | None = "grid") -> None:
+        """Show `grid` (a 2-D array: rows south to north, columns west to east; 0 white .. 1 black, NaN
+        unknown) in the simulation window's Grids dock under `title`, its south-west corner at (x, y) m and
+        its cells `cell` m wide; the last grid of each title is kept (headless runs keep it too)."""
+        name, args = check_call("show_grid", (grid, x, y, cell, title))
+        args[0] = protocol.to_wire(args[0])
+        try:
+            self._link.call(name, args)
+        except ControllerError as exc:
+            raise ValueError(str(exc)) from None
+
     @property
     def pose(self) -> Pose:
         """Ground-truth pose (for debugging; a real robot has only its sensors)."""

@@ -79,6 +79,7 @@ CALLS: dict[str, CallSpec] = {
     "gripper": CallSpec(False, "open true/false or nil, height m or nil"),
     "speed": CallSpec(False, "result m/s"),
     "read_sick": CallSpec(False, "result: SICK 16-bit values or nil"),
+    "show_grid": CallSpec(False, "grid: ndarray (rows south to north), x, y m, cell m, title"),
 }
 """Every `sim` call a controller makes of the simulation. Reading sensors, the time and the sensor names
 need no call: they come with each turn (see docs/controller-protocol.md)."""
@@ -121,8 +122,22 @@ def check_call(name: Any, args: Any) -> tuple[str, list[Any]]:
             raise TypeError(f"sim.{name}: missing argument {param.name!r}")
         else:
             value = param.default
+        if param.kind == "grid" and isinstance(value, dict):  # an ndarray as to_wire sends it
+            value = _wire_array(name, param, value)
         out.append(simapi.check_arg(name, param, value))  # type, finite, range: sear.simapi's rule
     return name, out
+
+
+def _wire_array(call: str, param: simapi.Arg, value: dict[str, Any]) -> np.ndarray:
+    """An array argument as to_wire sent it, decoded; TypeError naming the call when it is not one."""
+    try:
+        array = from_wire(value)
+    except Exception as exc:  # a foreign controller's map may be anything: every failure is a refusal
+        raise TypeError(f"sim.{call}: {param.name} is not an ndarray as the protocol sends one "
+                        f"({type(exc).__name__})") from None
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"sim.{call}: {param.name} must be an ndarray (a map with _type 'ndarray')")
+    return array
 
 
 # --- values on the wire -----------------------------------------------------------------------------------

@@ -63,6 +63,22 @@ class TickResult(NamedTuple):
 _QUIET_TICK, _CONTROL_TICK = TickResult(False, ()), TickResult(True, ())
 """The results of the ticks that sample no sensor: most ticks, so they allocate nothing."""
 
+class GridImage(NamedTuple):
+    """A grid user code showed with sim.show_grid (the window's Grids dock draws it)."""
+
+    values: np.ndarray
+    """float32 (rows, columns): row 0 is the south edge, column 0 the west; 0 free/white .. 1 black, NaN
+    unknown."""
+    x: float
+    """m: the grid's south-west corner, east of the terrain centre."""
+    y: float
+    """m: the grid's south-west corner, north of the terrain centre."""
+    cell: float
+    """m: a cell's edge."""
+    time: float
+    """s: simulated time when it was shown."""
+
+
 TRUTH_COLUMNS = ["truth.x", "truth.y", "truth.z", "truth.roll", "truth.pitch", "truth.yaw", "truth.speed"]
 
 
@@ -375,6 +391,14 @@ class Sim:
         definition): millimetres when its range fits 8.191 m, else centimetres; 0x1FFF = no return."""
         return getattr(self._s.sensors.sensor(name), "sick", None)
 
+    @checked
+    def show_grid(self, grid: np.ndarray, x: float = 0.0, y: float = 0.0, cell: float = 0.1,
+                  title: str | None = "grid") -> None:
+        """Show `grid` (rows south to north, columns west to east; 0 white .. 1 black, NaN unknown) in the
+        window's Grids dock under `title` (None: "grid"), its south-west corner at (x, y) m, cells `cell`
+        m wide. The latest grid of each title is kept in Simulation.grids (headless runs too)."""
+        self._s.grids[title or "grid"] = GridImage(grid.copy(), x, y, cell, self._s.world.time)
+
     @property
     def pose(self) -> Pose:
         """Ground-truth pose (for debugging; a real robot has only its sensors)."""
@@ -458,6 +482,8 @@ class Simulation:
         self.world = World(project, models=models)
         self.runner: ControllerHost | None = None
         self._code = code
+        self.grids: dict[str, GridImage] = {}
+        """The latest grid user code showed under each title (sim.show_grid), in the order first shown."""
         self._sent: dict[str, float | None] = {}
         """Each sensor's sample time last sent to the controller: a turn carries only newer readings."""
         self.log: CsvLog | None = None

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import numpy as np
+
 WORLD_LIMIT = 100_000.0
 """m: obstacles' coordinates stay within this distance of the terrain centre on each axis (beyond it
 single-precision physics loses centimetres)."""
@@ -31,6 +33,8 @@ MAX_MASS = 1_000_000.0
 """kg: the heaviest movable box."""
 MAX_FORCE = 1_000_000.0
 """N: the largest engine or brake force a call may ask for."""
+MAX_GRID_CELLS = 1_000_000
+"""Cells of the largest grid show_grid takes (4 MB as float32: one protocol frame holds it)."""
 
 
 class SimArgumentError(ValueError):
@@ -46,7 +50,8 @@ class Arg:
     """One argument of a `sim` call.
 
     kind: "number" (a real number, given as int or float; not bool), "name" (a string: a sensor's name),
-    "text" (a string or None, as print's sep and end), "any" (anything). Numbers lie in lo..hi (either
+    "text" (a string or None, as print's sep and end), "grid" (a 2-D array of numbers, NaN allowed, at
+    most MAX_GRID_CELLS cells; checked as float32), "any" (anything). Numbers lie in lo..hi (either
     end open when lo_open/hi_open); none_ok lets None through (its meaning is in the call's help)."""
 
     name: str
@@ -71,6 +76,9 @@ class Arg:
             return "True or False" + (", or None" if self.none_ok else "")
         if self.kind == "any":
             return "anything"
+        if self.kind == "grid":
+            return (f"a 2-D array of numbers (NaN for unknown; at most {MAX_GRID_CELLS:,} cells, "
+                    "no infinities)")
         text = "a finite number" + (f" of {self.unit}" if self.unit else "")
         lo, hi = self.lo, self.hi
         if lo == 0 and math.isinf(hi):
@@ -139,6 +147,11 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
     Call("print", (Arg("sep", "text", default=" "), Arg("end", "text", default="\n"),
                    Arg("file", "any", default=None), Arg("flush", "any", default=False)), varargs=True,
          help="print to the console"),
+    Call("show_grid", (Arg("grid", "grid"), _coord("x", default=0.0), _coord("y", default=0.0),
+                       Arg("cell", unit="metres", lo=0.0, hi=MAX_SIZE, lo_open=True, default=0.1),
+                       Arg("title", "text", default="grid")),
+         help="show a 2-D grid (rows south to north, 0 white to 1 black, NaN unknown) in the window's "
+              "Grids dock, its south-west corner at (x, y) m, cells cell m wide, under title"),
     Call("step", help="run(sim) style: wait for the next control tick"),
     Call("wait", (Arg("seconds", unit="seconds", lo=0.0),),
          help="run(sim) style: let seconds of simulated time pass"),
@@ -176,6 +189,8 @@ def check_arg(call: str, arg: Arg, value: Any) -> Any:
         if isinstance(value, str):
             return value
         raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
+    if arg.kind == "grid":
+        return _check_grid(f"sim.{call}({arg.name}=...): {arg.name} must be {arg.describe()}", value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     try:
@@ -189,6 +204,24 @@ def check_arg(call: str, arg: Arg, value: Any) -> Any:
     if below or above:
         raise SimArgumentError(where)
     return number
+
+
+def _check_grid(where: str, value: Any) -> np.ndarray:
+    """`value` as a C-contiguous float32 (rows, columns) array, or SimArgumentError saying what it is."""
+    if isinstance(value, str | bytes | dict) or value is None:
+        raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
+    try:
+        with np.errstate(over="ignore"):  # a number too large for float32 becomes inf, refused below
+            grid = np.ascontiguousarray(value, dtype=np.float32)
+    except (TypeError, ValueError, OverflowError):
+        raise SimArgumentTypeError(f"{where}, not {_type_name(value)} of that") from None
+    if grid.ndim != 2 or 0 in grid.shape:
+        raise SimArgumentError(f"{where}, not an array of shape {grid.shape}")
+    if grid.size > MAX_GRID_CELLS:
+        raise SimArgumentError(f"{where}, not {grid.size:,} cells")
+    if np.isinf(grid).any():
+        raise SimArgumentError(f"{where}, and this one holds infinities (or numbers too large for float32)")
+    return grid
 
 
 def check(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:

@@ -22,6 +22,7 @@ BAD_NUMBERS = [float("nan"), math.inf, -math.inf, "1.0", None, True, [1.0], 10**
 VALID = {  # a valid value of every checked argument (in the middle of its range)
     "force": 10.0, "angle": 0.1, "x": 3.0, "y": -2.0, "z": 0.5, "x1": -3.0, "y1": 4.0, "x2": -3.0, "y2": 6.0,
     "size": 0.5, "mass": 2.0, "height": 0.8, "thickness": 0.1, "seconds": 0.05, "name": "range",
+    "grid": [[0.0, 1.0]], "cell": 0.1, "title": "map",
     "left": 5.0, "right": -5.0, "width": 1.0, "depth": 0.6,
 }
 OUT_OF_RANGE = {  # a finite number each numeric argument refuses
@@ -34,6 +35,7 @@ OUT_OF_RANGE = {  # a finite number each numeric argument refuses
     ("wait", "seconds"): -1.0, ("drive", "left"): -2e6, ("drive", "right"): 2e6,
     ("add_table", "x"): 1e6, ("add_table", "y"): -1e6, ("add_table", "width"): 0.0,
     ("add_table", "depth"): -1.0, ("add_table", "height"): 1e4,
+    ("show_grid", "x"): 2e5, ("show_grid", "y"): -2e5, ("show_grid", "cell"): 0.0,
 }
 NUMERIC = [(call.name, arg.name) for call in SIM_API.values() for arg in call.args if arg.kind == "number"]
 

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from sear.errors import ProjectError
 from sear.gui.geometry import restore_window, save_window
+from sear.gui.griddock import GridTabs
 from sear.gui.help import add_help_menu
 from sear.gui.preview import lit_mesh_item
 from sear.gui.widgets import cross_marks
@@ -69,6 +70,8 @@ CAMERA_KEYS = {
     Qt.Key.Key_W: (1, 0, 0), Qt.Key.Key_S: (-1, 0, 0), Qt.Key.Key_A: (0, 1, 0), Qt.Key.Key_D: (0, -1, 0),
     Qt.Key.Key_Q: (0, 0, 1), Qt.Key.Key_Z: (0, 0, -1),
 }
+SPARSE_BEAMS = 64
+"""A scan of at most this many returns is drawn as a range map, a spoke to each return."""
 ONE_SHOT_KEYS = {Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space, Qt.Key.Key_F1}
 """Keys that act once when pressed (reset, start the user code, the keys' help), whatever has the focus.
 (F1 is also the Help menu's shortcut, which takes it first when the window is active.)"""
@@ -525,6 +528,11 @@ class SimulationWindow(QMainWindow):
         """The first scan sensor (its dock is shown first)."""
 
         self._build_image_docks()
+        self.scan_beams: dict[str, pg.PlotDataItem] = {}
+        """Each sparse scan's spokes (_draw_beams)."""
+        self.grid_tabs = GridTabs()
+        self.grid_dock: QDockWidget | None = None
+        """The Grids dock (sim.show_grid), made when user code first shows a grid."""
 
         self.console = QPlainTextEdit()
         self.console.setReadOnly(True)
@@ -1144,11 +1152,40 @@ class SimulationWindow(QMainWindow):
                 picture = sensor.image(sensor.reading)
                 if picture is not None:
                     image_item.setImage(picture, levels=(0, 255))
-        for sensor, _plot, returns in self.scan_plots.values():
+        for sensor, plot, returns in self.scan_plots.values():
             points = sensor.plot_points(sensor.reading)
             if points is not None:
                 # Plot with the robot's forward axis pointing up the screen, left to the left.
                 returns.setData(*cross_marks(points[:, 0], points[:, 1], 0.04))
+                self._draw_beams(sensor.name, plot, points)
+        self._update_grids()
+
+    def _draw_beams(self, name: str, plot: pg.PlotWidget, points: np.ndarray) -> None:
+        """A sparse scan (a ring of at most SPARSE_BEAMS returns) as a range map: a line from the sensor to
+        each return, so each beam reads as a spoke of the polar map (dense scans show returns only)."""
+        beams = self.scan_beams.get(name)
+        if beams is None:
+            if len(points) > SPARSE_BEAMS:
+                return
+            beams = self.scan_beams[name] = plot.plot(pen=pg.mkPen(230, 130, 130, width=1), connect="pairs")
+        spokes = np.zeros((2 * len(points) if len(points) <= SPARSE_BEAMS else 0, 2))
+        spokes[1::2] = points[:len(spokes) // 2]  # each spoke from the sensor (0, 0) to its return
+        beams.setData(spokes[:, 0], spokes[:, 1])
+
+    def _update_grids(self) -> None:
+        """The grids user code showed (sim.show_grid) in the Grids dock, tabbed with the first scan dock
+        and brought to the front when it first appears, with the robot drawn on them."""
+        grids = self.simulation.grids
+        if not grids:
+            return
+        if self.grid_dock is None:
+            self.grid_dock = self._dock("Grids", self.grid_tabs, Qt.DockWidgetArea.RightDockWidgetArea)
+            if self.scan_docks:
+                self.tabifyDockWidget(self.scan_docks[0], self.grid_dock)
+            QTimer.singleShot(0, self.grid_dock.raise_)  # once the new tab is laid out
+        state = self.simulation.state
+        x, y = float(state.position[0]), float(state.position[1])
+        self.grid_tabs.update_grids(grids, (x, y, quaternion_to_euler(state.orientation)[2]))
 
     def _update_status(self) -> None:
         sim = self.simulation
