@@ -21,7 +21,17 @@ import numpy as np
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, Project, Terrain, model_suffix, wheel_label
+from sear.project import (
+    FIRST_ROBOT_NAME,
+    HEIGHTMAP_SUFFIXES,
+    MESH_SUFFIXES,
+    WHEEL_IDS,
+    Project,
+    Robot,
+    Terrain,
+    model_suffix,
+    wheel_label,
+)
 
 if TYPE_CHECKING:
     import trimesh
@@ -476,22 +486,44 @@ class Models:
     terrain: TerrainModel
     body: trimesh.Trimesh
     wheels: dict[str, trimesh.Trimesh]
+    extra: tuple[RobotModels, ...] = ()
+    """The body and wheels of each of the project's extra robots (Project.extra_robots), in order."""
+
+    def robot(self, index: int) -> RobotModels:
+        """The body and wheel models of robot `index` (0: the first robot, `body` and `wheels`)."""
+        return RobotModels(self.body, self.wheels) if index == 0 else self.extra[index - 1]
+
+
+@dataclass(frozen=True)
+class RobotModels:
+    """One robot's body and four wheels (by WHEEL_IDS), in metres, scaled by its body's scale."""
+
+    body: trimesh.Trimesh
+    wheels: dict[str, trimesh.Trimesh]
+
+
+def load_robot_models(robot: Robot) -> RobotModels:
+    """Read one robot's body and wheel models; ProjectError for the first that is missing or broken."""
+    who = "" if robot.name == FIRST_ROBOT_NAME else f"robot {robot.name}: "
+    if robot.body.file is None:
+        raise ProjectError(f"{who}no robot body model is chosen; choose one on the Robot Body Model tab.")
+    body = load_mesh(robot.body.file, scale=robot.body.scale, tab="Robot Body Model")
+    wheels = {}
+    for wid in WHEEL_IDS:
+        wheel = robot.wheels[wid]
+        if wheel.file is None:
+            raise ProjectError(f"{who}no {wheel_label(wid)} wheel model is chosen; choose one on the Wheel Models "
+                               "tab.")
+        wheels[wid] = load_mesh(wheel.file, scale=robot.body.scale, tab="Wheel Models")
+    return RobotModels(body, wheels)
 
 
 def load_models(project: Project) -> Models:
-    """Read every model of `project` (the run's order: terrain, body, wheels). Raises the first
-    ProjectError; sear.loading reads them one by one to report every problem at once."""
+    """Read every model of `project` (the run's order: terrain, then each robot's body and wheels). Raises
+    the first ProjectError; sear.loading reads them one by one to report every problem at once."""
     terrain = load_terrain(project.terrain)
-    if project.body.file is None:
-        raise ProjectError("no robot body model is chosen; choose one on the Robot Body Model tab.")
-    body = load_mesh(project.body.file, scale=project.body.scale, tab="Robot Body Model")
-    wheels = {}
-    for wid in WHEEL_IDS:
-        wheel = project.wheels[wid]
-        if wheel.file is None:
-            raise ProjectError(f"no {wheel_label(wid)} wheel model is chosen; choose one on the Wheel Models tab.")
-        wheels[wid] = load_mesh(wheel.file, scale=project.body.scale, tab="Wheel Models")
-    return Models(terrain, body, wheels)
+    robots = [load_robot_models(robot) for robot in project.robots]
+    return Models(terrain, robots[0].body, robots[0].wheels, tuple(robots[1:]))
 
 
 # --- shapes SEAR makes itself ----------------------------------------------------------------------

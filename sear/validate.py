@@ -17,7 +17,7 @@ from types import CodeType
 from typing import Any
 
 from sear.errors import Problem, ProjectError, SearError
-from sear.meshio import Models, load_mesh, load_terrain
+from sear.meshio import Models, RobotModels, load_mesh, load_terrain
 from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, WHEEL_IDS, FileChoice, Project, model_suffix
 from sear.sensors import registry
 from sear.sensors.base import MAX_RAYS_PER_SECOND, sample_rate_hz
@@ -136,6 +136,10 @@ class Loaded:
     """The user code compiled (not run)."""
     models: Models | None = None
     """Terrain, body and wheel meshes, read once."""
+    robot_sensors: list[list[SensorConfig]] = field(default_factory=list)
+    """Each robot's sensor definitions (Project.robots' order; the first is `sensors`)."""
+    robot_code: list[CodeType | None] = field(default_factory=list)
+    """Each robot's compiled user code (the first is `code`)."""
 
     @property
     def ok(self) -> bool:
@@ -160,24 +164,39 @@ def load_project(source: str | Path | Project) -> Loaded:
             return Loaded(None, [Problem.from_error(exc)])
     loaded = Loaded(project)
     problems = loaded.problems
-    choices = project.file_choices()
-    loaded.models = _load_models(project, choices, problems)
-    code = project.code
+    loaded.models = _load_models(project, problems)
+    for index in range(len(project.robots)):
+        sensors, code = _load_robot_code(project, index, problems)
+        loaded.robot_sensors.append(sensors)
+        loaded.robot_code.append(code)
+    loaded.sensors, loaded.code = loaded.robot_sensors[0], loaded.robot_code[0]
+    return loaded
+
+
+def _load_robot_code(project: Project, index: int, problems: list[Problem]) -> tuple[list[SensorConfig],
+                                                                                       CodeType | None]:
+    """Robot `index`'s sensor definitions and compiled user code, adding a Problem for each that cannot be
+    read."""
+    choices = project.robot_file_choices(index)
+    code = project.robots[index].code
+    compiled: CodeType | None = None
+    sensors: list[SensorConfig] = []
     code_problems = check_choice(choices["code.user_code"], allowed=(".py",))
     problems += code_problems
     if not code_problems and code.user_code is not None:
-        loaded.code, code_problems = compile_user_code(code.user_code)
+        compiled, code_problems = compile_user_code(code.user_code)
         problems += code_problems or check_hooks(code.user_code)
-    sensor_problems = check_choice(choices["code.sensors"], allowed=(".xml",), required=False)
+    sensor_choice = choices["code.sensors"]
+    sensor_problems = check_choice(sensor_choice, allowed=(".xml",), required=False)
     problems += sensor_problems
     if not sensor_problems and code.sensors is not None:
         try:
-            loaded.sensors = load_sensors(code.sensors)
+            sensors = load_sensors(code.sensors)
         except SearError as exc:
-            problems.append(Problem.from_error(exc, field="code.sensors", tab="Code Setup"))
+            problems.append(Problem.from_error(exc, field=sensor_choice.field, tab="Code Setup"))
         else:
-            problems += ray_budget_problems(loaded.sensors, project.simulation.physics_hz, code.sensors)
-    return loaded
+            problems += ray_budget_problems(sensors, project.simulation.physics_hz, code.sensors)
+    return sensors, compiled
 
 
 def rays_per_second(sensors: list[SensorConfig], physics_hz: float) -> float:
@@ -204,18 +223,27 @@ def ray_budget_problems(sensors: list[SensorConfig], physics_hz: float, path: Pa
                     tab="Code Setup")]
 
 
-def _load_models(project: Project, choices: dict[str, FileChoice], problems: list[Problem]) -> Models | None:
-    """Read the terrain, body and wheel models in the run's order, adding a Problem for each that is not
-    there or not readable; the models when every one was read, else None."""
-    terrain = _read(project, choices["terrain.file"], problems, terrain=True)
-    body = _read(project, choices["body.file"], problems)
-    wheels = {wid: _read(project, choices[f"wheels.{wid}.file"], problems) for wid in WHEEL_IDS}
-    if terrain is None or body is None or any(w is None for w in wheels.values()):
+def _load_models(project: Project, problems: list[Problem]) -> Models | None:
+    """Read the terrain, then each robot's body and wheel models, in the run's order, adding a Problem for
+    each that is not there or not readable; the models when every one was read, else None."""
+    terrain = _read(project, project.file_choices()["terrain.file"], problems, terrain=True)
+    robots: list[RobotModels | None] = []
+    for index, robot in enumerate(project.robots):
+        choices = project.robot_file_choices(index)
+        scale = robot.body.scale
+        body = _read(project, choices["body.file"], problems, scale=scale)
+        wheels = {wid: _read(project, choices[f"wheels.{wid}.file"], problems, scale=scale) for wid in WHEEL_IDS}
+        ok = body is not None and all(w is not None for w in wheels.values())
+        robots.append(RobotModels(body, wheels) if ok else None)
+    if terrain is None or any(r is None for r in robots):
         return None
-    return Models(terrain, body, wheels)
+    first, *rest = robots
+    assert first is not None
+    return Models(terrain, first.body, first.wheels, tuple(r for r in rest if r is not None))
 
 
-def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terrain: bool = False) -> Any:
+def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terrain: bool = False,
+          scale: float = 1.0) -> Any:
     """One model (a TerrainModel when `terrain`, else a mesh) read as a run reads it, or None after adding
     its problem."""
     file_problems = check_choice(choice, allowed=MESH_SUFFIXES + HEIGHTMAP_SUFFIXES if terrain else MESH_SUFFIXES)
@@ -225,7 +253,7 @@ def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terr
         return None
     try:
         return load_terrain(project.terrain, tab=choice.tab) if terrain else load_mesh(
-            path, scale=project.body.scale, tab=choice.tab)
+            path, scale=scale, tab=choice.tab)
     except ProjectError as exc:
         problems.append(Problem(f"{path}: {exc.message}", file=path, line=exc.line, field=choice.field,
                                 tab=choice.tab, label=choice.label))
