@@ -25,10 +25,11 @@ from sear.collision import (
     StaticWorld,
 )
 from sear.geo import geodetic_to_enu
-from sear.meshio import Models, load_models, make_tree
+from sear.meshio import Models, RobotModels, load_models, make_tree
 from sear.physics.meshes import create_terrain_bodies
+from sear.physics.robot import build_vehicle
 from sear.physics.vehicle import Vehicle
-from sear.project import WHEEL_IDS, Project
+from sear.project import WHEEL_IDS, Body, Project, Robot
 
 if TYPE_CHECKING:
     import trimesh
@@ -95,7 +96,16 @@ class World:
             self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
                                                       np.asarray(self.terrain.mesh.faces)))
             self.geodetic_origin = self._geodetic_origin()
-            self.vehicle = self._build_vehicle(models)
+            self.vehicles: list[Vehicle] = []
+            """Every robot's vehicle, in Project.robots' order (built by sear.physics.robot.build_vehicle)."""
+            self.start_poses: list[tuple[np.ndarray, np.ndarray]] = []
+            """Every robot's start position (m) and orientation (quaternion), in the same order."""
+            for index, robot in enumerate(project.robots):
+                self._build_vehicle(index, robot, models.robot(index))
+            self.vehicle = self.vehicles[0]
+            """The first robot's vehicle (a one-robot world's only one)."""
+            self.fell: list[int] = []
+            """The robots (indices) that fell off the terrain's edge on the last step."""
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
             """z (m) below which the robot has fallen off the world (FALL_DEPTH)."""
             self.falls: list[tuple[float, float, float]] = []
@@ -114,17 +124,28 @@ class World:
 
     # --- vehicle -----------------------------------------------------------------------------------
 
-    def _build_vehicle(self, models: Models) -> Vehicle:
-        project = self.project
-        positions = {wid: project.wheels[wid].position for wid in WHEEL_IDS}
-        self.start_position, self.start_orientation = self._start_pose(models.wheels, positions)
-        return Vehicle(self.client, models.body, models.wheels, positions, project.dynamics,
-                       tuple(self.start_position), tuple(self.start_orientation))
+    def _build_vehicle(self, index: int, robot: Robot, models: RobotModels) -> Vehicle:
+        """Robot `index`'s vehicle at its start pose, added to `vehicles` and `start_poses`."""
+        positions = {wid: robot.wheels[wid].position for wid in WHEEL_IDS}
+        start = self._start_pose(robot.body, models.wheels, positions)
+        self.start_poses.append(start)
+        vehicle = build_vehicle(self.client, robot, models, index, tuple(start[0]), tuple(start[1]))
+        self.vehicles.append(vehicle)
+        return vehicle
 
-    def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
+    @property
+    def start_position(self) -> np.ndarray:
+        """The first robot's start position (m, world frame)."""
+        return self.start_poses[0][0]
+
+    @property
+    def start_orientation(self) -> np.ndarray:
+        """The first robot's start orientation (quaternion x, y, z, w)."""
+        return self.start_poses[0][1]
+
+    def _start_pose(self, body: Body, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
         terrain (relative start) or at the given altitude above sea level (absolute start)."""
-        body = self.project.body
         orientation = np.asarray(body.rotation, dtype=float)
         bottoms = []
         for wid in WHEEL_IDS:
@@ -143,29 +164,37 @@ class World:
             z = self.terrain_height(east, north) + body.start_altitude + clearance
         return np.array([east, north, z]), orientation / np.linalg.norm(orientation)
 
-    def reset_vehicle(self) -> None:
-        """Put the robot back at its start pose, at rest, inputs released."""
-        self.vehicle.reset(tuple(self.start_position), tuple(self.start_orientation))
+    def reset_vehicle(self, index: int | None = None) -> None:
+        """Put robot `index` (None: every robot) back at its start pose, at rest, inputs released."""
+        for i in range(len(self.vehicles)) if index is None else (index,):
+            position, orientation = self.start_poses[i]
+            self.vehicles[i].reset(tuple(position), tuple(orientation))
 
-    def robot_body_ids(self) -> list[int]:
-        """Bodies that make up the robot (rays must ignore them)."""
-        return [self.vehicle.body_id]
+    def robot_body_ids(self, index: int = 0) -> list[int]:
+        """Bodies that make up robot `index` (its own sensors' rays must ignore them)."""
+        return [self.vehicles[index].body_id]
 
     # --- stepping ----------------------------------------------------------------------------------
 
     def step(self) -> bool:
-        """Advance one fixed physics step: vehicle forces, then pybullet. True when the robot fell off the
-        terrain's edge on this step and is back at its start pose (its fall is added to `falls`)."""
-        self.vehicle.update(self.dt)
+        """Advance one fixed physics step: every vehicle's forces, then pybullet. True when a robot fell off
+        the terrain's edge on this step and is back at its start pose (its fall is added to `falls`, its
+        index to `fell`)."""
+        for vehicle in self.vehicles:
+            vehicle.update(self.dt)
         p.stepSimulation(physicsClientId=self.client)
         self.time += self.dt
-        (x, y, z), _ = p.getBasePositionAndOrientation(self.vehicle.body_id, physicsClientId=self.client)
-        if z >= self.fall_height:
-            return False
-        (x0, y0, _), (x1, y1, _) = self.terrain.mesh.bounds
-        self.falls.append((self.time, min(max(x, x0), x1), min(max(y, y0), y1)))
-        self.reset_vehicle()
-        return True
+        if self.fell:
+            self.fell = []
+        for index, vehicle in enumerate(self.vehicles):
+            (x, y, z), _ = p.getBasePositionAndOrientation(vehicle.body_id, physicsClientId=self.client)
+            if z >= self.fall_height:
+                continue
+            (x0, y0, _), (x1, y1, _) = self.terrain.mesh.bounds
+            self.falls.append((self.time, min(max(x, x0), x1), min(max(y, y0), y1)))
+            self.fell.append(index)
+            self.reset_vehicle(index)
+        return bool(self.fell)
 
     # --- queries -----------------------------------------------------------------------------------
 

@@ -13,9 +13,10 @@ plane of the triangle it found, so its distance is as exact as pybullet's. Witho
 cannot be installed) every ray goes to pybullet, with one warning per process.
 
 pybullet's rayTestBatch takes at most 16,383 rays per call (a numpy batch of 16,384 or more silently
-returns nothing), so batches for it are split; Embree has no such limit. The robot never sees itself:
-its bodies carry the collision group bit ROBOT_COLLISION_GROUP, which the rays' mask leaves out, and
-they are never part of the fixed world.
+returns nothing), so batches for it are split; Embree has no such limit. A robot never sees itself and
+sees every other robot: each robot's bodies carry a collision group bit of their own
+(sear.collision.robot_group), which its rays' mask leaves out and the other robots' rays keep, and no
+robot is part of the fixed world.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pybullet as p
 
-from sear.collision import ROBOT_COLLISION_GROUP, StaticShape, StaticWorld
+from sear.collision import ROBOT_BODY_MASK, StaticShape, StaticWorld, robot_group, sensor_ray_mask
 
 MAX_BATCH = 16_383
 """Most rays pybullet's rayTestBatch casts in one call."""
@@ -159,15 +160,19 @@ class RayCaster:
     `engine="pybullet"`) every ray with pybullet."""
 
     def __init__(self, client: int, ignore_bodies: list[int], static_world: StaticWorld | None = None, *,
-                 engine: str = "auto") -> None:
+                 engine: str = "auto", robot_index: int = 0) -> None:
+        """`ignore_bodies`: the bodies of robot number `robot_index` of the world, whose sensors these
+        rays are; they go into that robot's collision group (sear.collision.robot_group), which the rays'
+        mask leaves out while it keeps every other robot's."""
         if engine not in ("auto", "pybullet"):
             raise ValueError(f"engine must be 'auto' or 'pybullet', not {engine!r}")
         self.client = client
-        self.mask = 0xFFFF & ~ROBOT_COLLISION_GROUP
+        self.mask = sensor_ray_mask(robot_index)
         self.ignore = set(ignore_bodies)
+        group = robot_group(robot_index)
         for body in ignore_bodies:
-            # Idempotent: the vehicle already puts its chassis in this group.
-            p.setCollisionFilterGroupMask(body, -1, ROBOT_COLLISION_GROUP, self.mask, physicsClientId=client)
+            # Idempotent: sear.physics.robot.build_vehicle already puts its chassis in this group.
+            p.setCollisionFilterGroupMask(body, -1, group, ROBOT_BODY_MASK, physicsClientId=client)
         self.static_world = static_world
         self.embree = _embree() if static_world is not None and engine == "auto" else None
         self._scenes: list[_StaticScene] = []
