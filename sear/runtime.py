@@ -870,8 +870,9 @@ class Simulation:
     def close(self) -> None:
         """Stop the controller (a run(sim) sees sim.step() return False and may finish; its process
         ends), flush the log, free the physics. Closing twice does nothing more."""
-        if self.runner is not None:
-            self.runner.close()
+        for run in getattr(self, "robots", ()):
+            if run.runner is not None:
+                run.runner.close()
         self.stop_log()
         self.world.close()
 
