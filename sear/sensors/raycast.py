@@ -272,12 +272,11 @@ class RayCaster:
         # A zero component becomes a tiny one: its slab then bounds t by ±huge (outside it) or by
         # nothing (inside), as the limit says, without inf * 0.
         inverse = 1.0 / np.where(direction == 0.0, 1e-30, direction)
-        crossing = np.zeros(len(starts), dtype=bool)
-        for body, link in self._moving:
-            lo, hi = p.getAABB(body, link, physicsClientId=self.client)
-            t1 = (np.asarray(lo) - BOX_PADDING - starts) * inverse
-            t2 = (np.asarray(hi) + BOX_PADDING - starts) * inverse
-            enter = np.minimum(t1, t2).max(axis=1)
-            leave = np.maximum(t1, t2).min(axis=1)
-            crossing |= (enter <= leave) & (leave >= 0.0) & (enter <= reach)
+        boxes = np.array([p.getAABB(body, link, physicsClientId=self.client) for body, link in self._moving])
+        # All boxes against all rays at once: (boxes, rays, 3) slabs.
+        t1 = (boxes[:, None, 0, :] - BOX_PADDING - starts) * inverse
+        t2 = (boxes[:, None, 1, :] + BOX_PADDING - starts) * inverse
+        enter = np.minimum(t1, t2).max(axis=2)
+        leave = np.maximum(t1, t2).min(axis=2)
+        crossing = ((enter <= leave) & (leave >= 0.0) & (enter <= reach)).any(axis=0)
         return np.flatnonzero(crossing)
