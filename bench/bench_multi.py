@@ -72,7 +72,8 @@ def measure(robots: int, sensors: str, code: bool, seconds: float) -> float:
         if code and not loaded.ok:
             raise SystemExit("\n".join(map(str, loaded.problems)))
         # Without user code a project does not validate (no file chosen): the bare project is simulated.
-        simulation = Simulation(loaded if code else project, seed=3, log_path=Path(folder) / "a.csv", output=lambda text: None)
+        simulation = Simulation(loaded if code else project, seed=3, log_path=Path(folder) / "a.csv",
+                                output=lambda text: None)
         try:
             if code:
                 simulation.start_user_code()

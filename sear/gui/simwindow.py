@@ -76,6 +76,7 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td><b>H</b> / ←, <b>K</b> / →</td><td>steer (skid steer: spin) left, right</td></tr>
 <tr><td><b>Enter</b></td><td>reset the robot to its start pose</td></tr>
 <tr><td><b>Space</b></td><td>start the user code (restart it after an error)</td></tr>
+<tr><td><b>Tab</b></td><td>next robot (several robots): the keys drive it, the camera follows it</td></tr>
 <tr><td><b>W S A D</b></td><td>camera forward, back, left, right</td></tr>
 <tr><td><b>Q Z</b></td><td>camera up, down</td></tr>
 <tr><td>mouse</td><td>drag to orbit, wheel to zoom</td></tr>
@@ -95,6 +96,9 @@ TICK_BUDGET = {True: 0.022, False: 0.05}
 physics cannot keep up the simulation slips behind the clock (the status bar says so) rather than the
 frame rate collapsing, and as fast as possible still draws about 15 frames a second."""
 HIT, MISS = (1.0, 0.2, 0.15, 0.95), (0.3, 0.85, 0.35, 0.12)
+ROBOT_COLOURS = ((0.55, 0.6, 0.78), (0.85, 0.5, 0.35), (0.45, 0.72, 0.45), (0.8, 0.72, 0.35), (0.65, 0.5, 0.78),
+                 (0.4, 0.72, 0.75))
+"""Body colours of the robots, in turn (the first robot's is the one-robot window's)."""
 PLOT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                 "#bcbd22", "#17becf")
 """Colours of the first ten plotted fields (the "tab10" palette: easy to tell apart); further fields get
@@ -432,17 +436,21 @@ class SimulationWindow(QMainWindow):
                                            antialias=False, glOptions="translucent")
         self.view.addItem(self.grid_item)
         self._add_north_arrow(size, float(hi[2]))
-        vehicle = world.vehicle
-        self.body_item = lit_mesh_item(vehicle.body_mesh, (0.55, 0.6, 0.78))
-        self.view.addItem(self.body_item)
-        self.hull_item = lit_mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
-        self.hull_item.setGLOptions("translucent")
-        self.view.addItem(self.hull_item)
-        self.wheel_items = {}
-        for wid, mesh in vehicle.wheel_meshes.items():
-            item = lit_mesh_item(mesh, (0.15, 0.15, 0.17))
-            self.view.addItem(item)
-            self.wheel_items[wid] = item
+        self.robot_items: list[tuple[gl.GLMeshItem, gl.GLMeshItem, dict[str, gl.GLMeshItem]]] = []
+        """Each robot's body, collision hull and wheel items, in Simulation.robots' order."""
+        for index, vehicle in enumerate(world.vehicles):
+            body_item = lit_mesh_item(vehicle.body_mesh, ROBOT_COLOURS[index % len(ROBOT_COLOURS)])
+            self.view.addItem(body_item)
+            hull_item = lit_mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
+            hull_item.setGLOptions("translucent")
+            self.view.addItem(hull_item)
+            wheel_items = {}
+            for wid, mesh in vehicle.wheel_meshes.items():
+                item = lit_mesh_item(mesh, (0.15, 0.15, 0.17))
+                self.view.addItem(item)
+                wheel_items[wid] = item
+            self.robot_items.append((body_item, hull_item, wheel_items))
+        self.body_item, self.hull_item, self.wheel_items = self.robot_items[0]
         self.obstacle_items: dict[int, gl.GLMeshItem] = {}
         self.rays_item = gl.GLLinePlotItem(mode="lines", width=1.0, antialias=False)
         self.rays_item.setVisible(False)
@@ -467,10 +475,10 @@ class SimulationWindow(QMainWindow):
         self.fields_list = QListWidget()
         self.fields_list.setMaximumHeight(130)
         self.fields_list.setMinimumHeight(48)
-        for sensor in sim.sensors.sensors:
+        for sensor, prefix in ((sensor, run.prefix) for run in sim.robots for sensor in run.sensors.sensors):
             plotted = sensor.log_fields if sensor.PLOTTED is None else sensor.PLOTTED
             for field in plotted:
-                item = QListWidgetItem(f"{sensor.name}.{field}")
+                item = QListWidgetItem(f"{prefix}{sensor.name}.{field}")  # as the log names it
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(Qt.CheckState.Unchecked)
                 self.fields_list.addItem(item)
@@ -741,7 +749,8 @@ class SimulationWindow(QMainWindow):
         focus to the 3-D view: whichever widget has the focus, except a text field being typed in, which
         keeps all but Esc. Keys with Ctrl or Alt are left to the shortcuts (Ctrl+Q, Ctrl+W, ...)."""
         key = Qt.Key(event.key())
-        ours = key in DRIVE_KEYS or key in CAMERA_KEYS or key in ONE_SHOT_KEYS
+        robot_key = key == Qt.Key.Key_Tab and len(self.simulation.robots) > 1  # one robot: Tab moves the focus
+        ours = key in DRIVE_KEYS or key in CAMERA_KEYS or key in ONE_SHOT_KEYS or robot_key
         if event.type() == QEvent.Type.KeyRelease:
             if not event.isAutoRepeat():
                 self.view.held.discard(key)  # also when typing: a key held into a text field must let go
@@ -766,6 +775,8 @@ class SimulationWindow(QMainWindow):
             self.start_user_code()
         elif key == Qt.Key.Key_F1:
             self.commands["help"].toggle()
+        elif robot_key:
+            self.next_robot()
         else:
             self.reset()
         return True
@@ -822,6 +833,18 @@ class SimulationWindow(QMainWindow):
         self.simulation.reset()
         self.draw()
 
+    def next_robot(self) -> None:
+        """Tab: the keys drive the next robot and the camera follows it (the robot left lets go of the
+        keys' pedals; its user code keeps driving it)."""
+        if self._manual_active:
+            self.simulation.set_manual_input(0.0, 0.0, False)
+            self._manual_active = False
+        self.simulation.choose_next_robot()
+        self.following = not self._camera_moved
+        self.draw()
+        self._update_status()
+        self._update_hud()
+
     @property
     def realtime(self) -> bool:
         """Whether the simulation keeps to the wall clock (else it runs as fast as frames allow)."""
@@ -856,7 +879,8 @@ class SimulationWindow(QMainWindow):
         self.draw()
 
     def set_debug_shapes(self, on: bool) -> None:
-        self.hull_item.setVisible(on)
+        for _body, hull_item, _wheels in self.robot_items:
+            hull_item.setVisible(on)
         for item in self.obstacle_items.values():
             item.opts["drawEdges"] = on
             item.update()
@@ -962,12 +986,13 @@ class SimulationWindow(QMainWindow):
 
     def draw(self) -> None:
         world = self.simulation.world
-        vehicle = world.vehicle
-        position, orientation = vehicle.pose()
-        self.body_item.setTransform(_transform(position, orientation))
-        self.hull_item.setTransform(_transform(position, orientation))
-        for wid, (pos, orn) in vehicle.wheel_transforms().items():
-            self.wheel_items[wid].setTransform(_transform(pos, orn))
+        for vehicle, (body_item, hull_item, wheel_items) in zip(world.vehicles, self.robot_items, strict=True):
+            pose = _transform(*vehicle.pose())
+            body_item.setTransform(pose)
+            hull_item.setTransform(pose)
+            for wid, (pos, orn) in vehicle.wheel_transforms().items():
+                wheel_items[wid].setTransform(_transform(pos, orn))
+        position, orientation = self.simulation.driven_robot.vehicle.pose()
         for index, obstacle in enumerate(world.obstacles):
             item = self.obstacle_items.get(index)
             if item is None:
@@ -1029,7 +1054,7 @@ class SimulationWindow(QMainWindow):
 
     def visible_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every ray sensor's rays of its latest sample: starts, ends (m, world frame) and hit flags."""
-        batches = list(self.simulation.sensors.rays_by_sensor.values())
+        batches = list(self.simulation.driven_robot.sensors.rays_by_sensor.values())
         if not batches:
             return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
         starts, ends, hits = (np.concatenate(parts) for parts in zip(*batches, strict=True))
@@ -1061,7 +1086,11 @@ class SimulationWindow(QMainWindow):
 
     def _log_cells(self) -> dict[str, str]:
         """Every sensor column's latest value, as the CSV log writes it (for the plots' history)."""
-        return dict(zip(self.simulation.sensors.log_columns(), self.simulation.sensors.log_values(), strict=True))
+        cells: dict[str, str] = {}
+        for run in self.simulation.robots:
+            sensors = run.sensors
+            cells.update(zip((run.prefix + c for c in sensors.log_columns()), sensors.log_values(), strict=True))
+        return cells
 
     @staticmethod
     def hud_text(sensor: Sensor) -> str:
@@ -1074,8 +1103,11 @@ class SimulationWindow(QMainWindow):
 
     def _update_hud(self) -> None:
         sim = self.simulation
-        lines = [f"t = {sim.world.time:8.2f} s   speed {np.linalg.norm(sim.state.linear_velocity):5.2f} m/s"]
-        for sensor in sim.sensors.sensors:
+        run = sim.driven_robot
+        lines = [f"t = {sim.world.time:8.2f} s   speed {np.linalg.norm(run.state.linear_velocity):5.2f} m/s"]
+        if len(sim.robots) > 1:
+            lines.insert(0, f"robot {run.name} ({run.index + 1} of {len(sim.robots)})")
+        for sensor in run.sensors.sensors:
             lines.append(f"{sensor.name:<12} {self.hud_text(sensor)}")
         self.hud.setText("\n".join(lines))
         self.hud.adjustSize()
@@ -1142,7 +1174,9 @@ class SimulationWindow(QMainWindow):
         if len(self._frames) > 1:
             fps = (len(self._frames) - 1) / max(self._frames[-1] - self._frames[0], 1e-9)
         speed = "paused" if self.paused else self.rate_display.text(self.realtime)
-        self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {speed}   |   "
+        robot = f"driving {sim.driven_robot.name} (Tab: next of {len(sim.robots)} robots)   |   " \
+            if len(sim.robots) > 1 else ""
+        self.status.setText(f"{robot}{code}   |   t = {sim.world.time:7.2f} s   |   {speed}   |   "
                             f"{fps:4.1f} frames/s   |   F1: keys")
 
     def _show_console(self, *, now: bool = False) -> None:
