@@ -21,6 +21,7 @@ from sear.collision import (
     STATIC_COLLISION_GROUP,
     STATIC_COLLISION_MASK,
     TERRAIN_COLLISION_GROUP,
+    RobotHull,
     StaticShape,
     StaticWorld,
 )
@@ -131,6 +132,14 @@ class World:
         self.start_poses.append(start)
         vehicle = build_vehicle(self.client, robot, models, index, tuple(start[0]), tuple(start[1]))
         self.vehicles.append(vehicle)
+        try:  # the other robots' rays test this hull themselves (a flat model has none: pybullet casts them)
+            with np.errstate(all="ignore"):
+                hull = vehicle.body_mesh.convex_hull
+            margin = p.getDynamicsInfo(vehicle.body_id, -1, physicsClientId=self.client)[11]
+            self.static_world.robots[vehicle.body_id] = RobotHull(
+                vehicle.body_id, np.asarray(hull.vertices) - vehicle.cog, np.asarray(hull.faces), margin)
+        except Exception:  # qhull's errors have no common type
+            pass
         return vehicle
 
     @property

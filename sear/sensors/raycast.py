@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pybullet as p
 
-from sear.collision import ROBOT_BODY_MASK, StaticShape, StaticWorld, robot_group, sensor_ray_mask
+from sear.collision import ROBOT_BODY_MASK, RobotHull, StaticShape, StaticWorld, robot_group, sensor_ray_mask
 
 MAX_BATCH = 16_383
 """Most rays pybullet's rayTestBatch casts in one call."""
@@ -180,7 +180,10 @@ class RayCaster:
         self._version = -1
         self._body_count = -1
         self._moving: list[tuple[int, int]] = []
-        """(body, link) of every body part that is neither fixed (in the static world) nor ignored."""
+        """(body, link) of every body part that is neither fixed (in the static world), nor a robot whose
+        hull is known, nor ignored: pybullet casts the rays near them."""
+        self._hulls: list[RobotHull] = []
+        """The other robots' hulls (StaticWorld.robots), tested here (_cast_hulls)."""
 
     @property
     def engines(self) -> str:
@@ -207,6 +210,8 @@ class RayCaster:
         direction = end - begin
         for scene in self._scenes:
             scene.cast(begin, direction, result)
+        for hull in self._hulls:
+            self._cast_hull(hull, begin, direction, result)
         near = self._near_moving(begin, direction, result.fraction)
         if len(near):
             extra = self._pybullet(begin[near], end[near], None)
@@ -256,13 +261,56 @@ class RayCaster:
             self._version = world.version
         fixed = world.bodies
         moving: list[tuple[int, int]] = []
+        hulls: list[RobotHull] = []
         for i in range(count):
             body = p.getBodyUniqueId(i, physicsClientId=self.client)
             if body in fixed or body in self.ignore:
                 continue
-            moving.extend((body, link) for link in range(-1, p.getNumJoints(body, physicsClientId=self.client)))
+            joints = p.getNumJoints(body, physicsClientId=self.client)
+            if body in world.robots and joints == 0:
+                hulls.append(world.robots[body])
+                continue
+            moving.extend((body, link) for link in range(-1, joints))
         self._moving = moving
+        self._hulls = hulls
         self._body_count = count
+
+    def _cast_hull(self, hull: RobotHull, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
+        """Rays against another robot's convex hull, in place of `result`'s hits where nearer: each ray is
+        clipped by the hull's planes in the robot's frame (it enters the hull at the last plane it
+        crosses inwards, before it leaves at the first it crosses outwards)."""
+        position, orientation = p.getBasePositionAndOrientation(hull.body, physicsClientId=self.client)
+        centre = np.asarray(position)
+        # Rays whose segment (up to their hit so far) passes within the hull's radius of its centre.
+        to_centre = centre - starts
+        length2 = np.einsum("ij,ij->i", direction, direction)
+        t = np.clip(np.einsum("ij,ij->i", to_centre, direction) / np.maximum(length2, 1e-300), 0.0, result.fraction)
+        closest = starts + direction * t[:, None] - centre
+        rays = np.flatnonzero(np.einsum("ij,ij->i", closest, closest) <= hull.radius * hull.radius)
+        if not len(rays):
+            return
+        rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+        local_start = (starts[rays] - centre) @ rotation  # into the body frame: R^T (s - c)
+        local_direction = direction[rays] @ rotation
+        denominator = local_direction @ hull.normals.T  # (rays, planes)
+        numerator = hull.offsets - local_start @ hull.normals.T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            crossing = numerator / denominator
+        entering = denominator < 0.0
+        enter = np.where(entering, crossing, -np.inf)
+        leave = np.where(denominator > 0.0, crossing, np.inf)
+        outside_parallel = ((denominator == 0.0) & (numerator < 0.0)).any(axis=1)
+        plane = enter.argmax(axis=1)
+        t_enter = enter[np.arange(len(rays)), plane]
+        t_leave = leave.min(axis=1)
+        hit = (~outside_parallel & (t_enter <= t_leave) & (t_enter >= 0.0)
+               & (t_enter < result.fraction[rays]))
+        if not hit.any():
+            return
+        nearer = rays[hit]
+        result.fraction[nearer] = t_enter[hit]
+        result.normal[nearer] = hull.normals[plane[hit]] @ rotation.T
+        result.body[nearer] = hull.body
 
     def _near_moving(self, starts: np.ndarray, direction: np.ndarray, reach: np.ndarray) -> np.ndarray:
         """Indices of the rays whose segment from t = 0 to t = reach crosses a moving body's bounding box
@@ -271,8 +319,15 @@ class RayCaster:
             return np.zeros(0, dtype=np.int64)
         # A zero component becomes a tiny one: its slab then bounds t by ±huge (outside it) or by
         # nothing (inside), as the limit says, without inf * 0.
-        inverse = 1.0 / np.where(direction == 0.0, 1e-30, direction)
         boxes = np.array([p.getAABB(body, link, physicsClientId=self.client) for body, link in self._moving])
+        # Only the boxes that overlap the box around every ray's segment can be crossed by one.
+        ends = starts + direction * reach[:, None]
+        low = np.minimum(starts.min(axis=0), ends.min(axis=0)) - BOX_PADDING
+        high = np.maximum(starts.max(axis=0), ends.max(axis=0)) + BOX_PADDING
+        boxes = boxes[((boxes[:, 0, :] <= high) & (boxes[:, 1, :] >= low)).all(axis=1)]
+        if not len(boxes):
+            return np.zeros(0, dtype=np.int64)
+        inverse = 1.0 / np.where(direction == 0.0, 1e-30, direction)
         # All boxes against all rays at once: (boxes, rays, 3) slabs.
         t1 = (boxes[:, None, 0, :] - BOX_PADDING - starts) * inverse
         t2 = (boxes[:, None, 1, :] + BOX_PADDING - starts) * inverse
