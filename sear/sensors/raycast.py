@@ -210,8 +210,8 @@ class RayCaster:
         direction = end - begin
         for scene in self._scenes:
             scene.cast(begin, direction, result)
-        for hull in self._hulls:
-            self._cast_hull(hull, begin, direction, result)
+        if self._hulls:
+            self._cast_hulls(begin, direction, result)
         near = self._near_moving(begin, direction, result.fraction)
         if len(near):
             extra = self._pybullet(begin[near], end[near], None)
@@ -275,20 +275,35 @@ class RayCaster:
         self._hulls = hulls
         self._body_count = count
 
-    def _cast_hull(self, hull: RobotHull, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
-        """Rays against another robot's convex hull, in place of `result`'s hits where nearer: each ray is
-        clipped by the hull's planes in the robot's frame (it enters the hull at the last plane it
-        crosses inwards, before it leaves at the first it crosses outwards)."""
-        position, orientation = p.getBasePositionAndOrientation(hull.body, physicsClientId=self.client)
-        centre = np.asarray(position)
-        # Rays whose segment (up to their hit so far) passes within the hull's radius of its centre.
-        to_centre = centre - starts
-        length2 = np.einsum("ij,ij->i", direction, direction)
-        t = np.clip(np.einsum("ij,ij->i", to_centre, direction) / np.maximum(length2, 1e-300), 0.0, result.fraction)
-        closest = starts + direction * t[:, None] - centre
-        rays = np.flatnonzero(np.einsum("ij,ij->i", closest, closest) <= hull.radius * hull.radius)
-        if not len(rays):
+    def _cast_hulls(self, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
+        """Rays against the other robots' hulls: first which rays pass near which robot, for all robots at
+        once (each segment, up to its hit so far, against a sphere around the robot), then each robot near
+        some ray (_cast_hull)."""
+        poses = [p.getBasePositionAndOrientation(hull.body, physicsClientId=self.client) for hull in self._hulls]
+        centres = np.array([pose[0] for pose in poses])
+        radii = np.array([hull.radius for hull in self._hulls])
+        # The box around every segment first: most robots are nowhere near the batch.
+        ends = starts + direction * result.fraction[:, None]
+        low, high = np.minimum(starts, ends).min(axis=0), np.maximum(starts, ends).max(axis=0)
+        near = np.flatnonzero(((centres + radii[:, None] >= low) & (centres - radii[:, None] <= high)).all(axis=1))
+        if not len(near):
             return
+        length2 = np.maximum(np.einsum("ij,ij->i", direction, direction), 1e-300)
+        for k in near:
+            centre = centres[k]
+            t = np.clip(np.einsum("ij,ij->i", centre - starts, direction) / length2, 0.0, result.fraction)
+            closest = starts + direction * t[:, None] - centre
+            rays = np.flatnonzero(np.einsum("ij,ij->i", closest, closest) <= radii[k] * radii[k])
+            if len(rays):
+                self._cast_hull(self._hulls[k], centre, poses[k][1], rays, starts, direction, result)
+
+    @staticmethod
+    def _cast_hull(hull: RobotHull, centre: np.ndarray, orientation: Any, rays: np.ndarray, starts: np.ndarray,
+                   direction: np.ndarray, result: RayResult) -> None:
+        """Rays `rays` against one robot's convex hull (its frame at `centre`, `orientation`), in place of
+        `result`'s hits where nearer: each ray is clipped by the hull's planes in the robot's frame (it
+        enters the hull at the last plane it crosses inwards, before it leaves at the first it crosses
+        outwards)."""
         rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
         local_start = (starts[rays] - centre) @ rotation  # into the body frame: R^T (s - c)
         local_direction = direction[rays] @ rotation

@@ -33,7 +33,7 @@ def world(tmp_path_factory):
 
 
 def test_hull_rays_match_pybullet(world: World) -> None:
-    mine, other = world.vehicles
+    _mine, other = world.vehicles
     hull = world.static_world.robots.get(other.body_id)
     assert hull is not None  # the fast path is the one under test
     fast = RayCaster(world.client, world.robot_body_ids(0), world.static_world)
