@@ -13,6 +13,31 @@ ROBOT_COLLISION_GROUP = 0x40
 """Collision filter group bit of the robot's bodies; the sensors' rays leave it out of their mask.
 Not 1 or 2: Bullet gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
 
+MAX_ROBOTS = 23
+"""Robots one world holds at most: each has a collision group bit of its own (robot_group), bits 8 to 30
+of pybullet's 32-bit signed groups, so that its sensors' rays can leave out its own body and still see
+the other robots."""
+ALL_ROBOT_GROUPS = ROBOT_COLLISION_GROUP | sum(1 << (8 + i) for i in range(MAX_ROBOTS))
+"""Every bit a robot's body can carry."""
+NOT_ROBOTS_MASK = 0xFFFF & ~ALL_ROBOT_GROUPS
+"""A ray mask that leaves out every robot (a wheel's suspension ray)."""
+ROBOT_BODY_MASK = 0x7FFFFFFF
+"""A robot body's mask: it collides with everything, other robots included."""
+
+
+def robot_group(index: int) -> int:
+    """Collision group of robot `index` (0-based) of a world: ROBOT_COLLISION_GROUP and its own bit."""
+    if not 0 <= index < MAX_ROBOTS:
+        raise ValueError(f"a world holds at most {MAX_ROBOTS} robots, not robot number {index + 1}")
+    return ROBOT_COLLISION_GROUP | (1 << (8 + index))
+
+
+def sensor_ray_mask(index: int) -> int:
+    """The ray mask of robot `index`'s sensors: everything but that robot's own body (its own bit and
+    the group bit all robots share are left out; the other robots are hit through their own bits)."""
+    return NOT_ROBOTS_MASK | (ALL_ROBOT_GROUPS & ~robot_group(index))
+
+
 TERRAIN_COLLISION_GROUP = 0x80
 """Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
 STATIC_COLLISION_GROUP = 0x2
@@ -43,6 +68,32 @@ class StaticShape:
         (boxes and cylinders keep theirs inside; the terrain has none)."""
 
 
+class RobotHull:
+    """A robot's body as the convex hull pybullet collides it with, as planes in its pybullet (centre of
+    mass) frame: what the ray caster tests other robots' rays against, exactly and without pybullet."""
+
+    __slots__ = ("body", "normals", "offsets", "radius")
+
+    def __init__(self, body: int, vertices: np.ndarray, faces: np.ndarray, margin: float = 0.0) -> None:
+        """`vertices` (V, 3) m and `faces` (F, 3) of the convex hull, in the body's pybullet frame, its faces
+        wound outwards; `margin` (m): how far outside them pybullet's surface lies."""
+        self.body = body
+        corners = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)]
+        normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        lengths = np.linalg.norm(normals, axis=1)
+        keep = lengths > 1e-12
+        normals = normals[keep] / lengths[keep, None]
+        offsets = np.einsum("ij,ij->i", normals, corners[keep, 0]) + margin
+        # Coplanar triangles give the same plane: one of each is enough.
+        _, first = np.unique(np.round(np.column_stack([normals, offsets]), 9), axis=0, return_index=True)
+        self.normals = np.ascontiguousarray(normals[np.sort(first)])
+        """(P, 3) outward unit normals of the hull's planes."""
+        self.offsets = np.ascontiguousarray(offsets[np.sort(first)])
+        """(P,) n·x at each plane, m: a point is inside when n·x <= offset for every plane."""
+        self.radius = float(np.linalg.norm(vertices, axis=1).max()) + margin
+        """m: the hull lies within this distance of the frame's origin."""
+
+
 class StaticWorld:
     """The fixed bodies of a world as triangle meshes, kept by sear.physics.world.World as it adds them and
     read by sear.sensors.raycast. `terrain` is set once; `obstacles` grow as user code adds fixed ones, and
@@ -52,6 +103,9 @@ class StaticWorld:
         self.terrain: list[StaticShape] = []
         self.obstacles: list[StaticShape] = []
         self.version = 0
+        self.robots: dict[int, RobotHull] = {}
+        """The robots' bodies by pybullet id: moving, but convex and known, so the ray caster tests them
+        itself (other moving bodies, such as boxes, it leaves to pybullet)."""
 
     def add_terrain(self, shape: StaticShape) -> None:
         self.terrain.append(shape)

@@ -96,6 +96,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("axes", "a combination of the letters x, y and z (like xyz)", base="",
          xsd='<xs:restriction base="xs:string"><xs:pattern value="x?y?z?"/><xs:minLength value="1"/>'
              '</xs:restriction>'),
+    Kind("robotName", "a name of letters, digits, _ and - that starts with a letter (like rover_2)", base="",
+         xsd='<xs:restriction base="xs:string"><xs:pattern value="[A-Za-z][A-Za-z0-9_\\-]*"/>'
+             '<xs:maxLength value="40"/></xs:restriction>'),
 )}
 """The kinds every schema shares (sear/schemas/common.xsd), in the file's order."""
 

@@ -133,15 +133,16 @@ def run_headless(simulation: Simulation, duration: float) -> int:
     from sear.runtime import reopen_std_streams
 
     wall0 = time.perf_counter()
-    start = simulation.state.position.copy()
-    path_length, last = 0.0, start.copy()
+    robots = simulation.robots
+    starts = [run.state.position.copy() for run in robots]
+    path_lengths, lasts = [0.0] * len(robots), [start.copy() for start in starts]
 
-    def measure(tick: TickResult) -> bool:  # the path, from one control tick's position to the next
-        nonlocal path_length, last
+    def measure(tick: TickResult) -> bool:  # each robot's path, from one control tick's position to the next
         if tick.control:
-            here = simulation.state.position
-            path_length += float(np.linalg.norm(here - last))
-            last = here.copy()
+            for i, run in enumerate(robots):
+                here = run.state.position
+                path_lengths[i] += float(np.linalg.norm(here - lasts[i]))
+                lasts[i] = here.copy()
         return simulation.user_error is not None  # a failed controller ends a headless run at that tick
 
     stop = _StopSignals()
@@ -166,13 +167,17 @@ def run_headless(simulation: Simulation, duration: float) -> int:
         print(f"sear: {what}; the log so far is kept.", file=sys.stderr)
     wall = time.perf_counter() - wall0
     sim_time = simulation.world.time
-    end = simulation.state.position
     log_path = simulation.log.path if simulation.log is not None else None
     rows = simulation.log.rows if simulation.log is not None else 0
     error = simulation.user_error
+    drives = []
+    for run, start, path_length in zip(robots, starts, path_lengths, strict=True):
+        end = run.state.position
+        who = "the robot" if len(robots) == 1 else run.name
+        drives.append(f"{who} drove {path_length:.1f} m and ended {np.linalg.norm(end[:2] - start[:2]):.1f} m "
+                      f"from its start at x={end[0]:.2f} y={end[1]:.2f} z={end[2]:.2f}")
     print(f"sear: simulated {sim_time:.2f} s in {wall:.2f} s of real time ({sim_time / max(wall, 1e-9):.1f}x real "
-          f"time); the robot drove {path_length:.1f} m and ended {np.linalg.norm(end[:2] - start[:2]):.1f} m "
-          f"from its start at x={end[0]:.2f} y={end[1]:.2f} z={end[2]:.2f}.")
+          f"time); {'; '.join(drives)}.")
     if log_path is not None:
         print(f"sear: log written to {log_path} ({rows} rows).")
     if error is not None:

@@ -22,10 +22,13 @@ from lxml import etree
 
 from sear.errors import ProjectError
 from sear.project import (
+    FIRST_ROBOT_NAME,
     HEIGHTMAP_SUFFIXES,
     MESH_SUFFIXES,
     WHEEL_IDS,
+    Body,
     Project,
+    Robot,
     Terrain,
     is_urdf,
     model_suffix,
@@ -490,35 +493,61 @@ class Models:
     body: trimesh.Trimesh
     wheels: dict[str, trimesh.Trimesh]
     robot: RobotDescription | None = None
+    """The first robot's URDF description (None for a mesh body)."""
+    extra: tuple[RobotModels, ...] = ()
+    """The models of each of the project's extra robots (Project.extra_robots), in order."""
+
+    def robot_models(self, index: int) -> RobotModels:
+        """The models of robot `index` (0: the first robot: `body`, `wheels` and `robot`)."""
+        return RobotModels(self.body, self.wheels, self.robot) if index == 0 else self.extra[index - 1]
+
+
+@dataclass(frozen=True)
+class RobotModels:
+    """One robot's body and four wheels (by WHEEL_IDS), in metres, scaled by its body's scale; for a URDF
+    body its description, its visual shapes at the zero pose as `body` and no wheels."""
+
+    body: trimesh.Trimesh
+    wheels: dict[str, trimesh.Trimesh]
+    description: RobotDescription | None = None
+
+
+def load_robot_models(robot: Robot, folder: Path | None = None) -> RobotModels:
+    """Read one robot's body and wheel models, or its URDF (package roots resolved against the project's
+    `folder`); ProjectError for the first that is missing or broken."""
+    who = "" if robot.name == FIRST_ROBOT_NAME else f"robot {robot.name}: "
+    if robot.body.file is None:
+        raise ProjectError(f"{who}no robot body model is chosen; choose one on the Robot Body Model tab.")
+    if is_urdf(robot.body.file):
+        description = load_robot(robot.body, folder)
+        return RobotModels(description.visual_mesh(description.links), {}, description)
+    body = load_mesh(robot.body.file, scale=robot.body.scale, tab="Robot Body Model")
+    wheels = {}
+    for wid in WHEEL_IDS:
+        wheel = robot.wheels[wid]
+        if wheel.file is None:
+            raise ProjectError(f"{who}no {wheel_label(wid)} wheel model is chosen; choose one on the Wheel Models "
+                               "tab.")
+        wheels[wid] = load_mesh(wheel.file, scale=robot.body.scale, tab="Wheel Models")
+    return RobotModels(body, wheels)
 
 
 def load_models(project: Project) -> Models:
-    """Read every model of `project` (the run's order: terrain, body, wheels). Raises the first
-    ProjectError; sear.loading reads them one by one to report every problem at once."""
+    """Read every model of `project` (the run's order: terrain, then each robot's body and wheels). Raises
+    the first ProjectError; sear.loading reads them one by one to report every problem at once."""
     terrain = load_terrain(project.terrain)
-    if project.body.file is None:
-        raise ProjectError("no robot body model is chosen; choose one on the Robot Body Model tab.")
-    if is_urdf(project.body.file):
-        robot = load_robot(project)
-        return Models(terrain, robot.visual_mesh(robot.links), {}, robot=robot)
-    body = load_mesh(project.body.file, scale=project.body.scale, tab="Robot Body Model")
-    wheels = {}
-    for wid in WHEEL_IDS:
-        wheel = project.wheels[wid]
-        if wheel.file is None:
-            raise ProjectError(f"no {wheel_label(wid)} wheel model is chosen; choose one on the Wheel Models tab.")
-        wheels[wid] = load_mesh(wheel.file, scale=project.body.scale, tab="Wheel Models")
-    return Models(terrain, body, wheels)
+    folder = project.path.parent if project.path is not None else None
+    robots = [load_robot_models(robot, folder) for robot in project.robots]
+    return Models(terrain, robots[0].body, robots[0].wheels, robots[0].description, tuple(robots[1:]))
 
 
-def load_robot(project: Project) -> RobotDescription:
-    """The project's URDF body as sear.robotdesc reads it, its package roots resolved against the
-    project's folder. Raises ProjectError (naming the URDF, line and element) for bad input."""
+def load_robot(body: Body, folder: Path | None) -> RobotDescription:
+    """A URDF robot body as sear.robotdesc reads it, its package roots resolved against the project's
+    `folder`. Raises ProjectError (naming the URDF, line and element) for bad input."""
     from sear.robotdesc import load_urdf
 
-    assert project.body.file is not None
-    roots = package_root_paths(project.body, project.path.parent if project.path is not None else None)
-    return load_urdf(project.body.file, roots)
+    assert body.file is not None
+    return load_urdf(body.file, package_root_paths(body, folder))
 
 
 # --- shapes SEAR makes itself ----------------------------------------------------------------------

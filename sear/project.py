@@ -11,6 +11,7 @@ the physics, decimal degrees for geographic coordinates.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from sear import xmlio
+from sear.collision import MAX_ROBOTS
 from sear.errors import ProjectError
 from sear.fields import FORMAT_VERSION, param
 from sear.xsd import project_xsd
@@ -300,9 +302,39 @@ class SimulationSettings:
     this rate, so a control rate above the physics rate runs it on every step."""
 
 
+FIRST_ROBOT_NAME = "robot"
+"""The first robot's name when the project does not give one (Project.robot_name)."""
+
+
+@dataclass
+class Robot:
+    """One robot of a project: its name, body (with its start pose), wheels, dynamics and code (user code
+    and sensors file). A project's first robot is its top-level <body>, <wheels>, <dynamics> and <code>
+    (so a one-robot file is today's file); further robots are <robot name="..."> elements under
+    <extra_robots>, each holding the same four elements."""
+
+    name: str = param(FIRST_ROBOT_NAME, kind="robotName", attribute=True, required=True)
+    """Unique among the project's robots; prefixes the robot's log columns (`name.truth.x`) when the
+    project has more than one robot."""
+    body: Body = param(default_factory=Body, required=True)
+    wheels: dict[str, Wheel] = param(default_factory=_default_wheels, choices=WHEEL_IDS, type_name="wheelId",
+                                     required=True)
+    dynamics: Dynamics = param(default_factory=Dynamics, required=True)
+    code: CodeSetup = param(default_factory=CodeSetup)
+
+
+DUPLICATE_OFFSET = 2.0
+"""m: a duplicated robot starts this far north of the original (relative start), so the two do not start
+inside each other."""
+
+
 @dataclass
 class Project:
-    """A whole SEAR project. `path` is the .prj file it was loaded from or last saved to."""
+    """A whole SEAR project. `path` is the .prj file it was loaded from or last saved to.
+
+    `body`, `wheels`, `dynamics` and `code` are the first robot's; `extra_robots` holds any further ones.
+    `robots` lists them all as Robot objects (the first one's parts are these fields themselves, so
+    editing `robots[0].body` edits `body`)."""
 
     name: str = param("Untitled", kind="nonEmptyString", required=True)
     terrain: Terrain = param(default_factory=Terrain, required=True)
@@ -312,8 +344,81 @@ class Project:
     dynamics: Dynamics = param(default_factory=Dynamics, required=True)
     code: CodeSetup = param(default_factory=CodeSetup)
     simulation: SimulationSettings = param(default_factory=SimulationSettings)
+    robot_name: str | None = param(None, kind="robotName", label="Robot name")
+    """The first robot's name; None (left out of the file) means "robot". It matters only when the project
+    has extra robots: it then prefixes the first robot's log columns."""
+    extra_robots: list[Robot] = param(default_factory=list)
+    """Robots besides the first, each with its own body, start pose, wheels, dynamics, user code and
+    sensors (at most MAX_ROBOTS robots in all)."""
     path: Path | None = field(default=None, compare=False)
     """Where this project lives on disk; not part of equality (a moved project is the same project)."""
+
+    # --- robots ----------------------------------------------------------------------------------
+
+    @property
+    def robots(self) -> list[Robot]:
+        """Every robot, the first (the top-level body, wheels, dynamics and code, shared, not copied)
+        included."""
+        first = Robot(self.robot_name or FIRST_ROBOT_NAME, self.body, self.wheels, self.dynamics, self.code)
+        return [first, *self.extra_robots]
+
+    def robot_problem(self) -> tuple[str, str] | None:
+        """Why the robot list cannot be simulated or saved, as (message, field): a name used twice, or
+        more than MAX_ROBOTS robots; None when it is fine."""
+        names = [robot.name for robot in self.robots]
+        if len(names) > MAX_ROBOTS:
+            return (f"the project has {len(names)} robots; SEAR simulates at most {MAX_ROBOTS} in one world "
+                    "(each robot's sensors need a collision group bit of their own); remove some.", "extra_robots")
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                return (f"two robots are named {name!r}; give each robot its own name (it prefixes its log "
+                        "columns).", f"robots.{name}.name")
+            seen.add(name)
+        return None
+
+    def add_robot(self, robot: Robot) -> Robot:
+        """Append `robot` (ProjectError when its name is taken or the project is full); returns it."""
+        self.extra_robots.append(robot)
+        problem = self.robot_problem()
+        if problem is not None:
+            self.extra_robots.pop()
+            raise ProjectError(problem[0], field=problem[1])
+        return robot
+
+    def duplicate_robot(self, index: int, name: str) -> Robot:
+        """A copy of robot `index` named `name`, appended; it starts DUPLICATE_OFFSET m north of the
+        original (relative start) or as far north in latitude (absolute start)."""
+        robot = copy.deepcopy(self.robots[index])
+        robot.name = name
+        robot.body.start_north += DUPLICATE_OFFSET
+        robot.body.start_latitude = min(90.0, robot.body.start_latitude + DUPLICATE_OFFSET / 111_320.0)
+        return self.add_robot(robot)
+
+    def rename_robot(self, index: int, name: str) -> None:
+        """Rename robot `index` (ProjectError when another robot has that name)."""
+        if name in [r.name for i, r in enumerate(self.robots) if i != index]:
+            raise ProjectError(f"another robot is already named {name!r}; choose another name.",
+                               field=f"robots.{name}.name")
+        if index == 0:
+            self.robot_name = name
+        else:
+            self.extra_robots[index - 1].name = name
+
+    def remove_robot(self, index: int) -> Robot:
+        """Remove robot `index` and return it; removing the first makes the second the first (its parts
+        become the top-level fields). The last robot cannot be removed (ProjectError)."""
+        if len(self.extra_robots) == 0:
+            raise ProjectError("a project needs at least one robot; this is its only one.")
+        removed = self.robots[index]
+        if index == 0:
+            second = self.extra_robots.pop(0)
+            self.robot_name = second.name
+            self.body, self.wheels, self.dynamics, self.code = (second.body, second.wheels, second.dynamics,
+                                                                second.code)
+        else:
+            del self.extra_robots[index - 1]
+        return removed
 
     # --- files -----------------------------------------------------------------------------------
 
@@ -334,6 +439,12 @@ class Project:
         rotation = tree.getroot().find("body/rotation")
         project.body.rotation = _normalised_quaternion(project.body.rotation, path,
                                                        None if rotation is None else rotation.sourceline)
+        for robot in project.extra_robots:
+            robot.body.rotation = _normalised_quaternion(robot.body.rotation, path, None,
+                                                         f"extra_robots.{robot.name}.body.rotation")
+        problem = project.robot_problem()
+        if problem is not None:
+            raise ProjectError(problem[0], file=path, field=problem[1])
         return project
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -350,6 +461,9 @@ class Project:
         if path is None:
             raise ProjectError("the project has never been saved; choose a file name to save it as.")
         path = Path(os.path.normpath(Path(path).absolute()))
+        problem = self.robot_problem()
+        if problem is not None:
+            raise ProjectError(f"not saved: {problem[0]}", file=path, field=problem[1])
         try:
             root = xmlio.dataclass_to_element(self, ROOT_TAG, path.parent)
         except ProjectError as exc:
@@ -379,7 +493,20 @@ class Project:
                                self.wheels[wid].file) for wid in WHEEL_IDS]
         choices += [FileChoice("code.user_code", "Code Setup", "user code file", self.code.user_code),
                     FileChoice("code.sensors", "Code Setup", "sensors file", self.code.sensors)]
+        for robot in self.extra_robots:
+            choices += robot_file_choices(robot, f"extra_robots.{robot.name}.")
         return {choice.field: choice for choice in choices}
+
+    def robot_file_choices(self, index: int) -> dict[str, FileChoice]:
+        """The files of robot `index` (body, wheels, user code, sensors), keyed by their field within the
+        robot ('body.file', 'code.sensors', ...) as file_choices keys the first robot's."""
+        if index == 0:
+            every = self.file_choices()
+            return {key: every[key] for key in ("body.file", *(f"wheels.{w}.file" for w in WHEEL_IDS),
+                                                "code.user_code", "code.sensors")}
+        robot = self.extra_robots[index - 1]
+        prefix = f"extra_robots.{robot.name}."
+        return {choice.field[len(prefix):]: choice for choice in robot_file_choices(robot, prefix)}
 
     def copy_own_files(self, folder: Path) -> list[tuple[FileChoice, Path]]:
         """Save As to another folder: make the new project independent of the old one, as a document
@@ -397,21 +524,22 @@ class Project:
         if folder == old_folder:
             return []
         copied: list[tuple[FileChoice, Path]] = []
-        for key in ("code.user_code", "code.sensors"):
-            choice = self.file_choices()[key]
-            source = choice.path
-            if source is None or not source.is_file() or not source.is_relative_to(old_folder):
-                continue
-            target = folder / source.relative_to(old_folder)
-            if target.exists() and target.read_bytes() != source.read_bytes():
-                continue
-            if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
-                shutil.copymode(source, target)
-            section, name = key.split(".")
-            setattr(getattr(self, section), name, target)
-            copied.append((choice, target))
+        for index, robot in enumerate(self.robots):
+            choices = self.robot_file_choices(index)
+            for key in ("code.user_code", "code.sensors"):
+                choice = choices[key]
+                source = choice.path
+                if source is None or not source.is_file() or not source.is_relative_to(old_folder):
+                    continue
+                target = folder / source.relative_to(old_folder)
+                if target.exists() and target.read_bytes() != source.read_bytes():
+                    continue
+                if not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(source, target)
+                    shutil.copymode(source, target)
+                setattr(robot.code, key.split(".")[1], target)
+                copied.append((choice, target))
         return copied
 
     def referenced_files(self) -> dict[str, Path | None]:
@@ -432,15 +560,27 @@ class FileChoice:
     path: Path | None
 
 
+def robot_file_choices(robot: Robot, prefix: str) -> list[FileChoice]:
+    """The files of an extra robot, their fields under `prefix` ('extra_robots.NAME.'), labels naming
+    the robot."""
+    who = f"robot {robot.name}: "
+    choices = [FileChoice(f"{prefix}body.file", "Robot Body Model", f"{who}body file", robot.body.file)]
+    choices += [FileChoice(f"{prefix}wheels.{wid}.file", "Wheel Models", f"{who}{wheel_label(wid)} wheel file",
+                           robot.wheels[wid].file) for wid in WHEEL_IDS]
+    choices += [FileChoice(f"{prefix}code.user_code", "Code Setup", f"{who}user code file", robot.code.user_code),
+                FileChoice(f"{prefix}code.sensors", "Code Setup", f"{who}sensors file", robot.code.sensors)]
+    return choices
+
+
 ROOT_TAG = "sear-project"
 
 
 def _normalised_quaternion(q: tuple[float, ...], path: Path,
-                           line: int | None = None) -> tuple[float, float, float, float]:
+                           line: int | None = None, field: str = "body.rotation") -> tuple[float, float, float, float]:
     norm = math.sqrt(sum(c * c for c in q))
     if norm < 1e-9:
         raise ProjectError("the rotation quaternion is all zeros; use 0 0 0 1 for no rotation.", file=path,
-                           line=line, field="body.rotation")
+                           line=line, field=field)
     if abs(norm - 1.0) < 1e-12:
         return (q[0], q[1], q[2], q[3])
     return (q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm)

@@ -22,13 +22,14 @@ import time as _time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from types import CodeType
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from sear.errors import ProjectError, SearError, StuckHookError, UserCodeError
 from sear.physics.world import World
-from sear.project import Project
+from sear.project import Project, Robot
 from sear.protocol import Pose, to_wire
 from sear.sensors.base import Sensor, SensorContext
 from sear.sensors.config import SensorConfig
@@ -221,7 +222,12 @@ class CsvLog:
     turn of user code, so a crash of user code loses nothing logged before it), and closing completes
     every file."""
 
-    def __init__(self, path: str | Path, sensor_columns: list[str]) -> None:
+    def __init__(self, path: str | Path, sensor_columns: list[str], *,
+                 robots: list[tuple[str, list[str]]] | None = None) -> None:
+        """`sensor_columns`: a one-robot run's sensor columns (after time and TRUTH_COLUMNS). `robots`:
+        instead, one block per robot of a run with several, as (prefix, sensor columns): each block is
+        the robot's truth and sensor columns with its prefix ('rover.truth.x'); rows are then written
+        with write_robots()."""
         self.path = Path(path)
         self.streams: dict[str, NpyStream] = {}
         """Array outputs by `<sensor>.time` and `<sensor>.<key>`, each streamed to its .npy file."""
@@ -230,7 +236,9 @@ class CsvLog:
         except OSError as exc:
             raise ProjectError(f"the log file cannot be written ({exc.strerror}); choose another path.",
                                file=self.path) from None
-        csv.writer(self._file).writerow(["time", *TRUTH_COLUMNS, *sensor_columns])
+        blocks = [("", sensor_columns)] if robots is None else robots
+        csv.writer(self._file).writerow(["time", *(f"{prefix}{column}" for prefix, columns in blocks
+                                                   for column in (*TRUTH_COLUMNS, *columns))])
         self._file.flush()
         if self.arrays_dir.is_dir():  # an earlier log's arrays (the CSV was replaced too)
             for stale in self.arrays_dir.glob("*.npy"):
@@ -239,18 +247,36 @@ class CsvLog:
         self._dirty = False
         self._next_flush = FLUSH_EVERY
 
-    def write(self, state: VehicleState, sensor_cells: list[str]) -> None:
-        """One row: time, ground truth, then the sensors' cells (numbers or empty, so no quoting)."""
+    @staticmethod
+    def _truth(state: VehicleState) -> str:
+        """The TRUTH_COLUMNS cells of a state."""
         roll, pitch, yaw = quaternion_to_euler(state.orientation)
         x, y, z = state.position.tolist()
         speed = math.hypot(*state.linear_velocity.tolist())
-        row = f"{state.time:.9g},{x:.9g},{y:.9g},{z:.9g},{roll:.9g},{pitch:.9g},{yaw:.9g},{speed:.9g}"
+        return f"{x:.9g},{y:.9g},{z:.9g},{roll:.9g},{pitch:.9g},{yaw:.9g},{speed:.9g}"
+
+    def write(self, state: VehicleState, sensor_cells: list[str]) -> None:
+        """One row: time, ground truth, then the sensors' cells (numbers or empty, so no quoting)."""
+        row = f"{state.time:.9g},{self._truth(state)}"
         self._file.write(f"{row},{','.join(sensor_cells)}\r\n" if sensor_cells else f"{row}\r\n")
+        self._written(state.time)
+
+    def write_robots(self, time: float, robots: list[tuple[VehicleState, list[str]]]) -> None:
+        """One row of a run with several robots: time (s), then each robot's truth and sensor cells, in
+        the order of the `robots` blocks given when the log was made."""
+        parts = [f"{time:.9g}"]
+        for state, cells in robots:
+            parts.append(self._truth(state))
+            parts.extend(cells)
+        self._file.write(",".join(parts) + "\r\n")
+        self._written(time)
+
+    def _written(self, time: float) -> None:
         self.rows += 1
         self._dirty = True
-        if state.time >= self._next_flush:
+        if time >= self._next_flush:
             self.flush()
-            self._next_flush = (math.floor(state.time / FLUSH_EVERY) + 1) * FLUSH_EVERY
+            self._next_flush = (math.floor(time / FLUSH_EVERY) + 1) * FLUSH_EVERY
 
     def add_arrays(self, name: str, time: float, arrays: dict[str, np.ndarray]) -> None:
         """Append one sample's array outputs of sensor `name` (Sensor.arrays) to its .npy files."""
@@ -297,11 +323,14 @@ class Sim:
     holds; its calls arrive here through the controller protocol), and of the same calls made directly
     by a script that drives a Simulation itself: read sensors, drive, add obstacles, print.
 
-    Units: metres, seconds, newtons, radians. Drive inputs hold until changed, like pedals.
+    Units: metres, seconds, newtons, radians. Drive inputs hold until changed, like pedals. Each robot
+    has its own `sim` (RobotRun.sim): its sensors, its drive, its pose; the world's calls (time, obstacles)
+    are shared.
     """
 
-    def __init__(self, simulation: Simulation) -> None:
+    def __init__(self, simulation: Simulation, robot: RobotRun | None = None) -> None:
         self._s = simulation
+        self._r = simulation.robots[0] if robot is None else robot
 
     @property
     def time(self) -> float:
@@ -311,13 +340,13 @@ class Sim:
     @property
     def sensor_names(self) -> list[str]:
         """Names of the project's sensors, for read()."""
-        return list(self._s.sensors.names)
+        return list(self._r.sensors.names)
 
     @checked
     def read(self, name: str) -> Any:
         """Latest reading of the sensor called `name` (None until its first sample or when nothing is in
         range). Raises an error listing the sensor names when there is no such sensor."""
-        return self._s.sensors.read(name)
+        return self._r.sensors.read(name)
 
     @checked
     def gripper(self, open: bool | None = None, height: float | None = None) -> None:
@@ -325,7 +354,7 @@ class Sim:
         paddles, and lift them to `height` m above their lowest position (clamped to the lift's travel);
         None keeps either command as it is. Commands hold until changed; the motors move at their own
         speed (docs/gripper.md). An error when the robot has no gripper."""
-        gripper = self._s.world.gripper
+        gripper = self._s.world.grippers.get(self._r.index)
         if gripper is None:
             raise SearError("sim.gripper: this robot has no gripper; add one on the Robot Body Model tab "
                             "(Gripper) or in the project file's <body><gripper>.")
@@ -334,18 +363,18 @@ class Sim:
     @checked
     def accelerate(self, force: float) -> None:
         """Engine force, N (negative reverses); 0 to coast."""
-        self._s.world.vehicle.accelerate(force)
+        self._r.vehicle.accelerate(force)
 
     @checked
     def brake(self, force: float) -> None:
         """Brake force, N (0 releases the brake)."""
-        self._s.world.vehicle.brake(force)
+        self._r.vehicle.brake(force)
 
     @checked
     def steer(self, angle: float) -> None:
-        """Steering angle, rad, positive left, clamped to the project's steering limit (skid and
+        """Steering angle, rad, positive left, clamped to the robot's steering limit (skid and
         differential drive: turns by driving the sides differentially)."""
-        self._s.world.vehicle.steer(angle)
+        self._r.vehicle.steer(angle)
 
     @checked
     def drive(self, left: float, right: float) -> None:
@@ -353,7 +382,7 @@ class Sim:
         and differential drive, steer()) takes over. Skid: each side's two wheels share its force;
         differential: each driven wheel gets its side's; car: each rear wheel gets its side's (the
         front wheels still steer)."""
-        self._s.world.vehicle.drive(left, right)
+        self._r.vehicle.drive(left, right)
 
     @checked
     def add_tree(self, x: float, y: float, z: float | None = None) -> None:
@@ -389,20 +418,21 @@ class Sim:
     def read_sick(self, name: str) -> np.ndarray | None:
         """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (needs sick_format in its
         definition): millimetres when its range fits 8.191 m, else centimetres; 0x1FFF = no return."""
-        return getattr(self._s.sensors.sensor(name), "sick", None)
+        return getattr(self._r.sensors.sensor(name), "sick", None)
 
     @checked
     def show_grid(self, grid: np.ndarray, x: float = 0.0, y: float = 0.0, cell: float = 0.1,
                   title: str | None = "grid") -> None:
         """Show `grid` (rows south to north, columns west to east; 0 white .. 1 black, NaN unknown) in the
         window's Grids dock under `title` (None: "grid"), its south-west corner at (x, y) m, cells `cell`
-        m wide. The latest grid of each title is kept in Simulation.grids (headless runs too)."""
-        self._s.grids[title or "grid"] = GridImage(grid.copy(), x, y, cell, self._s.world.time)
+        m wide. The latest grid of each title is kept in Simulation.grids (headless runs too; with several
+        robots the title starts with the robot's name and a dot)."""
+        self._s.grids[self._r.prefix + (title or "grid")] = GridImage(grid.copy(), x, y, cell, self._s.world.time)
 
     @property
     def pose(self) -> Pose:
         """Ground-truth pose (for debugging; a real robot has only its sensors)."""
-        state = self._s.state
+        state = self._r.state
         x, y, z = state.position.tolist()
         roll, pitch, yaw = quaternion_to_euler(state.orientation)
         return Pose(x, y, z, roll, pitch, yaw)
@@ -410,7 +440,7 @@ class Sim:
     @property
     def speed(self) -> float:
         """Ground-truth speed, m/s."""
-        return float(np.linalg.norm(self._s.state.linear_velocity))
+        return float(np.linalg.norm(self._r.state.linear_velocity))
 
     @checked
     def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
@@ -425,7 +455,7 @@ class Sim:
             return
         sep = " " if sep is None else sep
         end = "\n" if end is None else end
-        self._s.emit(sep.join(str(a) for a in args) + end, error=file is sys.stderr)
+        self._r.emit(sep.join(str(a) for a in args) + end, error=file is sys.stderr)
 
 
 def silence_closed_pipe(name: str) -> None:
@@ -452,8 +482,172 @@ def reopen_std_streams() -> None:
                 setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the descriptor itself is gone
 
 
+class RobotRun:
+    """One robot of a running simulation: its vehicle, its sensors, its controller (user code process) and
+    the `sim` that controller's calls act on. Simulation._build_robot makes one for every robot of the
+    project, the one place a robot's sensors and controller are made; the world's factory
+    (sear.physics.robot.build_vehicle) made its vehicle."""
+
+    def __init__(self, simulation: Simulation, index: int, robot: Robot, sensors: SensorSuite,
+                 code: CodeType | None) -> None:
+        self.simulation = simulation
+        self.index = index
+        """Its place in Project.robots (and World.vehicles)."""
+        self.robot = robot
+        self.name = robot.name
+        self.vehicle = simulation.world.vehicles[index]
+        self.sensors = sensors
+        self.prefix = f"{robot.name}." if len(simulation.project.robots) > 1 else ""
+        """What its log columns and array outputs start with: '' in a one-robot run (today's names),
+        'name.' with several robots."""
+        self._code = code
+        self.runner: ControllerHost | None = None
+        self._sent: dict[str, float | None] = {}
+        """Each sensor's sample time last sent to the controller: a turn carries only newer readings."""
+        self._state: VehicleState | None = None
+        self.user_started = False
+        self.user_error: UserCodeError | None = None
+        self.stuck = False
+        """The user code's last failure was a hook that did not return in time."""
+        self.with_arrays = any(s.HAS_ARRAYS for s in sensors.sensors)
+        self.sim = Sim(simulation, self)
+
+    @property
+    def state(self) -> VehicleState:
+        """Ground truth of this robot now, worked out once per tick on the ticks that ask for it."""
+        state = self._state
+        if state is None:
+            state = self._state = self.vehicle.state(self.simulation.world.time)
+        return state
+
+    def emit(self, text: str, *, error: bool = False) -> None:
+        """This robot's output: the simulation's, each line marked with the robot's name when there are
+        several robots."""
+        if self.prefix and text:
+            lines = text.splitlines(keepends=True)
+            text = "".join(f"[{self.name}] {line}" for line in lines)
+        self.simulation.emit(text, error=error)
+
+    # --- its controller ---------------------------------------------------------------------------
+
+    def _welcome(self) -> dict[str, Any]:
+        """The protocol's welcome fields: what a controller knows of the run from the start."""
+        simulation = self.simulation.project.simulation
+        return {"sensors": list(self.sensors.names), "time": self.simulation.world.time,
+                "physics_hz": float(simulation.physics_hz), "control_hz": float(simulation.control_hz),
+                "timeout": float(self.robot.code.hook_timeout), "seed": self.simulation.seed}
+
+    def _spawn(self, welcome: dict[str, Any]) -> UserCodeRunner:
+        """The robot's user code in a new process (its hello taken, `welcome` sent)."""
+        code = self.robot.code
+        assert code.user_code is not None
+        runner = UserCodeRunner(code.user_code, code.hook_timeout, code=self._code)
+        runner.emit = self.emit
+        runner.start(welcome)
+        return runner
+
+    def attach(self, controller: Callable[[dict[str, Any]], ControllerHost]) -> None:
+        """Replace the controller (closing the old one) with the one `controller` returns when given the
+        welcome fields, and give it its init turn (UserCodeError when that fails)."""
+        if self.runner is not None:
+            self.runner.close()
+            self.runner = None
+        self.user_error, self.stuck, self.user_started = None, False, False
+        self._attach(controller(self._welcome()))
+
+    def _attach(self, runner: ControllerHost) -> None:
+        """Make `runner` the controller and give it its init turn (before the first physics step)."""
+        self.runner = runner
+        runner.emit = self.emit
+        runner.dispatch = self._serve_call
+        self._sent = {}
+        runner.turn("init", self._turn_fields())
+
+    def _turn_fields(self) -> dict[str, Any]:
+        """A turn's time (s) and the readings of the sensors sampled since the last turn."""
+        readings: dict[str, Any] = {}
+        sent = self._sent
+        for sensor in self.sensors.sensors:
+            when = sensor.last_sample_time
+            if when is not None and sent.get(sensor.name) != when:
+                sent[sensor.name] = when
+                readings[sensor.name] = to_wire(sensor.value(sensor.reading))
+        return {"time": self.simulation.world.time, "readings": readings}
+
+    def _serve_call(self, name: str, args: list[Any]) -> Any:
+        """A controller's `sim` call (checked by sear.protocol.check_call), made on this robot's sim."""
+        sim = self.sim
+        if name == "pose":
+            return list(sim.pose)
+        if name == "speed":
+            return sim.speed
+        if name == "read_sick":
+            return to_wire(sim.read_sick(args[0]))
+        getattr(sim, name)(*args)
+        return None
+
+    @property
+    def user_code_running(self) -> bool:
+        return (self.user_started and self.user_error is None and self.runner is not None
+                and not self.runner.finished)
+
+    def start_user_code(self) -> None:
+        runner = self.runner
+        if self.user_started or runner is None:
+            return
+        self.user_started = True
+        self.guard(lambda: runner.turn("start", self._turn_fields()))
+
+    @property
+    def can_restart(self) -> bool:
+        runner = self.runner
+        return (isinstance(runner, UserCodeRunner) and self.user_started
+                and (self.user_error is not None or runner.finished))
+
+    def restart_user_code(self) -> bool:
+        if not self.can_restart or self.runner is None:
+            return False
+        self.emit("sear: restarting the user code in a new process.\n")
+        try:
+            self.attach(self._spawn)
+        except UserCodeError as exc:
+            self.user_started = True
+            self.user_error = exc
+            self.emit(f"{exc}\n")
+            return False
+        self.start_user_code()
+        return True
+
+    def guard(self, action: Callable[[], Any]) -> bool:
+        """Run `action` (a controller's turn): its result as a bool, False when the controller failed (the
+        error is kept in user_error and reported)."""
+        try:
+            return bool(action())
+        except UserCodeError as exc:
+            self.user_error = exc
+            self.stuck = isinstance(exc, StuckHookError)
+            log = self.simulation.log
+            if log is not None:
+                log.flush()
+            self.emit(f"{exc}\n", error=True)
+            return False
+
+    def set_manual_input(self, throttle: float, steer: float, brake: bool) -> None:
+        """Keyboard driving: throttle and steer in -1..1 of the robot's engine force and steering limit;
+        brake applies the full brake force."""
+        dyn = self.robot.dynamics
+        vehicle = self.vehicle
+        vehicle.accelerate(max(-1.0, min(1.0, throttle)) * dyn.engine_force)
+        vehicle.steer(max(-1.0, min(1.0, steer)) * dyn.max_steering)
+        vehicle.brake(dyn.brake_force if brake else 0.0)
+
+
 class Simulation:
-    """A project loaded into a world with its sensors and user code, advanced one tick at a time."""
+    """A project loaded into a world with its robots' sensors and user code, advanced one tick at a time.
+
+    Every robot has a RobotRun (`robots`): its vehicle, sensors and controller, all advanced in lock-step
+    by one tick. The attributes without a robot in their name (sensors, runner, sim, state) are the first
+    robot's, a one-robot run's only one; `driven` is the robot the keyboard drives and the window follows."""
 
     def __init__(self, project: Project | Loaded, *, seed: int = 0, log_path: str | Path | None = None,
                  realtime: bool = False, output: Callable[[str], None] | None = None,
@@ -461,15 +655,19 @@ class Simulation:
                  controller: Callable[[dict[str, Any]], ControllerHost] | None = None) -> None:
         """`project` is what sear.validate.load_project loaded (its sensors, compiled user code and models
         are used as they are: nothing is read twice), or a bare Project, whose files are read here.
-        `controller`: instead of the project's user code, the controller it returns when given the
-        protocol's welcome fields (an external controller: sear.usercode.ExternalListener.accept)."""
-        models, code = None, None
+        `sensor_configs`: the first robot's sensors instead of its sensors file's. `controller`: instead of
+        the first robot's user code, the controller it returns when given the protocol's welcome fields
+        (an external controller: sear.usercode.ExternalListener.accept)."""
+        models = None
+        robot_sensors: list[list[SensorConfig] | None] = []
+        robot_code: list[CodeType | None] = []
         if isinstance(project, Loaded):
             if not project.ok or project.project is None:
                 problem = project.problems[0] if project.problems else "the project was not loaded"
                 raise ProjectError(f"cannot simulate: {problem}")
-            models, code = project.models, project.code
-            sensor_configs = project.sensors if sensor_configs is None else sensor_configs
+            models = project.models
+            robot_sensors = list(project.robot_sensors)
+            robot_code = list(project.robot_code)
             project = project.project
         self.project = project
         self.seed = seed
@@ -479,62 +677,121 @@ class Simulation:
         self.output_gone = False
         """True once standard output's reader went away (a closed pipe): a headless run ends there."""
         self.rng = np.random.default_rng(seed)
+        """The first robot's sensors' noise; robot k > 0 draws from default_rng([seed, k])."""
         self.world = World(project, models=models)
-        self.runner: ControllerHost | None = None
-        self._code = code
+        self.robots: list[RobotRun] = []
+        self.driven = 0
+        """The robot the keyboard drives and the window's camera follows (an index into `robots`)."""
         self.grids: dict[str, GridImage] = {}
         """The latest grid user code showed under each title (sim.show_grid), in the order first shown."""
-        self._sent: dict[str, float | None] = {}
-        """Each sensor's sample time last sent to the controller: a turn carries only newer readings."""
         self.log: CsvLog | None = None
         try:
-            if sensor_configs is None:
-                sensor_configs = load_sensors(project.code.sensors) if project.code.sensors else []
-            try:
-                sensor_configs = mounted(sensor_configs, self.world.robot)
-            except ProjectError as exc:
-                raise ProjectError(exc.message, file=project.code.sensors, field=exc.field) from None
-            # A URDF's base whose centre-of-mass frame is turned against its link frame: rays in the world frame.
-            aligned = getattr(self.world.vehicle, "cog_aligned", True)
-            self.sensors = SensorSuite(sensor_configs, rng=self.rng, client=self.world.client,
-                                       ignore_bodies=self.world.robot_body_ids(),
-                                       origin=self.world.geodetic_origin,
-                                       body=self.world.vehicle.body_id if aligned else None,
-                                       body_centre=self.world.vehicle.cog,
-                                       static_world=self.world.static_world,
-                                       accessories=self._accessories(sensor_configs))
-            self._with_arrays = any(s.HAS_ARRAYS for s in self.sensors.sensors)
-            self.sim = Sim(self)
-            self._state: VehicleState | None = None
+            count = len(project.robots)
+            robot_sensors += [None] * (count - len(robot_sensors))
+            robot_code += [None] * (count - len(robot_code))
+            if sensor_configs is not None:
+                robot_sensors[0] = sensor_configs
+            for index, robot in enumerate(project.robots):
+                self.robots.append(self._build_robot(index, robot, robot_sensors[index], robot_code[index]))
+            self._with_arrays = any(r.with_arrays for r in self.robots)
             self.physics_hz = project.simulation.physics_hz
             self.control_every = max(1, round(project.simulation.physics_hz / project.simulation.control_hz))
             self.steps = 0
-            self.user_started = False
-            self.user_error: UserCodeError | None = None
-            self.stuck = False
-            """The user code's last failure was a hook that did not return in time."""
+            first = self.robots[0]
             if controller is not None:
-                self._attach(controller(self._welcome()))
-            elif project.code.user_code is not None:
-                self._attach(self._spawn(self._welcome()))
+                first._attach(controller(first._welcome()))
+            for run in self.robots:
+                if run.runner is None and run.robot.code.user_code is not None:
+                    run._attach(run._spawn(run._welcome()))
             if log_path is not None:
                 self.start_log(log_path)
         except BaseException:
             self.close()
             raise
 
-    def _accessories(self, configs: list[SensorConfig]) -> list[Sensor]:
-        """The sensors of the robot's accessories, which the sensors file does not list: the gripper's."""
-        gripper = self.world.gripper
+    def _build_robot(self, index: int, robot: Robot, configs: list[SensorConfig] | None,
+                     code: CodeType | None) -> RobotRun:
+        """Robot `index`'s sensors (from `configs`, else its sensors file; mounted on its URDF links where
+        they name one) and run; its controller is attached by the caller. Its sensors ignore its own body
+        and see the others."""
+        if configs is None:
+            configs = load_sensors(robot.code.sensors) if robot.code.sensors else []
+        world = self.world
+        try:
+            configs = mounted(configs, world.descriptions[index])
+        except ProjectError as exc:
+            raise ProjectError(exc.message, file=robot.code.sensors, field=exc.field) from None
+        vehicle = world.vehicles[index]
+        rng = self.rng if index == 0 else np.random.default_rng([self.seed, index])
+        # A URDF's base whose centre-of-mass frame is turned against its link frame: rays in the world frame.
+        aligned = getattr(vehicle, "cog_aligned", True)
+        sensors = SensorSuite(configs, rng=rng, client=world.client, ignore_bodies=world.robot_body_ids(index),
+                              origin=world.geodetic_origin, body=vehicle.body_id if aligned else None,
+                              body_centre=vehicle.cog, static_world=world.static_world,
+                              accessories=self._accessories(index, robot, configs, rng), robot_index=index)
+        return RobotRun(self, index, robot, sensors, code)
+
+    def _accessories(self, index: int, robot: Robot, configs: list[SensorConfig],
+                     rng: np.random.Generator) -> list[Sensor]:
+        """The sensors of robot `index`'s accessories, which its sensors file does not list: the gripper's."""
+        gripper = self.world.grippers.get(index)
         if gripper is None:
             return []
         if any(config.name == GRIPPER_SENSOR for config in configs):
             raise ProjectError(f"the sensors file has a sensor named {GRIPPER_SENSOR!r}, the name of the "
-                               "gripper's sensor; rename that sensor.", file=self.project.code.sensors)
+                               "gripper's sensor; rename that sensor.", file=robot.code.sensors)
         rate = min(self.project.simulation.control_hz, self.project.simulation.physics_hz)
         config = GripperSensorConfig(name=GRIPPER_SENSOR, update_rate_hz=rate)
         context = SensorContext(origin=self.world.geodetic_origin)
-        return [GripperSensor(config, self.rng, context, source=gripper.reading)]
+        return [GripperSensor(config, rng, context, source=gripper.reading)]
+
+    # --- the first robot (a one-robot run's only one) ------------------------------------------------
+
+    @property
+    def sensors(self) -> SensorSuite:
+        """The first robot's sensors."""
+        return self.robots[0].sensors
+
+    @property
+    def sim(self) -> Sim:
+        """The first robot's `sim`."""
+        return self.robots[0].sim
+
+    @property
+    def runner(self) -> ControllerHost | None:
+        """The first robot's controller."""
+        return self.robots[0].runner if self.robots else None
+
+    @property
+    def state(self) -> VehicleState:
+        """Ground truth of the first robot now. Worked out on the ticks that ask for it (sensor samples,
+        user code, the log, the window), not on every physics step."""
+        return self.robots[0].state
+
+    @property
+    def user_started(self) -> bool:
+        """Whether the user code has been started (Space, or at once headless)."""
+        return any(r.user_started for r in self.robots)
+
+    @property
+    def user_error(self) -> UserCodeError | None:
+        """The failure of a robot's user code (the first robot's that failed), None while all run."""
+        return next((r.user_error for r in self.robots if r.user_error is not None), None)
+
+    @property
+    def stuck(self) -> bool:
+        """A robot's user code failed by a hook that did not return in time."""
+        return any(r.stuck for r in self.robots)
+
+    @property
+    def driven_robot(self) -> RobotRun:
+        """The robot the keyboard drives and the window follows."""
+        return self.robots[self.driven]
+
+    def choose_next_robot(self) -> RobotRun:
+        """Tab in the window: the keyboard drives the next robot (after the last, the first)."""
+        self.driven = (self.driven + 1) % len(self.robots)
+        return self.driven_robot
 
     # --- output ------------------------------------------------------------------------------------------
 
@@ -560,10 +817,14 @@ class Simulation:
 
     def start_log(self, path: str | Path, *, force: bool = True) -> None:
         """Start (or restart) a CSV log at `path`: ProjectError when that would overwrite one of the
-        project's files, or (without `force`) any existing file (check_log_path)."""
+        project's files, or (without `force`) any existing file (check_log_path). A run of several robots
+        has a column block per robot ('name.truth.x', 'name.front_ir.distance')."""
         check_log_path(path, self.project, force=force)
         self.stop_log()
-        self.log = CsvLog(path, self.sensors.log_columns())
+        if len(self.robots) == 1:
+            self.log = CsvLog(path, self.sensors.log_columns())
+        else:
+            self.log = CsvLog(path, [], robots=[(r.prefix, r.sensors.log_columns()) for r in self.robots])
 
     def stop_log(self) -> Path | None:
         if self.log is None:
@@ -572,192 +833,120 @@ class Simulation:
         path, self.log = self.log.path, None
         return path
 
-    # --- control -----------------------------------------------------------------------------------------
-
-    def _welcome(self) -> dict[str, Any]:
-        """The protocol's welcome fields: what a controller knows of the run from the start."""
-        simulation = self.project.simulation
-        return {"sensors": list(self.sensors.names), "time": self.world.time,
-                "physics_hz": float(simulation.physics_hz), "control_hz": float(simulation.control_hz),
-                "timeout": float(self.project.code.hook_timeout), "seed": self.seed}
-
-    def _spawn(self, welcome: dict[str, Any]) -> UserCodeRunner:
-        """The project's user code in a new process (its hello taken, `welcome` sent)."""
-        code = self.project.code
-        assert code.user_code is not None
-        runner = UserCodeRunner(code.user_code, code.hook_timeout, code=self._code)
-        runner.emit = self.emit
-        runner.start(welcome)
-        return runner
+    # --- control (every robot's controller) ---------------------------------------------------------------
 
     def attach(self, controller: Callable[[dict[str, Any]], ControllerHost]) -> None:
-        """Replace the controller (closing the old one) with the one `controller` returns when given the
-        welcome fields, and give it its init turn (UserCodeError when that fails). User code is then
-        not started: start_user_code() starts it."""
-        if self.runner is not None:
-            self.runner.close()
-            self.runner = None
-        self.user_error, self.stuck, self.user_started = None, False, False
-        self._attach(controller(self._welcome()))
-
-    def _attach(self, runner: ControllerHost) -> None:
-        """Make `runner` the controller and give it its init turn (before the first physics step); a
-        failure there is raised, as a broken user code file is."""
-        self.runner = runner
-        runner.emit = self.emit
-        runner.dispatch = self._serve_call
-        self._sent = {}
-        runner.turn("init", self._turn_fields())
-
-    def _turn_fields(self) -> dict[str, Any]:
-        """A turn's time (s) and the readings of the sensors sampled since the last turn."""
-        readings: dict[str, Any] = {}
-        sent = self._sent
-        for sensor in self.sensors.sensors:
-            when = sensor.last_sample_time
-            if when is not None and sent.get(sensor.name) != when:
-                sent[sensor.name] = when
-                readings[sensor.name] = to_wire(sensor.value(sensor.reading))
-        return {"time": self.world.time, "readings": readings}
-
-    def _serve_call(self, name: str, args: list[Any]) -> Any:
-        """A controller's `sim` call (checked by sear.protocol.check_call), made on this simulation."""
-        sim = self.sim
-        if name == "pose":
-            return list(sim.pose)
-        if name == "speed":
-            return sim.speed
-        if name == "read_sick":
-            return to_wire(sim.read_sick(args[0]))
-        getattr(sim, name)(*args)
-        return None
+        """Replace the first robot's controller (closing the old one) with the one `controller` returns
+        when given the welcome fields, and give it its init turn (UserCodeError when that fails). User
+        code is then not started: start_user_code() starts it."""
+        self.robots[0].attach(controller)
 
     @property
     def user_code_running(self) -> bool:
-        return (self.user_started and self.user_error is None and self.runner is not None
-                and not self.runner.finished)
+        """Whether any robot's user code is running."""
+        return any(r.user_code_running for r in self.robots)
 
     def start_user_code(self) -> None:
-        """Start main_loop / run(sim) (Space in the window; at once in headless runs)."""
-        runner = self.runner
-        if self.user_started or runner is None:
-            return
-        self.user_started = True
-        self._guard(lambda: runner.turn("start", self._turn_fields()))
+        """Start every robot's main_loop / run(sim) (Space in the window; at once in headless runs)."""
+        for run in self.robots:
+            run.start_user_code()
 
     def collect_result(self) -> Any:
-        """What the user code's optional result(sim) hook returns now (a dict of names to numbers or text;
-        None without the hook, or when the user code is not running): `sear batch` asks at the end of a
-        run, over the protocol's `collect` turn. A failure there is the user code's error, as in any hook."""
-        runner = self.runner
-        if runner is None or not self.user_code_running:
+        """What the first robot's user code's optional result(sim) hook returns now (a dict of names to
+        numbers or text; None without the hook, or when the user code is not running): `sear batch` asks at
+        the end of a run, over the protocol's `collect` turn. A failure there is the user code's error, as
+        in any hook."""
+        run = self.robots[0]
+        runner = run.runner
+        if runner is None or not run.user_code_running:
             return None
         runner.turn_result = None
-        self._guard(lambda: runner.turn("collect", self._turn_fields()))
-        return runner.turn_result if self.user_error is None else None
+        run.guard(lambda: runner.turn("collect", run._turn_fields()))
+        return runner.turn_result if run.user_error is None else None
 
     @property
     def can_restart(self) -> bool:
-        """Whether restart_user_code() can start the user code again: it is the project's own (an external
-        controller cannot be restarted from here) and it has failed or finished."""
-        runner = self.runner
-        return (isinstance(runner, UserCodeRunner) and self.user_started
-                and (self.user_error is not None or runner.finished))
+        """Whether restart_user_code() can start some robot's user code again: it is the project's own (an
+        external controller cannot be restarted from here) and it has failed or finished."""
+        return any(r.can_restart for r in self.robots)
 
     def restart_user_code(self) -> bool:
-        """Space after the user code failed or finished: a fresh process, its init again, then started.
-        True when it was restarted (a failure to load is reported like any user code error)."""
-        if not self.can_restart or self.runner is None:
-            return False
-        self.emit("sear: restarting the user code in a new process.\n")
-        try:
-            self.attach(self._spawn)
-        except UserCodeError as exc:
-            self.user_started = True
-            self.user_error = exc
-            self.emit(f"{exc}\n")
-            return False
-        self.start_user_code()
-        return True
+        """Space after user code failed or finished: each such robot's code in a fresh process, its init
+        again, then started. True when one was restarted (a failure to load is reported like any user
+        code error)."""
+        restarted = False
+        for run in self.robots:
+            restarted = run.restart_user_code() or restarted
+        return restarted
 
     def reset(self) -> None:
-        """Put the robot back at its start pose (Enter in the window)."""
+        """Put every robot back at its start pose (Enter in the window)."""
         self.world.reset_vehicle()
-        self._state = None
+        for run in self.robots:
+            run._state = None
 
     def set_manual_input(self, throttle: float, steer: float, brake: bool) -> None:
-        """Keyboard driving: throttle and steer in -1..1 of the project's engine force and steering
-        limit; brake applies the full brake force."""
-        dyn = self.project.dynamics
-        vehicle = self.world.vehicle
-        vehicle.accelerate(max(-1.0, min(1.0, throttle)) * dyn.engine_force)
-        vehicle.steer(max(-1.0, min(1.0, steer)) * dyn.max_steering)
-        vehicle.brake(dyn.brake_force if brake else 0.0)
+        """Keyboard driving of the driven robot: throttle and steer in -1..1 of its engine force and
+        steering limit; brake applies its full brake force."""
+        self.driven_robot.set_manual_input(throttle, steer, brake)
 
     def set_gripper_input(self, open: bool | None = None, lift: int = 0) -> None:
-        """Keyboard gripper (on a key's press or release, not every tick): `open` True/False opens/closes
-        the paddles (None: as they are); `lift` +1 sends the lift towards its top, -1 towards its bottom,
-        0 stops it where it is now. Nothing without a gripper."""
-        gripper = self.world.gripper
+        """Keyboard gripper of the driven robot (on a key's press or release, not every tick): `open`
+        True/False opens/closes the paddles (None: as they are); `lift` +1 sends the lift towards its top,
+        -1 towards its bottom, 0 stops it where it is now. Nothing without a gripper."""
+        gripper = self.world.grippers.get(self.driven)
         if gripper is None:
             return
         if lift == 0:
             gripper.stop_lift()
         gripper.command(open=open, height=gripper.travel if lift > 0 else 0.0 if lift < 0 else None)
 
-    def _guard(self, action: Callable[[], Any]) -> bool:
-        """Run `action` (a controller's turn): its result as a bool, False when the controller failed (the
-        error is kept in user_error and reported)."""
-        try:
-            return bool(action())
-        except UserCodeError as exc:
-            self.user_error = exc
-            self.stuck = isinstance(exc, StuckHookError)
-            if self.log is not None:
-                self.log.flush()
-            self.emit(f"{exc}\n", error=True)
-            return False
-
     # --- the loop ----------------------------------------------------------------------------------------
 
-    @property
-    def state(self) -> VehicleState:
-        """Ground truth of the robot now. Worked out on the ticks that ask for it (sensor samples, user
-        code, the log, the window), not on every physics step."""
-        state = self._state
-        if state is None:
-            state = self._state = self.world.vehicle.state(self.world.time)
-        return state
-
     def tick(self) -> TickResult:
-        """One physics step, then sensors, then (on control ticks) user code and the log; says which."""
+        """One physics step, then sensors, then (on control ticks) user code and the log; says which.
+        Robots take their control turns together: every controller is given its turn, the log row is
+        written while they think, then each turn is finished."""
         world = self.world
+        robots = self.robots
         if world.step():
-            t, x, y = world.falls[-1]
-            self.emit(f"The robot fell off the edge of the terrain (at x = {x:.1f} m, y = {y:.1f} m) and is back at "
-                      f"its start pose (t = {t:.2f} s).\n")
+            for index, (t, x, y) in zip(world.fell, world.falls[-len(world.fell):], strict=True):
+                who = "The robot" if len(robots) == 1 else f"Robot {robots[index].name}"
+                self.emit(f"{who} fell off the edge of the terrain (at x = {x:.1f} m, y = {y:.1f} m) and is back "
+                          f"at its start pose (t = {t:.2f} s).\n")
         self.steps += 1
-        self._state = None
-        sensors = self.sensors
+        log = self.log
         sampled: list[Sensor] | tuple[()] = ()
-        if world.time + 1e-9 >= sensors.next_due:
-            sampled = sensors.update(self.state)
-            if self._with_arrays and self.log is not None:
-                for sensor in sampled:
-                    if sensor.HAS_ARRAYS and sensor.reading is not None:
-                        self.log.add_arrays(sensor.name, world.time, sensor.arrays(sensor.reading))
+        for run in robots:
+            run._state = None
+            sensors = run.sensors
+            if world.time + 1e-9 >= sensors.next_due:
+                due = sensors.update(run.state)
+                if self._with_arrays and log is not None:
+                    for sensor in due:
+                        if sensor.HAS_ARRAYS and sensor.reading is not None:
+                            log.add_arrays(run.prefix + sensor.name, world.time, sensor.arrays(sensor.reading))
+                sampled = due if not sampled else [*sampled, *due]
         control = self.steps % self.control_every == 0
         if control:
-            runner = self.runner
-            turn = False
-            if runner is not None and self.user_code_running:
-                if self.log is not None:  # the log on disk reaches this tick before the controller moves on
-                    self.log.flush()
-                turn = self._guard(lambda: runner.give_turn("tick", self._turn_fields()))
-            if self.log is not None:  # while the controller takes its turn: its commands do not change the row
-                self.log.write(self.state, sensors.log_values())
-            if turn and runner is not None:
-                self._guard(runner.finish_turn)
+            turns: list[RobotRun] = []
+            for run in robots:
+                runner = run.runner
+                if runner is not None and run.user_code_running:
+                    if log is not None and not turns:  # the log on disk reaches this tick before a controller moves on
+                        log.flush()
+                    fields = run._turn_fields()
+                    if run.guard(lambda runner=runner, fields=fields: runner.give_turn("tick", fields)):  # type: ignore[misc]
+                        turns.append(run)
+            if log is not None:  # while the controllers take their turns: their commands do not change the row
+                if len(robots) == 1:
+                    log.write(self.state, self.sensors.log_values())
+                else:
+                    log.write_robots(world.time, [(r.state, r.sensors.log_values()) for r in robots])
+            for run in turns:
+                runner = run.runner
+                if runner is not None:
+                    run.guard(runner.finish_turn)
         if sampled:
             return TickResult(control, tuple(sampled))
         return _CONTROL_TICK if control else _QUIET_TICK
@@ -800,8 +989,9 @@ class Simulation:
     def close(self) -> None:
         """Stop the controller (a run(sim) sees sim.step() return False and may finish; its process
         ends), flush the log, free the physics. Closing twice does nothing more."""
-        if self.runner is not None:
-            self.runner.close()
+        for run in getattr(self, "robots", ()):
+            if run.runner is not None:
+                run.runner.close()
         self.stop_log()
         self.world.close()
 

@@ -17,7 +17,7 @@ from types import CodeType
 from typing import Any
 
 from sear.errors import Problem, ProjectError, SearError
-from sear.meshio import Models, load_mesh, load_robot, load_terrain
+from sear.meshio import Models, RobotModels, load_mesh, load_robot, load_terrain
 from sear.project import (
     HEIGHTMAP_SUFFIXES,
     MESH_SUFFIXES,
@@ -25,6 +25,7 @@ from sear.project import (
     WHEEL_IDS,
     FileChoice,
     Project,
+    Robot,
     is_urdf,
     joint_names,
     model_suffix,
@@ -150,7 +151,11 @@ class Loaded:
     models: Models | None = None
     """Terrain, body and wheel meshes, read once."""
     report: list[str] = field(default_factory=list)
-    """A URDF body's collision report (sear.robotdesc.collision_report): warnings that do not stop a run."""
+    """URDF bodies' collision reports (sear.robotdesc.collision_report): warnings that do not stop a run."""
+    robot_sensors: list[list[SensorConfig]] = field(default_factory=list)
+    """Each robot's sensor definitions (Project.robots' order; the first is `sensors`)."""
+    robot_code: list[CodeType | None] = field(default_factory=list)
+    """Each robot's compiled user code (the first is `code`)."""
 
     @property
     def ok(self) -> bool:
@@ -175,41 +180,60 @@ def load_project(source: str | Path | Project) -> Loaded:
             return Loaded(None, [Problem.from_error(exc)])
     loaded = Loaded(project)
     problems = loaded.problems
-    choices = project.file_choices()
-    loaded.models = _load_models(project, choices, problems)
-    code = project.code
-    code_problems = check_choice(choices["code.user_code"], allowed=(".py",))
-    problems += code_problems
-    if not code_problems and code.user_code is not None:
-        loaded.code, code_problems = compile_user_code(code.user_code)
-        problems += code_problems or check_hooks(code.user_code)
-    sensor_problems = check_choice(choices["code.sensors"], allowed=(".xml",), required=False)
-    problems += sensor_problems
-    if not sensor_problems and code.sensors is not None:
-        try:
-            loaded.sensors = load_sensors(code.sensors)
-        except SearError as exc:
-            problems.append(Problem.from_error(exc, field="code.sensors", tab="Code Setup"))
-        else:
-            problems += ray_budget_problems(loaded.sensors, project.simulation.physics_hz, code.sensors)
-            problems += _link_problems(loaded, code.sensors)
-            if project.body.gripper is not None and any(s.name == GRIPPER_SENSOR for s in loaded.sensors):
-                problems.append(Problem(f"a sensor is named {GRIPPER_SENSOR!r}, the name of the gripper's own "
-                                        "sensor; rename that sensor (Sensor Wizard).", file=code.sensors,
-                                        field="code.sensors", tab="Code Setup"))
-    if loaded.models is not None and loaded.models.robot is not None:
-        loaded.report = [str(finding) for finding in collision_report(loaded.models.robot)]
+    loaded.models = _load_models(project, problems)
+    for index, robot in enumerate(project.robots):
+        models = loaded.models.robot_models(index) if loaded.models is not None else None
+        sensors, code = _load_robot_code(project, index, problems, models)
+        loaded.robot_sensors.append(sensors)
+        loaded.robot_code.append(code)
+        if models is not None and models.description is not None:
+            who = "" if index == 0 else f"robot {robot.name}: "
+            loaded.report += [who + str(finding) for finding in collision_report(models.description)]
+    loaded.sensors, loaded.code = loaded.robot_sensors[0], loaded.robot_code[0]
     return loaded
 
 
-def _link_problems(loaded: Loaded, path: Path) -> list[Problem]:
+def _load_robot_code(project: Project, index: int, problems: list[Problem],
+                     models: RobotModels | None) -> tuple[list[SensorConfig], CodeType | None]:
+    """Robot `index`'s sensor definitions and compiled user code, adding a Problem for each that cannot be
+    read (`models`: the robot's models when they were read, for the links its sensors mount on)."""
+    choices = project.robot_file_choices(index)
+    code = project.robots[index].code
+    compiled: CodeType | None = None
+    sensors: list[SensorConfig] = []
+    code_problems = check_choice(choices["code.user_code"], allowed=(".py",))
+    problems += code_problems
+    if not code_problems and code.user_code is not None:
+        compiled, code_problems = compile_user_code(code.user_code)
+        problems += code_problems or check_hooks(code.user_code)
+    sensor_choice = choices["code.sensors"]
+    sensor_problems = check_choice(sensor_choice, allowed=(".xml",), required=False)
+    problems += sensor_problems
+    if not sensor_problems and code.sensors is not None:
+        try:
+            sensors = load_sensors(code.sensors)
+        except SearError as exc:
+            problems.append(Problem.from_error(exc, field=sensor_choice.field, tab="Code Setup"))
+        else:
+            problems += ray_budget_problems(sensors, project.simulation.physics_hz, code.sensors)
+            robot = project.robots[index]
+            problems += _link_problems(sensors, robot, models, code.sensors, sensor_choice.field)
+            if robot.body.gripper is not None and any(s.name == GRIPPER_SENSOR for s in sensors):
+                problems.append(Problem(f"a sensor is named {GRIPPER_SENSOR!r}, the name of the gripper's own "
+                                        "sensor; rename that sensor (Sensor Wizard).", file=code.sensors,
+                                        field=sensor_choice.field, tab="Code Setup"))
+    return sensors, compiled
+
+
+def _link_problems(sensors: list[SensorConfig], robot: Robot, models: RobotModels | None, path: Path,
+                   field_name: str) -> list[Problem]:
     """Sensors mounted on links the robot does not have (or on a mesh body, or on a moving link)."""
-    if loaded.project is None or (is_urdf(loaded.project.body.file) and loaded.models is None):
+    if is_urdf(robot.body.file) and models is None:
         return []  # the URDF's own problem is reported already
     try:
-        mounted(loaded.sensors, loaded.models.robot if loaded.models is not None else None)
+        mounted(sensors, models.description if models is not None else None)
     except ProjectError as exc:
-        return [Problem(exc.message, file=path, field="code.sensors", tab="Code Setup", detail=exc.field)]
+        return [Problem(exc.message, file=path, field=field_name, tab="Code Setup", detail=exc.field)]
     return []
 
 
@@ -237,28 +261,39 @@ def ray_budget_problems(sensors: list[SensorConfig], physics_hz: float, path: Pa
                     tab="Code Setup")]
 
 
-def _load_models(project: Project, choices: dict[str, FileChoice], problems: list[Problem]) -> Models | None:
-    """Read the terrain, body and wheel models in the run's order, adding a Problem for each that is not
-    there or not readable; the models when every one was read, else None."""
-    terrain = _read(project, choices["terrain.file"], problems, terrain=True)
-    if is_urdf(project.body.file):
-        robot = _read_robot(project, choices["body.file"], problems)
-        if terrain is None or robot is None:
-            return None
-        try:
-            return Models(terrain, robot.visual_mesh(robot.links), {}, robot=robot)
-        except ProjectError as exc:
-            problems.append(Problem(exc.message, file=robot.path, line=exc.line, field="body.file",
-                                    tab=choices["body.file"].tab, detail=exc.field))
-            return None
-    body = _read(project, choices["body.file"], problems)
-    wheels = {wid: _read(project, choices[f"wheels.{wid}.file"], problems) for wid in WHEEL_IDS}
-    if terrain is None or body is None or any(w is None for w in wheels.values()):
+def _load_models(project: Project, problems: list[Problem]) -> Models | None:
+    """Read the terrain, then each robot's body and wheel models (or its URDF), in the run's order, adding
+    a Problem for each that is not there or not readable; the models when every one was read, else None."""
+    terrain = _read(project, project.file_choices()["terrain.file"], problems, terrain=True)
+    robots: list[RobotModels | None] = []
+    for index, robot in enumerate(project.robots):
+        choices = project.robot_file_choices(index)
+        if is_urdf(robot.body.file):
+            description = _read_robot(project, robot, choices["body.file"], problems)
+            models = None
+            if description is not None:
+                try:
+                    models = RobotModels(description.visual_mesh(description.links), {}, description)
+                except ProjectError as exc:
+                    problems.append(Problem(exc.message, file=description.path, line=exc.line,
+                                            field=choices["body.file"].field, tab=choices["body.file"].tab,
+                                            detail=exc.field))
+            robots.append(models)
+            continue
+        scale = robot.body.scale
+        body = _read(project, choices["body.file"], problems, scale=scale)
+        wheels = {wid: _read(project, choices[f"wheels.{wid}.file"], problems, scale=scale) for wid in WHEEL_IDS}
+        ok = body is not None and all(w is not None for w in wheels.values())
+        robots.append(RobotModels(body, wheels) if ok else None)
+    if terrain is None or any(r is None for r in robots):
         return None
-    return Models(terrain, body, wheels)
+    first, *rest = robots
+    assert first is not None
+    return Models(terrain, first.body, first.wheels, first.description, tuple(r for r in rest if r is not None))
 
 
-def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terrain: bool = False) -> Any:
+def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terrain: bool = False,
+          scale: float = 1.0) -> Any:
     """One model (a TerrainModel when `terrain`, else a mesh) read as a run reads it, or None after adding
     its problem."""
     file_problems = check_choice(choice, allowed=MESH_SUFFIXES + HEIGHTMAP_SUFFIXES if terrain else MESH_SUFFIXES)
@@ -268,34 +303,35 @@ def _read(project: Project, choice: FileChoice, problems: list[Problem], *, terr
         return None
     try:
         return load_terrain(project.terrain, tab=choice.tab) if terrain else load_mesh(
-            path, scale=project.body.scale, tab=choice.tab)
+            path, scale=scale, tab=choice.tab)
     except ProjectError as exc:
         problems.append(Problem(f"{path}: {exc.message}", file=path, line=exc.line, field=choice.field,
                                 tab=choice.tab, label=choice.label))
         return None
 
 
-def _read_robot(project: Project, choice: FileChoice, problems: list[Problem]) -> RobotDescription | None:
+def _read_robot(project: Project, robot: Robot, choice: FileChoice,
+                problems: list[Problem]) -> RobotDescription | None:
     """A URDF body read as a run reads it, its wheels chosen as a run chooses them; None after adding
     the problem (naming the URDF's line and element, or the wheel field on the Robot Body tab)."""
     file_problems = check_choice(choice, allowed=(*URDF_SUFFIXES, ".xacro"))
     problems += file_problems
     if file_problems:
         return None
+    body = robot.body
     try:
-        robot = load_robot(project)
+        description = load_robot(body, project.path.parent if project.path is not None else None)
     except ProjectError as exc:
         problems.append(Problem(exc.message, file=exc.file or choice.path, line=exc.line, field=choice.field,
                                 tab=choice.tab, detail=exc.field))
         return None
-    body = project.body
     try:
-        choose_wheels(robot, joint_names(body.left_wheels), joint_names(body.right_wheels),
+        choose_wheels(description, joint_names(body.left_wheels), joint_names(body.right_wheels),
                       joint_names(body.steering_joints))
     except ProjectError as exc:  # the robot is read: its collision report still helps
         problems.append(Problem(exc.message, file=project.path, field=exc.field, tab=choice.tab,
                                 label=(exc.field or "").split(".")[-1].replace("_", " ")))
-    return robot
+    return description
 
 
 def check_project(project: Project) -> list[str]:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.fields import FORMAT_VERSION, meaning_of, number_problem, strip_optional
+from sear.fields import FORMAT_VERSION, fields_of, meaning_of, number_problem, strip_optional
 
 _PARSER_OPTIONS = dict(
     resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
@@ -399,6 +399,16 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
             el.set(f.name, _xml_text(_to_text(value, tp, base_dir), name))
         elif dataclasses.is_dataclass(tp):
             el.append(dataclass_to_element(value, f.name, base_dir, prefix=f"{name}."))
+        elif typing.get_origin(tp) is list:
+            if not value:  # an empty list is left out, as None is
+                continue
+            holder = etree.SubElement(el, f.name)
+            item_cls = typing.get_args(tp)[0]
+            for item in value:
+                key = getattr(item, "name", "")
+                holder.append(dataclass_to_element(item, list_item_tag(f.name), base_dir,
+                                                   attributes=attribute_fields(item_cls),
+                                                   prefix=f"{name}.{key}."))
         elif typing.get_origin(tp) is dict:
             holder = etree.SubElement(el, f.name)
             item_tag = f.name.rstrip("s")
@@ -409,6 +419,17 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
         else:
             etree.SubElement(el, f.name).text = _xml_text(_to_text(value, tp, base_dir), name)
     return el
+
+
+def list_item_tag(field_name: str) -> str:
+    """The element of one item of a list field: its name's last word in the singular
+    ('extra_robots' holds <robot> elements)."""
+    return field_name.rsplit("_", 1)[-1].rstrip("s")
+
+
+def attribute_fields(cls: Any) -> tuple[str, ...]:
+    """The fields of dataclass `cls` declared to be stored as XML attributes (param(attribute=True))."""
+    return tuple(info.name for info in fields_of(cls) if info.attribute)
 
 
 @cache
@@ -435,6 +456,10 @@ def element_to_dataclass(cls: Any, el: Any, base_dir: Path | None, attributes: t
             continue
         if dataclasses.is_dataclass(tp):
             kwargs[f.name] = element_to_dataclass(tp, child, base_dir)
+        elif typing.get_origin(tp) is list:
+            item_cls = typing.get_args(tp)[0]
+            kwargs[f.name] = [element_to_dataclass(item_cls, item, base_dir, attribute_fields(item_cls))
+                              for item in child if isinstance(item.tag, str)]
         elif typing.get_origin(tp) is dict:
             item_cls = typing.get_args(tp)[1]
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else {}

@@ -50,6 +50,15 @@ class _Writer:
 
     def __init__(self) -> None:
         self.types: dict[str, str] = {}
+        self.constraints: set[str] = set()
+
+    def _constraint(self, name: str, owner: str) -> str:
+        """An identity-constraint name not used before in the document (XSD wants them unique): `name`,
+        or `name` + "In" + the owner's name when a second field of the same kind has it already."""
+        if name in self.constraints:
+            name = f"{name}In{owner.replace('_', ' ').title().replace(' ', '')}"
+        self.constraints.add(name)
+        return name
 
     def _add(self, name: str, xsd: str) -> str:
         known = self.types.get(name)
@@ -102,18 +111,21 @@ class _Writer:
                                 f'{self.complex_content(info.name, info.type, inner + "  ")}'
                                 f'{inner}</xs:element>\n')
             elif typing.get_origin(info.type) is dict:
-                elements.append(self._keyed_items(info, inner, occurs))
+                elements.append(self._keyed_items(info, inner, occurs, owner))
+            elif typing.get_origin(info.type) is list:
+                elements.append(self._named_items(info, inner, owner))
             else:
                 elements.append(f'{inner}<xs:element name="{info.name}" '
                                 f'type="{self.simple_type(owner, info)}"{occurs}/>\n')
         return (f"{indent}<xs:complexType>\n{indent}  <xs:all>\n{''.join(elements)}{indent}  </xs:all>\n"
                 f"{''.join(attributes)}{extra_attributes}{indent}</xs:complexType>\n")
 
-    def _keyed_items(self, info: FieldInfo, indent: str, occurs: str) -> str:
+    def _keyed_items(self, info: FieldInfo, indent: str, occurs: str, owner: str) -> str:
         """A dict field: <name> holding one <item id="..."> per key (e.g. <wheels><wheel id=...>)."""
         item_tag = info.name.rstrip("s")
         item_cls = typing.get_args(info.type)[1]
         key_type = self._enumeration(info.type_name or f"{item_tag}Id", info.choices)
+        unique = self._constraint(f"one{item_tag.capitalize()}PerId", owner)
         i2, i3 = indent + "  ", indent + "        "
         item = self.complex_content(item_tag, item_cls, i3,
                                     extra_attributes=f'{i3}  <xs:attribute name="id" type="{key_type}" '
@@ -121,8 +133,23 @@ class _Writer:
         return (f'{indent}<xs:element name="{info.name}"{occurs}>\n{i2}<xs:complexType>\n{i2}  <xs:sequence>\n'
                 f'{i2}    <xs:element name="{item_tag}" minOccurs="0" maxOccurs="{len(info.choices)}">\n{item}'
                 f'{i2}    </xs:element>\n{i2}  </xs:sequence>\n{i2}</xs:complexType>\n'
-                f'{i2}<xs:unique name="one{item_tag.capitalize()}PerId">\n{i2}  <xs:selector xpath="{item_tag}"/>\n'
+                f'{i2}<xs:unique name="{unique}">\n{i2}  <xs:selector xpath="{item_tag}"/>\n'
                 f'{i2}  <xs:field xpath="@id"/>\n{i2}</xs:unique>\n{indent}</xs:element>\n')
+
+
+    def _named_items(self, info: FieldInfo, indent: str, owner: str) -> str:
+        """A list field: <name> holding any number of items (dataclasses), each with a `name` attribute
+        unique among them (e.g. <extra_robots><robot name=...>)."""
+        item_tag = info.name.rsplit("_", 1)[-1].rstrip("s")
+        item_cls = typing.get_args(info.type)[0]
+        i2, i3 = indent + "  ", indent + "        "
+        item = self.complex_content(item_tag, item_cls, i3)
+        unique = self._constraint(f"one{item_tag.capitalize()}PerName", owner)
+        return (f'{indent}<xs:element name="{info.name}" minOccurs="0">\n{i2}<xs:complexType>\n{i2}  <xs:sequence>\n'
+                f'{i2}    <xs:element name="{item_tag}" minOccurs="0" maxOccurs="unbounded">\n{item}'
+                f'{i2}    </xs:element>\n{i2}  </xs:sequence>\n{i2}</xs:complexType>\n'
+                f'{i2}<xs:unique name="{unique}">\n{i2}  <xs:selector xpath="{item_tag}"/>\n'
+                f'{i2}  <xs:field xpath="@name"/>\n{i2}</xs:unique>\n{indent}</xs:element>\n')
 
 
 _VERSION = '      <xs:attribute name="version" type="xs:string" use="required"/>\n'

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 import sys
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -45,7 +47,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sear.errors import Problem, SearError
+from sear.collision import MAX_ROBOTS
+from sear.errors import Problem, ProjectError, SearError
 from sear.fielddocs import field_docs
 from sear.fields import field_info
 from sear.gui.editor import open_in_editor
@@ -64,6 +67,7 @@ from sear.project import (
     Dynamics,
     Gripper,
     Project,
+    Robot,
     SimulationSettings,
     Terrain,
     Wheel,
@@ -79,6 +83,10 @@ if TYPE_CHECKING:
     from sear.robotdesc import RobotDescription
 
 TEMPLATES = packaged("templates")
+ROBOT_SECTIONS = ("body", "wheels", "dynamics", "code")
+"""The parts of a project that belong to a robot: the tabs edit the chosen robot's."""
+ROBOT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{0,39}")
+"""What a robot's name may be (the schema's robotName kind)."""
 MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
 BODY_FILTER = ("Robot bodies (" + " ".join(f"*{s}" for s in URDF_SUFFIXES + MESH_SUFFIXES)
                + ");;URDF robot descriptions (" + " ".join(f"*{s}" for s in URDF_SUFFIXES) + ");;" + MESH_FILTER)
@@ -105,6 +113,8 @@ class SettingsWindow(QMainWindow):
     def __init__(self, project: Project | None = None) -> None:
         super().__init__()
         self._project = project or Project()
+        self.robot_index = 0
+        """Which of the project's robots the robot tabs edit (Project.robots' order)."""
         self.history = UndoHistory(self._snapshot, self._restore, self)
         """Undo/Redo of every edit of the project; its clean state is the saved project."""
         self.history.cleanChanged.connect(self._clean_changed)
@@ -136,6 +146,7 @@ class SettingsWindow(QMainWindow):
     @project.setter
     def project(self, project: Project) -> None:
         self._project = project
+        self.robot_index = 0
         self.history.reset()
 
     @property
@@ -209,6 +220,7 @@ class SettingsWindow(QMainWindow):
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.addLayout(name_row)
+        layout.addLayout(self._build_robot_row())
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
 
@@ -445,9 +457,9 @@ class SettingsWindow(QMainWindow):
 
     def _set_gripper(self, on: bool) -> None:
         """The Gripper check box: a gripper with the default sizes, or none."""
-        if (self.project.body.gripper is not None) == on:
+        if (self.robot.body.gripper is not None) == on:
             return
-        self.project.body.gripper = Gripper() if on else None
+        self.robot.body.gripper = Gripper() if on else None
         self._mark_dirty("Gripper")
         self.refresh()
 
@@ -583,11 +595,133 @@ class SettingsWindow(QMainWindow):
     # --- model <-> widgets -------------------------------------------------------------------------------
 
     def _section(self, name: str):
-        """The part of the project a dotted section names ('body.gripper'); None when it is absent."""
-        obj = self.project
-        for part in name.split("."):
+        """The part of the project a dotted section names ('dynamics', 'body.gripper'; the robot's sections
+        are the chosen robot's); None when it is absent."""
+        first, *rest = name.split(".")
+        obj = getattr(self.robot if first in ROBOT_SECTIONS else self.project, first)
+        for part in rest:
             obj = getattr(obj, part) if obj is not None else None
         return obj
+
+    # --- the robot list -------------------------------------------------------------------------------
+
+    @property
+    def robot(self) -> Robot:
+        """The robot the Robot Body, Wheel Models, Vehicle Dynamics and Code Setup tabs edit (chosen in the
+        robot list; a one-robot project's only robot). Its parts are the project's own, not copies."""
+        robots = self.project.robots
+        self.robot_index = min(self.robot_index, len(robots) - 1)
+        return robots[self.robot_index]
+
+    def _build_robot_row(self) -> QHBoxLayout:
+        """Robots: the list (the tabs edit the one chosen) and its Add, Duplicate, Rename, Remove buttons."""
+        self.robot_list = QListWidget()
+        self.robot_list.setFlow(QListWidget.Flow.LeftToRight)
+        self.robot_list.setSpacing(3)
+        self.robot_list.setMaximumHeight(self.fontMetrics().height() + 14)
+        self.robot_list.setToolTip("The project's robots: the Robot Body Model, Wheel Models, Vehicle Dynamics and "
+                                   "Code Setup tabs edit the one chosen here. Each has its own start pose, user code "
+                                   "and sensors; its name prefixes its log columns.")
+        self.robot_list.currentRowChanged.connect(self._robot_chosen)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Robots:"))
+        row.addWidget(self.robot_list, 1)
+        self.robot_buttons: dict[str, QPushButton] = {}
+        for key, text, tip, slot in (
+                ("add", "Add", "Add a robot with no models yet", self.add_robot),
+                ("duplicate", "Duplicate", "Add a copy of the chosen robot, starting 2 m north of it",
+                 self.duplicate_robot),
+                ("rename", "Rename…", "Rename the chosen robot", self.rename_robot),
+                ("remove", "Remove", "Remove the chosen robot (Edit > Undo brings it back)", self.remove_robot)):
+            button = QPushButton(text)
+            button.setToolTip(tip)
+            button.clicked.connect(lambda _=False, f=slot: f())
+            row.addWidget(button)
+            self.robot_buttons[key] = button
+        return row
+
+    def _refresh_robots(self) -> None:
+        """The robot list as the project has it, the chosen robot selected."""
+        robots = self.project.robots
+        index = min(self.robot_index, len(robots) - 1)
+        self.robot_list.blockSignals(True)
+        self.robot_list.clear()
+        for robot in robots:
+            self.robot_list.addItem(robot.name)
+        self.robot_list.setCurrentRow(index)
+        self.robot_list.blockSignals(False)
+        self.robot_index = index
+        self.robot_buttons["remove"].setEnabled(len(robots) > 1)
+        full = len(robots) >= MAX_ROBOTS
+        for key in ("add", "duplicate"):
+            self.robot_buttons[key].setEnabled(not full)
+
+    def _robot_chosen(self, row: int) -> None:
+        if 0 <= row != self.robot_index:
+            self.robot_index = row
+            self.refresh()
+
+    def _free_name(self, stem: str) -> str:
+        taken = {r.name for r in self.project.robots}
+        number = 2
+        while f"{stem}_{number}" in taken:
+            number += 1
+        return f"{stem}_{number}"
+
+    def _robot_edit(self, what: str, edit: Callable[[], int]) -> bool:
+        """Make a change to the robot list (`edit` returns the robot to choose after it); a refusal is
+        shown in the status bar and changes nothing."""
+        try:
+            self.robot_index = edit()
+        except ProjectError as exc:
+            self.statusBar().showMessage(exc.message, 8000)
+            return False
+        self._mark_dirty(what)
+        self.refresh()
+        return True
+
+    def add_robot(self) -> bool:
+        """Add a robot with default fields (no models yet) and choose it."""
+        def add() -> int:
+            self.project.add_robot(Robot(name=self._free_name("robot")))
+            return len(self.project.robots) - 1
+        return self._robot_edit("Add robot", add)
+
+    def duplicate_robot(self) -> bool:
+        """Add a copy of the chosen robot (starting DUPLICATE_OFFSET m north of it) and choose it."""
+        original = self.robot.name
+
+        def duplicate() -> int:
+            self.project.duplicate_robot(self.robot_index, self._free_name(original.rsplit("_", 1)[0]
+                                                                           if original[-1:].isdigit() else original))
+            return len(self.project.robots) - 1
+        return self._robot_edit("Duplicate robot", duplicate)
+
+    def rename_robot(self, name: str | None = None) -> bool:
+        """Rename the chosen robot (asking for the name unless given)."""
+        if name is None:
+            name, ok = QInputDialog.getText(self, "Rename robot", "Name (letters, digits, _ and -; it prefixes the "
+                                            "robot's log columns):", text=self.robot.name)
+            if not ok:
+                return False
+        name = name.strip()
+        if not ROBOT_NAME.fullmatch(name):
+            self.statusBar().showMessage(f"{name!r} is not a robot name: use letters, digits, _ and -, starting "
+                                         "with a letter.", 8000)
+            return False
+        if name == self.robot.name:
+            return False
+        index = self.robot_index
+
+        def rename() -> int:
+            self.project.rename_robot(index, name)
+            return index
+        return self._robot_edit("Rename robot", rename)
+
+    def remove_robot(self) -> bool:
+        """Remove the chosen robot (the last one cannot be removed); Edit > Undo brings it back."""
+        index = self.robot_index
+        return self._robot_edit("Remove robot", lambda: (self.project.remove_robot(index), max(0, index - 1))[1])
 
     def _set(self, section: str, name: str, value) -> None:
         obj = self._section(section)
@@ -610,12 +744,12 @@ class SettingsWindow(QMainWindow):
             return name.replace("_", " ").capitalize()
 
     def _set_rotation(self, index: int, value: float) -> None:
-        q = list(self.project.body.rotation)
+        q = list(self.robot.body.rotation)
         q[index] = value
         self._set("body", "rotation", tuple(q))
 
     def _set_cog(self, index: int, value: float) -> None:
-        c = list(self.project.dynamics.cog_offset)
+        c = list(self.robot.dynamics.cog_offset)
         c[index] = value
         self._set("dynamics", "cog_offset", tuple(c))
 
@@ -629,8 +763,8 @@ class SettingsWindow(QMainWindow):
         self._set("dynamics", name, None if auto else float(number.value()))
 
     def _set_wheel_file(self, wid: str, path: Path | None) -> None:
-        if self.project.wheels[wid].file != path:
-            self.project.wheels[wid].file = path
+        if self.robot.wheels[wid].file != path:
+            self.robot.wheels[wid].file = path
             self._mark_dirty(f"{wid.replace('_', ' ')} wheel model file")
             self._update_previews()
 
@@ -639,18 +773,18 @@ class SettingsWindow(QMainWindow):
             f.setEnabled(on)
         x, y, z = (float(f.value()) for f in self.wheel_positions[wid])
         position = (x, y, z) if on else None
-        if self.project.wheels[wid].position != position:
-            self.project.wheels[wid].position = position
+        if self.robot.wheels[wid].position != position:
+            self.robot.wheels[wid].position = position
             self._mark_dirty(f"{wid.replace('_', ' ')} wheel offset")
             self._update_previews()
 
     def _set_wheel_position(self, wid: str, index: int, value: float) -> None:
-        position = self.project.wheels[wid].position
+        position = self.robot.wheels[wid].position
         if position is None:
             return
         p = list(position)
         p[index] = value
-        self.project.wheels[wid].position = (p[0], p[1], p[2])
+        self.robot.wheels[wid].position = (p[0], p[1], p[2])
         self._mark_dirty(f"{wid.replace('_', ' ')} wheel position")
         self._update_previews()
 
@@ -664,7 +798,8 @@ class SettingsWindow(QMainWindow):
 
     def refresh(self) -> None:
         """Write every field of the model into its widget (without marking the project changed)."""
-        pr = self.project
+        pr, rb = self.project, self.robot
+        self._refresh_robots()
         self.name_edit.setText(pr.name)
         self.path_label.setText(f"Saved as {pr.path.name} in folder {pr.path.parent.name}" if pr.path
                                 else "Not saved yet")
@@ -675,38 +810,38 @@ class SettingsWindow(QMainWindow):
             if value is not None:
                 field.set(float(value))
         self.gripper_check.blockSignals(True)
-        self.gripper_check.setChecked(pr.body.gripper is not None)
+        self.gripper_check.setChecked(rb.body.gripper is not None)
         self.gripper_check.blockSignals(False)
-        self.gripper_fields.setEnabled(pr.body.gripper is not None)
-        for f, v in zip(self.rotation_fields, pr.body.rotation, strict=True):
+        self.gripper_fields.setEnabled(rb.body.gripper is not None)
+        for f, v in zip(self.rotation_fields, rb.body.rotation, strict=True):
             f.set(v)
-        for f, v in zip(self.cog_fields, pr.dynamics.cog_offset, strict=True):
+        for f, v in zip(self.cog_fields, rb.dynamics.cog_offset, strict=True):
             f.set(v)
         base = pr.path.parent if pr.path else None
         for ff in (self.terrain_file, self.body_file, self.code_file, self.sensors_file, *self.wheel_files.values()):
             ff.base = base
         self.terrain_file.set(pr.terrain.file)
-        self.body_file.set(pr.body.file)
-        self.code_file.set(pr.code.user_code)
-        self.sensors_file.set(pr.code.sensors)
+        self.body_file.set(rb.body.file)
+        self.code_file.set(rb.code.user_code)
+        self.sensors_file.set(rb.code.sensors)
         for w in (self.relative_radio, self.absolute_radio, self.debug_shapes, self.drive_type):
             w.blockSignals(True)
-        self.relative_radio.setChecked(pr.body.start_mode == "relative")
-        self.absolute_radio.setChecked(pr.body.start_mode == "absolute")
-        self.debug_shapes.setChecked(pr.code.debug_shapes)
-        self.drive_type.setCurrentIndex(max(0, self.drive_type.findData(pr.dynamics.drive_type)))
+        self.relative_radio.setChecked(rb.body.start_mode == "relative")
+        self.absolute_radio.setChecked(rb.body.start_mode == "absolute")
+        self.debug_shapes.setChecked(rb.code.debug_shapes)
+        self.drive_type.setCurrentIndex(max(0, self.drive_type.findData(rb.dynamics.drive_type)))
         for w in (self.relative_radio, self.absolute_radio, self.debug_shapes, self.drive_type):
             w.blockSignals(False)
         for name, auto in self.auto_suspension.items():
             auto.blockSignals(True)
-            auto.setChecked(getattr(pr.dynamics, name) is None)
+            auto.setChecked(getattr(rb.dynamics, name) is None)
             auto.blockSignals(False)
             number = self._numbers[("dynamics", name)]
-            number.setEnabled(getattr(pr.dynamics, name) is not None)
-            if getattr(pr.dynamics, name) is None:
+            number.setEnabled(getattr(rb.dynamics, name) is not None)
+            if getattr(rb.dynamics, name) is None:
                 number.set(number.minimum())
         for wid in WHEEL_IDS:
-            wheel = pr.wheels[wid]
+            wheel = rb.wheels[wid]
             self.wheel_files[wid].set(wheel.file)
             self.wheel_offsets[wid].blockSignals(True)
             self.wheel_offsets[wid].setChecked(wheel.position is not None)
@@ -719,7 +854,7 @@ class SettingsWindow(QMainWindow):
         self._update_previews()
 
     def _update_enabled(self) -> None:
-        relative = self.project.body.start_mode == "relative"
+        relative = self.robot.body.start_mode == "relative"
         self.relative_box.setEnabled(relative)
         self.absolute_box.setEnabled(not relative)
         heightmap = self.project.terrain.file is not None and \
@@ -727,8 +862,8 @@ class SettingsWindow(QMainWindow):
         self._numbers[("terrain", "heightmap_size")].setEnabled(heightmap)
         self._numbers[("terrain", "heightmap_height")].setEnabled(heightmap)
         self._numbers[("terrain", "scale")].setEnabled(not heightmap)
-        self.edit_button.setEnabled(self.project.code.user_code is not None)
-        urdf = is_urdf(self.project.body.file)
+        self.edit_button.setEnabled(self.robot.code.user_code is not None)
+        urdf = is_urdf(self.robot.body.file)
         self.urdf_group.setVisible(urdf)
         self._numbers[("body", "scale")].setEnabled(not urdf)  # a URDF gives its meshes' scales itself
         self.wheels_urdf_note.setVisible(urdf)
@@ -753,7 +888,7 @@ class SettingsWindow(QMainWindow):
         from sear.meshio import load_mesh, load_terrain
 
         index = self.tabs.currentIndex()
-        pr = self.project
+        pr, rb = self.project, self.robot
         try:
             if index == 0:
                 if pr.terrain.file is None:
@@ -763,18 +898,18 @@ class SettingsWindow(QMainWindow):
                     self.terrain_preview.show_meshes([(model.mesh, (0.45, 0.62, 0.35))])
             elif index in (1, 2):
                 preview = self.body_preview if index == 1 else self.wheels_preview
-                if is_urdf(pr.body.file):
+                if is_urdf(rb.body.file):
                     self._show_urdf(preview)
                     return
-                if pr.body.file is None:
+                if rb.body.file is None:
                     preview.show_message("Choose a body model to see it here.")
                     return
-                parts = [(load_mesh(pr.body.file, scale=pr.body.scale, tab="Robot Body Model"), (0.55, 0.6, 0.75))]
+                parts = [(load_mesh(rb.body.file, scale=rb.body.scale, tab="Robot Body Model"), (0.55, 0.6, 0.75))]
                 for wid in WHEEL_IDS:
-                    wheel = pr.wheels[wid]
+                    wheel = rb.wheels[wid]
                     if wheel.file is None or not wheel.file.exists():
                         continue
-                    mesh = load_mesh(wheel.file, scale=pr.body.scale, tab="Wheel Models")
+                    mesh = load_mesh(wheel.file, scale=rb.body.scale, tab="Wheel Models")
                     if wheel.position is not None:
                         mesh.apply_translation(-(mesh.bounds[0] + mesh.bounds[1]) / 2 + wheel.position)
                     parts.append((mesh, (0.2, 0.2, 0.22)))
@@ -786,7 +921,7 @@ class SettingsWindow(QMainWindow):
     # --- a robot described by a URDF (Robot Body Model tab) --------------------------------------------------
 
     def _urdf_roots(self) -> list[Path]:
-        return package_root_paths(self.project.body, self.project.path.parent if self.project.path else None)
+        return package_root_paths(self.robot.body, self.project.path.parent if self.project.path else None)
 
     def _read_urdf(self, again: bool = False) -> tuple[RobotDescription, RobotRows, list] | SearError | None:
         """The project's URDF as read (description, the panel's rows with the collision report, the preview's
@@ -794,7 +929,7 @@ class SettingsWindow(QMainWindow):
         from sear.gui.urdfview import robot_parts, robot_rows
         from sear.robotdesc import load_urdf
 
-        path = self.project.body.file
+        path = self.robot.body.file
         assert path is not None
         roots = self._urdf_roots()
         try:
@@ -814,7 +949,7 @@ class SettingsWindow(QMainWindow):
     def _urdf_marks(self, proposal: dict[str, str]) -> dict[str, str]:
         """The joints the project marks as left/right wheels and steering; SEAR's proposal for a kind the
         project leaves out."""
-        body = self.project.body
+        body = self.robot.body
         marks: dict[str, str] = {}
         for mark, text in zip(MARKS, (body.left_wheels, body.right_wheels, body.steering_joints), strict=True):
             names = joint_names(text)
@@ -845,7 +980,7 @@ class SettingsWindow(QMainWindow):
 
     def _set_urdf_marks(self, marks: dict[str, str] | None) -> None:
         """The user marked joints (None: they chose SEAR's proposal, which the project then leaves out)."""
-        body = self.project.body
+        body = self.robot.body
         values = (None, None, None) if marks is None else \
             tuple(" ".join(n for n, m in marks.items() if m == mark) for mark in MARKS)
         if (body.left_wheels, body.right_wheels, body.steering_joints) == values:
@@ -862,15 +997,15 @@ class SettingsWindow(QMainWindow):
             inside = folder is not None and root.is_relative_to(folder)
             entries.append(str(root.relative_to(folder)) if inside and folder is not None else str(root))
         text = ";".join(entries) or None
-        if text == self.project.body.package_roots:
+        if text == self.robot.body.package_roots:
             return
-        self.project.body.package_roots = text
+        self.robot.body.package_roots = text
         self._mark_dirty(_label(Body, "package_roots"))
         self._update_previews()
 
     def check_urdf(self) -> None:
         """Check Again: read the URDF and its meshes anew and make the collision report again."""
-        if not is_urdf(self.project.body.file):
+        if not is_urdf(self.robot.body.file):
             return
         read = self._read_urdf(again=True)
         self._update_previews()
@@ -885,7 +1020,7 @@ class SettingsWindow(QMainWindow):
     def reset_dynamics(self) -> bool:
         """Reset Defaults of the Vehicle Dynamics tab, once the user says so (Edit > Undo takes it back)."""
         tab = self.tabs.tabText(3)
-        if self.project.dynamics == DEFAULT_DYNAMICS:
+        if self.robot.dynamics == DEFAULT_DYNAMICS:
             self.statusBar().showMessage(f"The {tab} tab has its default values already", 4000)
             return False
         answer = QMessageBox.question(
@@ -895,7 +1030,7 @@ class SettingsWindow(QMainWindow):
         if answer != QMessageBox.StandardButton.Reset:
             return False
         for f in fields(Dynamics):
-            setattr(self.project.dynamics, f.name, copy.deepcopy(getattr(DEFAULT_DYNAMICS, f.name)))
+            setattr(self.robot.dynamics, f.name, copy.deepcopy(getattr(DEFAULT_DYNAMICS, f.name)))
         self._mark_dirty(f"Reset Defaults of {tab}")
         self.refresh()
         self.statusBar().showMessage(f"{tab} reset to the defaults (Ctrl+Z undoes it)", 4000)
@@ -1088,7 +1223,7 @@ class SettingsWindow(QMainWindow):
             chosen += ".prj"
         if self.project.name == "Untitled":
             self.project.name = Path(chosen).stem
-        before = (self.project.code.user_code, self.project.code.sensors)
+        before = [(robot.code.user_code, robot.code.sensors) for robot in self.project.robots]
         try:
             copied = self.project.copy_own_files(Path(chosen).parent)
         except OSError as exc:
@@ -1096,7 +1231,8 @@ class SettingsWindow(QMainWindow):
                                  f"{Path(chosen).parent} ({exc.strerror or exc}); choose another folder.")
             return False
         if not self._save_to(Path(chosen)):
-            self.project.code.user_code, self.project.code.sensors = before
+            for robot, (user_code, sensors) in zip(self.project.robots, before, strict=True):
+                robot.code.user_code, robot.code.sensors = user_code, sensors
             return False
         if copied:
             self.statusBar().showMessage(f"Saved {self.project.path}; copied " + ", ".join(
@@ -1157,17 +1293,20 @@ class SettingsWindow(QMainWindow):
         return target
 
     def open_in_editor(self) -> None:
-        path = self.project.code.user_code
+        path = self.robot.code.user_code
         if path is not None:
             open_in_editor(self, path)  # a dialog says what to set when no editor can open it
 
     def open_wizard(self) -> None:
         from sear.gui.wizard import SensorWizard
 
-        wizard = SensorWizard(self.project, self)
+        # The wizard edits the chosen robot's sensors: a view of the project whose robot parts are that robot's.
+        robot = self.robot
+        wizard = SensorWizard(replace(self.project, body=robot.body, wheels=robot.wheels, dynamics=robot.dynamics,
+                                      code=robot.code), self)
         if wizard.exec() and wizard.saved_path is not None:
-            if self.project.code.sensors != wizard.saved_path:
-                self.project.code.sensors = wizard.saved_path
+            if self.robot.code.sensors != wizard.saved_path:
+                self.robot.code.sensors = wizard.saved_path
                 self._mark_dirty("Sensors file")
             self.sensors_file.set(wizard.saved_path)
 

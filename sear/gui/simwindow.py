@@ -83,6 +83,7 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td><b>H</b> / ←, <b>K</b> / →</td><td>steer left, right (skid, differential: turn; on the spot alone)</td></tr>
 <tr><td><b>Enter</b></td><td>reset the robot to its start pose</td></tr>
 <tr><td><b>Space</b></td><td>start the user code (restart it after an error)</td></tr>
+<tr><td><b>Tab</b></td><td>next robot (several robots): the keys drive it, the camera follows it</td></tr>
 <tr><td><b>W S A D</b></td><td>camera forward, back, left, right</td></tr>
 <tr><td><b>Q Z</b></td><td>camera up, down</td></tr>
 <tr><td>mouse</td><td>drag to orbit, wheel to zoom</td></tr>
@@ -104,6 +105,9 @@ TICK_BUDGET = {True: 0.022, False: 0.05}
 physics cannot keep up the simulation slips behind the clock (the status bar says so) rather than the
 frame rate collapsing, and as fast as possible still draws about 15 frames a second."""
 HIT, MISS = (1.0, 0.2, 0.15, 0.95), (0.3, 0.85, 0.35, 0.12)
+ROBOT_COLOURS = ((0.55, 0.6, 0.78), (0.85, 0.5, 0.35), (0.45, 0.72, 0.45), (0.8, 0.72, 0.35), (0.65, 0.5, 0.78),
+                 (0.4, 0.72, 0.75))
+"""Body colours of the robots, in turn (the first robot's is the one-robot window's)."""
 PLOT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                 "#bcbd22", "#17becf")
 """Colours of the first ten plotted fields (the "tab10" palette: easy to tell apart); further fields get
@@ -441,23 +445,29 @@ class SimulationWindow(QMainWindow):
                                            antialias=False, glOptions="translucent")
         self.view.addItem(self.grid_item)
         self._add_north_arrow(size, float(hi[2]))
-        vehicle = world.vehicle
-        self.body_item = lit_mesh_item(vehicle.body_mesh, (0.55, 0.6, 0.78))
-        self.view.addItem(self.body_item)
-        self.hull_item = lit_mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
-        self.hull_item.setGLOptions("translucent")
-        self.view.addItem(self.hull_item)
-        self.wheel_items = {}
-        for wid, mesh in vehicle.wheel_meshes.items():
-            item = lit_mesh_item(mesh, (0.15, 0.15, 0.17))
-            self.view.addItem(item)
-            self.wheel_items[wid] = item
-        self.gripper_items: list[gl.GLMeshItem] = []
-        if world.gripper is not None:
-            for mesh in world.gripper.meshes():
+        self.robot_items: list[tuple[gl.GLMeshItem, gl.GLMeshItem, dict[str, gl.GLMeshItem]]] = []
+        """Each robot's body, collision hull and wheel items, in Simulation.robots' order."""
+        for index, vehicle in enumerate(world.vehicles):
+            body_item = lit_mesh_item(vehicle.body_mesh, ROBOT_COLOURS[index % len(ROBOT_COLOURS)])
+            self.view.addItem(body_item)
+            hull_item = lit_mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
+            hull_item.setGLOptions("translucent")
+            self.view.addItem(hull_item)
+            wheel_items = {}
+            for wid, mesh in vehicle.wheel_meshes.items():
+                item = lit_mesh_item(mesh, (0.15, 0.15, 0.17))
+                self.view.addItem(item)
+                wheel_items[wid] = item
+            self.robot_items.append((body_item, hull_item, wheel_items))
+        self.body_item, self.hull_item, self.wheel_items = self.robot_items[0]
+        self.gripper_items: dict[int, list[gl.GLMeshItem]] = {}
+        """Each gripper's parts (World.grippers: by robot index)."""
+        for index, gripper in world.grippers.items():
+            self.gripper_items[index] = []
+            for mesh in gripper.meshes():
                 item = lit_mesh_item(mesh, (0.85, 0.65, 0.15))
                 self.view.addItem(item)
-                self.gripper_items.append(item)
+                self.gripper_items[index].append(item)
         self.obstacle_items: dict[int, gl.GLMeshItem] = {}
         self.rays_item = gl.GLLinePlotItem(mode="lines", width=1.0, antialias=False)
         self.rays_item.setVisible(False)
@@ -482,10 +492,10 @@ class SimulationWindow(QMainWindow):
         self.fields_list = QListWidget()
         self.fields_list.setMaximumHeight(130)
         self.fields_list.setMinimumHeight(48)
-        for sensor in sim.sensors.sensors:
+        for sensor, prefix in ((sensor, run.prefix) for run in sim.robots for sensor in run.sensors.sensors):
             plotted = sensor.log_fields if sensor.PLOTTED is None else sensor.PLOTTED
             for field in plotted:
-                item = QListWidgetItem(f"{sensor.name}.{field}")
+                item = QListWidgetItem(f"{prefix}{sensor.name}.{field}")  # as the log names it
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(Qt.CheckState.Unchecked)
                 self.fields_list.addItem(item)
@@ -761,8 +771,10 @@ class SimulationWindow(QMainWindow):
         focus to the 3-D view: whichever widget has the focus, except a text field being typed in, which
         keeps all but Esc. Keys with Ctrl or Alt are left to the shortcuts (Ctrl+Q, Ctrl+W, ...)."""
         key = Qt.Key(event.key())
-        gripper_key = self.simulation.world.gripper is not None and (key in GRIPPER_LIFT_KEYS or key == GRIPPER_KEY)
-        ours = key in DRIVE_KEYS or key in CAMERA_KEYS or key in ONE_SHOT_KEYS or gripper_key
+        gripper_key = (self.simulation.driven in self.simulation.world.grippers
+                       and (key in GRIPPER_LIFT_KEYS or key == GRIPPER_KEY))
+        robot_key = key == Qt.Key.Key_Tab and len(self.simulation.robots) > 1  # one robot: Tab moves the focus
+        ours = key in DRIVE_KEYS or key in CAMERA_KEYS or key in ONE_SHOT_KEYS or gripper_key or robot_key
         if event.type() == QEvent.Type.KeyRelease:
             if not event.isAutoRepeat():
                 self.view.held.discard(key)  # also when typing: a key held into a text field must let go
@@ -789,7 +801,7 @@ class SimulationWindow(QMainWindow):
             self.view.held.add(key)
             self.simulation.set_gripper_input(lift=GRIPPER_LIFT_KEYS[key])
         elif key == GRIPPER_KEY:
-            gripper = self.simulation.world.gripper
+            gripper = self.simulation.world.grippers.get(self.simulation.driven)
             if gripper is not None:
                 lift = sum(GRIPPER_LIFT_KEYS[k] for k in self.view.held if k in GRIPPER_LIFT_KEYS)
                 self.simulation.set_gripper_input(open=not gripper.open_command, lift=lift)
@@ -797,6 +809,8 @@ class SimulationWindow(QMainWindow):
             self.start_user_code()
         elif key == Qt.Key.Key_F1:
             self.commands["help"].toggle()
+        elif robot_key:
+            self.next_robot()
         else:
             self.reset()
         return True
@@ -853,6 +867,18 @@ class SimulationWindow(QMainWindow):
         self.simulation.reset()
         self.draw()
 
+    def next_robot(self) -> None:
+        """Tab: the keys drive the next robot and the camera follows it (the robot left lets go of the
+        keys' pedals; its user code keeps driving it)."""
+        if self._manual_active:
+            self.simulation.set_manual_input(0.0, 0.0, False)
+            self._manual_active = False
+        self.simulation.choose_next_robot()
+        self.following = not self._camera_moved
+        self.draw()
+        self._update_status()
+        self._update_hud()
+
     @property
     def realtime(self) -> bool:
         """Whether the simulation keeps to the wall clock (else it runs as fast as frames allow)."""
@@ -887,7 +913,8 @@ class SimulationWindow(QMainWindow):
         self.draw()
 
     def set_debug_shapes(self, on: bool) -> None:
-        self.hull_item.setVisible(on)
+        for _body, hull_item, _wheels in self.robot_items:
+            hull_item.setVisible(on)
         for item in self.obstacle_items.values():
             item.opts["drawEdges"] = on
             item.update()
@@ -993,15 +1020,16 @@ class SimulationWindow(QMainWindow):
 
     def draw(self) -> None:
         world = self.simulation.world
-        vehicle = world.vehicle
-        position, orientation = vehicle.pose()
-        self.body_item.setTransform(_transform(position, orientation))
-        self.hull_item.setTransform(_transform(position, orientation))
-        for wid, (pos, orn) in vehicle.wheel_transforms().items():
-            self.wheel_items[wid].setTransform(_transform(pos, orn))
-        if world.gripper is not None:
-            for item, (pos, orn, _size) in zip(self.gripper_items, world.gripper.part_poses(), strict=True):
+        for vehicle, (body_item, hull_item, wheel_items) in zip(world.vehicles, self.robot_items, strict=True):
+            pose = _transform(*vehicle.pose())
+            body_item.setTransform(pose)
+            hull_item.setTransform(pose)
+            for wid, (pos, orn) in vehicle.wheel_transforms().items():
+                wheel_items[wid].setTransform(_transform(pos, orn))
+        for index, gripper in world.grippers.items():
+            for item, (pos, orn, _size) in zip(self.gripper_items[index], gripper.part_poses(), strict=True):
                 item.setTransform(_transform(pos, orn))
+        position, orientation = self.simulation.driven_robot.vehicle.pose()
         for index, obstacle in enumerate(world.obstacles):
             item = self.obstacle_items.get(index)
             if item is None:
@@ -1063,7 +1091,7 @@ class SimulationWindow(QMainWindow):
 
     def visible_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every ray sensor's rays of its latest sample: starts, ends (m, world frame) and hit flags."""
-        batches = list(self.simulation.sensors.rays_by_sensor.values())
+        batches = list(self.simulation.driven_robot.sensors.rays_by_sensor.values())
         if not batches:
             return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
         starts, ends, hits = (np.concatenate(parts) for parts in zip(*batches, strict=True))
@@ -1095,7 +1123,11 @@ class SimulationWindow(QMainWindow):
 
     def _log_cells(self) -> dict[str, str]:
         """Every sensor column's latest value, as the CSV log writes it (for the plots' history)."""
-        return dict(zip(self.simulation.sensors.log_columns(), self.simulation.sensors.log_values(), strict=True))
+        cells: dict[str, str] = {}
+        for run in self.simulation.robots:
+            sensors = run.sensors
+            cells.update(zip((run.prefix + c for c in sensors.log_columns()), sensors.log_values(), strict=True))
+        return cells
 
     @staticmethod
     def hud_text(sensor: Sensor) -> str:
@@ -1108,8 +1140,11 @@ class SimulationWindow(QMainWindow):
 
     def _update_hud(self) -> None:
         sim = self.simulation
-        lines = [f"t = {sim.world.time:8.2f} s   speed {np.linalg.norm(sim.state.linear_velocity):5.2f} m/s"]
-        for sensor in sim.sensors.sensors:
+        run = sim.driven_robot
+        lines = [f"t = {sim.world.time:8.2f} s   speed {np.linalg.norm(run.state.linear_velocity):5.2f} m/s"]
+        if len(sim.robots) > 1:
+            lines.insert(0, f"robot {run.name} ({run.index + 1} of {len(sim.robots)})")
+        for sensor in run.sensors.sensors:
             lines.append(f"{sensor.name:<12} {self.hud_text(sensor)}")
         self.hud.setText("\n".join(lines))
         self.hud.adjustSize()
@@ -1205,7 +1240,9 @@ class SimulationWindow(QMainWindow):
         if len(self._frames) > 1:
             fps = (len(self._frames) - 1) / max(self._frames[-1] - self._frames[0], 1e-9)
         speed = "paused" if self.paused else self.rate_display.text(self.realtime)
-        self.status.setText(f"{code}   |   t = {sim.world.time:7.2f} s   |   {speed}   |   "
+        robot = f"driving {sim.driven_robot.name} (Tab: next of {len(sim.robots)} robots)   |   " \
+            if len(sim.robots) > 1 else ""
+        self.status.setText(f"{robot}{code}   |   t = {sim.world.time:7.2f} s   |   {speed}   |   "
                             f"{fps:4.1f} frames/s   |   F1: keys")
 
     def _show_console(self, *, now: bool = False) -> None:

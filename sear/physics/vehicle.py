@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
-from sear.collision import ROBOT_COLLISION_GROUP
+from sear.collision import NOT_ROBOTS_MASK, ROBOT_COLLISION_GROUP
 from sear.project import WHEEL_IDS, Dynamics
 from sear.state import VehicleState
 
@@ -84,7 +84,7 @@ ROLL_INFLUENCE = 0.1
 """Bullet's default m_rollInfluence: side forces act this fraction of the way up from the contact."""
 
 # For the per-step update: the same values as the expressions they stand for, computed once.
-_WHEEL_RAY_MASK = 0xFFFF & ~ROBOT_COLLISION_GROUP
+_WHEEL_RAY_MASK = NOT_ROBOTS_MASK  # the wheels roll on the ground and obstacles, never on a robot
 _ROLL_LEVER = 1.0 - ROLL_INFLUENCE
 _base_pose = p.getBasePositionAndOrientation
 _base_velocity = p.getBaseVelocity

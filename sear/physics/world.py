@@ -21,17 +21,19 @@ from sear.collision import (
     STATIC_COLLISION_GROUP,
     STATIC_COLLISION_MASK,
     TERRAIN_COLLISION_GROUP,
+    RobotHull,
     StaticShape,
     StaticWorld,
 )
 from sear.errors import ProjectError
 from sear.geo import geodetic_to_enu
-from sear.meshio import Models, load_models, make_tree
+from sear.meshio import Models, RobotModels, load_models, make_tree
 from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
-from sear.physics.urdf import UrdfVehicle, build_urdf_vehicle
+from sear.physics.robot import build_vehicle
+from sear.physics.urdf import UrdfVehicle
 from sear.physics.vehicle import Vehicle
-from sear.project import WHEEL_IDS, Project
+from sear.project import WHEEL_IDS, Body, Project, Robot
 from sear.robotdesc import RobotDescription, lowest_point
 
 if TYPE_CHECKING:
@@ -104,17 +106,23 @@ class World:
                                                       np.asarray(self.terrain.mesh.faces)))
             self.geodetic_origin = self._geodetic_origin()
             self.robot = models.robot
-            """The URDF robot description (None for a mesh body)."""
-            self.vehicle = self._build_vehicle(models)
-            self.gripper: GripperBody | None = None
-            """The robot's gripper (sear.physics.gripper), when its body has one."""
-            if project.body.gripper is not None:
-                if not isinstance(self.vehicle, Vehicle):
-                    raise ProjectError("the gripper accessory fits robots built from a body mesh and wheel "
-                                       "models; a robot from a URDF brings its own links: untick Gripper on the "
-                                       "Robot Body Model tab, or model the gripper in the URDF.",
-                                       file=project.path, field="body.gripper")
-                self.gripper = GripperBody(self.client, self.vehicle, project.body.gripper)
+            """The first robot's URDF description (None for a mesh body)."""
+            self.vehicles: list[Vehicle | UrdfVehicle] = []
+            """Every robot's vehicle, in Project.robots' order (built by sear.physics.robot.build_vehicle)."""
+            self.start_poses: list[tuple[np.ndarray, np.ndarray]] = []
+            """Every robot's start position (m) and orientation (quaternion), in the same order."""
+            self.descriptions: list[RobotDescription | None] = []
+            """Every robot's URDF description (None for a mesh body), in the same order."""
+            self.grippers: dict[int, GripperBody] = {}
+            """The grippers (sear.physics.gripper) of the robots whose body has one, by robot index."""
+            for index, robot in enumerate(project.robots):
+                self._build_vehicle(index, robot, models.robot_models(index))
+            self.vehicle = self.vehicles[0]
+            """The first robot's vehicle (a one-robot world's only one)."""
+            self.gripper: GripperBody | None = self.grippers.get(0)
+            """The first robot's gripper, when its body has one."""
+            self.fell: list[int] = []
+            """The robots (indices) that fell off the terrain's edge on the last step."""
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
             """z (m) below which the robot has fallen off the world (FALL_DEPTH)."""
             self.falls: list[tuple[float, float, float]] = []
@@ -133,23 +141,46 @@ class World:
 
     # --- vehicle -----------------------------------------------------------------------------------
 
-    def _build_vehicle(self, models: Models) -> Vehicle | UrdfVehicle:
-        project = self.project
-        if models.robot is not None:
-            return self._build_urdf_vehicle(models.robot)
-        positions = {wid: project.wheels[wid].position for wid in WHEEL_IDS}
-        self.start_position, self.start_orientation = self._start_pose(models.wheels, positions)
-        return Vehicle(self.client, models.body, models.wheels, positions, project.dynamics,
-                       tuple(self.start_position), tuple(self.start_orientation))
+    def _build_vehicle(self, index: int, robot: Robot, models: RobotModels) -> Vehicle | UrdfVehicle:
+        """Robot `index`'s vehicle (and gripper) at its start pose, added to `vehicles` and `start_poses`."""
+        if models.description is not None:  # a URDF robot: at rest on its lowest collision point
+            start = self._start_pose_with(robot.body, -lowest_point(models.description))
+        else:
+            positions = {wid: robot.wheels[wid].position for wid in WHEEL_IDS}
+            start = self._start_pose(robot.body, models.wheels, positions)
+        self.start_poses.append(start)
+        self.descriptions.append(models.description)
+        vehicle = build_vehicle(self.client, robot, models, index, tuple(start[0]), tuple(start[1]))
+        self.vehicles.append(vehicle)
+        if robot.body.gripper is not None:
+            if not isinstance(vehicle, Vehicle):
+                raise ProjectError("the gripper accessory fits robots built from a body mesh and wheel "
+                                   "models; a robot from a URDF brings its own links: untick Gripper on the "
+                                   "Robot Body Model tab, or model the gripper in the URDF.",
+                                   file=self.project.path, field="body.gripper")
+            self.grippers[index] = GripperBody(self.client, vehicle, robot.body.gripper)
+        if isinstance(vehicle, Vehicle):
+            try:  # the other robots' rays test this hull themselves (a flat model has none: pybullet casts them)
+                with np.errstate(all="ignore"):
+                    hull = vehicle.body_mesh.convex_hull
+                margin = p.getDynamicsInfo(vehicle.body_id, -1, physicsClientId=self.client)[11]
+                self.static_world.robots[vehicle.body_id] = RobotHull(
+                    vehicle.body_id, np.asarray(hull.vertices) - vehicle.cog, np.asarray(hull.faces), margin)
+            except Exception:  # qhull's errors have no common type
+                pass
+        return vehicle
 
-    def _build_urdf_vehicle(self, robot: RobotDescription) -> UrdfVehicle:
-        """A URDF robot, its root link frame `start_altitude` above the ground under its lowest collision
-        point (robotdesc.lowest_point: at rest on its wheels)."""
-        self.start_position, self.start_orientation = self._start_pose_with(-lowest_point(robot))
-        return build_urdf_vehicle(self.client, robot, self.project.body, self.project.dynamics,
-                                  tuple(self.start_position), tuple(self.start_orientation))
+    @property
+    def start_position(self) -> np.ndarray:
+        """The first robot's start position (m, world frame)."""
+        return self.start_poses[0][0]
 
-    def _start_pose(self, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
+    @property
+    def start_orientation(self) -> np.ndarray:
+        """The first robot's start orientation (quaternion x, y, z, w)."""
+        return self.start_poses[0][1]
+
+    def _start_pose(self, body: Body, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
         terrain (relative start) or at the given altitude above sea level (absolute start)."""
         bottoms = []
@@ -158,11 +189,11 @@ class World:
             lo, hi = mesh.bounds
             centre = np.asarray(positions[wid] if positions[wid] is not None else (lo + hi) / 2.0)
             bottoms.append(centre[2] - (hi[2] - lo[2]) / 2.0)
-        return self._start_pose_with(-min(bottoms))
+        return self._start_pose_with(body, -min(bottoms))
 
-    def _start_pose_with(self, clearance: float) -> tuple[np.ndarray, np.ndarray]:
-        """The start pose of a body frame `clearance` m above the robot's lowest point."""
-        body = self.project.body
+    def _start_pose_with(self, body: Body, clearance: float) -> tuple[np.ndarray, np.ndarray]:
+        """The start pose of a body frame `clearance` m above the robot's lowest point (`body`: the
+        robot's Robot Body Model fields, which hold its start)."""
         orientation = np.asarray(body.rotation, dtype=float)
         if body.start_mode == "absolute":
             east, north, up = geodetic_to_enu(body.start_latitude, body.start_longitude, body.start_abs_altitude,
@@ -174,33 +205,43 @@ class World:
             z = self.terrain_height(east, north) + body.start_altitude + clearance
         return np.array([east, north, z]), orientation / np.linalg.norm(orientation)
 
-    def reset_vehicle(self) -> None:
-        """Put the robot back at its start pose, at rest, inputs released."""
-        self.vehicle.reset(tuple(self.start_position), tuple(self.start_orientation))
-        if self.gripper is not None:
-            self.gripper.reset()
+    def reset_vehicle(self, index: int | None = None) -> None:
+        """Put robot `index` (None: every robot) back at its start pose, at rest, inputs released (its
+        gripper open and down)."""
+        for i in range(len(self.vehicles)) if index is None else (index,):
+            position, orientation = self.start_poses[i]
+            self.vehicles[i].reset(tuple(position), tuple(orientation))
+            if i in self.grippers:
+                self.grippers[i].reset()
 
-    def robot_body_ids(self) -> list[int]:
-        """Bodies that make up the robot (rays must ignore them)."""
-        return [self.vehicle.body_id] + ([self.gripper.body_id] if self.gripper is not None else [])
+    def robot_body_ids(self, index: int = 0) -> list[int]:
+        """Bodies that make up robot `index` (its own sensors' rays must ignore them)."""
+        gripper = self.grippers.get(index)
+        return [self.vehicles[index].body_id] + ([gripper.body_id] if gripper is not None else [])
 
     # --- stepping ----------------------------------------------------------------------------------
 
     def step(self) -> bool:
-        """Advance one fixed physics step: vehicle forces, then pybullet. True when the robot fell off the
-        terrain's edge on this step and is back at its start pose (its fall is added to `falls`)."""
-        self.vehicle.update(self.dt)
-        if self.gripper is not None:
-            self.gripper.update(self.dt)
+        """Advance one fixed physics step: every vehicle's and gripper's forces, then pybullet. True when a
+        robot fell off the terrain's edge on this step and is back at its start pose (its fall is added to
+        `falls`, its index to `fell`)."""
+        for vehicle in self.vehicles:
+            vehicle.update(self.dt)
+        for gripper in self.grippers.values():
+            gripper.update(self.dt)
         p.stepSimulation(physicsClientId=self.client)
         self.time += self.dt
-        (x, y, z), _ = p.getBasePositionAndOrientation(self.vehicle.body_id, physicsClientId=self.client)
-        if z >= self.fall_height:
-            return False
-        (x0, y0, _), (x1, y1, _) = self.terrain.mesh.bounds
-        self.falls.append((self.time, min(max(x, x0), x1), min(max(y, y0), y1)))
-        self.reset_vehicle()
-        return True
+        if self.fell:
+            self.fell = []
+        for index, vehicle in enumerate(self.vehicles):
+            (x, y, z), _ = p.getBasePositionAndOrientation(vehicle.body_id, physicsClientId=self.client)
+            if z >= self.fall_height:
+                continue
+            (x0, y0, _), (x1, y1, _) = self.terrain.mesh.bounds
+            self.falls.append((self.time, min(max(x, x0), x1), min(max(y, y0), y1)))
+            self.fell.append(index)
+            self.reset_vehicle(index)
+        return bool(self.fell)
 
     # --- queries -----------------------------------------------------------------------------------
 

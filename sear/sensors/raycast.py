@@ -13,9 +13,10 @@ plane of the triangle it found, so its distance is as exact as pybullet's. Witho
 cannot be installed) every ray goes to pybullet, with one warning per process.
 
 pybullet's rayTestBatch takes at most 16,383 rays per call (a numpy batch of 16,384 or more silently
-returns nothing), so batches for it are split; Embree has no such limit. The robot never sees itself:
-its bodies carry the collision group bit ROBOT_COLLISION_GROUP, which the rays' mask leaves out, and
-they are never part of the fixed world.
+returns nothing), so batches for it are split; Embree has no such limit. A robot never sees itself and
+sees every other robot: each robot's bodies carry a collision group bit of their own
+(sear.collision.robot_group), which its rays' mask leaves out and the other robots' rays keep, and no
+robot is part of the fixed world.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pybullet as p
 
-from sear.collision import ROBOT_COLLISION_GROUP, StaticShape, StaticWorld
+from sear.collision import ROBOT_BODY_MASK, RobotHull, StaticShape, StaticWorld, robot_group, sensor_ray_mask
 
 MAX_BATCH = 16_383
 """Most rays pybullet's rayTestBatch casts in one call."""
@@ -159,15 +160,19 @@ class RayCaster:
     `engine="pybullet"`) every ray with pybullet."""
 
     def __init__(self, client: int, ignore_bodies: list[int], static_world: StaticWorld | None = None, *,
-                 engine: str = "auto") -> None:
+                 engine: str = "auto", robot_index: int = 0) -> None:
+        """`ignore_bodies`: the bodies of robot number `robot_index` of the world, whose sensors these
+        rays are; they go into that robot's collision group (sear.collision.robot_group), which the rays'
+        mask leaves out while it keeps every other robot's."""
         if engine not in ("auto", "pybullet"):
             raise ValueError(f"engine must be 'auto' or 'pybullet', not {engine!r}")
         self.client = client
-        self.mask = 0xFFFF & ~ROBOT_COLLISION_GROUP
+        self.mask = sensor_ray_mask(robot_index)
         self.ignore = set(ignore_bodies)
+        group = robot_group(robot_index)
         for body in ignore_bodies:
-            # Idempotent: the vehicle already puts its chassis in this group.
-            p.setCollisionFilterGroupMask(body, -1, ROBOT_COLLISION_GROUP, self.mask, physicsClientId=client)
+            # Idempotent: sear.physics.robot.build_vehicle already puts its chassis in this group.
+            p.setCollisionFilterGroupMask(body, -1, group, ROBOT_BODY_MASK, physicsClientId=client)
         self.static_world = static_world
         self.embree = _embree() if static_world is not None and engine == "auto" else None
         self._scenes: list[_StaticScene] = []
@@ -175,7 +180,10 @@ class RayCaster:
         self._version = -1
         self._body_count = -1
         self._moving: list[tuple[int, int]] = []
-        """(body, link) of every body part that is neither fixed (in the static world) nor ignored."""
+        """(body, link) of every body part that is neither fixed (in the static world), nor a robot whose
+        hull is known, nor ignored: pybullet casts the rays near them."""
+        self._hulls: list[RobotHull] = []
+        """The other robots' hulls (StaticWorld.robots), tested here (_cast_hulls)."""
 
     @property
     def engines(self) -> str:
@@ -202,6 +210,8 @@ class RayCaster:
         direction = end - begin
         for scene in self._scenes:
             scene.cast(begin, direction, result)
+        if self._hulls:
+            self._cast_hulls(begin, direction, result)
         near = self._near_moving(begin, direction, result.fraction)
         if len(near):
             extra = self._pybullet(begin[near], end[near], None)
@@ -251,13 +261,71 @@ class RayCaster:
             self._version = world.version
         fixed = world.bodies
         moving: list[tuple[int, int]] = []
+        hulls: list[RobotHull] = []
         for i in range(count):
             body = p.getBodyUniqueId(i, physicsClientId=self.client)
             if body in fixed or body in self.ignore:
                 continue
-            moving.extend((body, link) for link in range(-1, p.getNumJoints(body, physicsClientId=self.client)))
+            joints = p.getNumJoints(body, physicsClientId=self.client)
+            if body in world.robots and joints == 0:
+                hulls.append(world.robots[body])
+                continue
+            moving.extend((body, link) for link in range(-1, joints))
         self._moving = moving
+        self._hulls = hulls
         self._body_count = count
+
+    def _cast_hulls(self, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
+        """Rays against the other robots' hulls: first which rays pass near which robot, for all robots at
+        once (each segment, up to its hit so far, against a sphere around the robot), then each robot near
+        some ray (_cast_hull)."""
+        poses = [p.getBasePositionAndOrientation(hull.body, physicsClientId=self.client) for hull in self._hulls]
+        centres = np.array([pose[0] for pose in poses])
+        radii = np.array([hull.radius for hull in self._hulls])
+        # The box around every segment first: most robots are nowhere near the batch.
+        ends = starts + direction * result.fraction[:, None]
+        low, high = np.minimum(starts, ends).min(axis=0), np.maximum(starts, ends).max(axis=0)
+        near = np.flatnonzero(((centres + radii[:, None] >= low) & (centres - radii[:, None] <= high)).all(axis=1))
+        if not len(near):
+            return
+        length2 = np.maximum(np.einsum("ij,ij->i", direction, direction), 1e-300)
+        for k in near:
+            centre = centres[k]
+            t = np.clip(np.einsum("ij,ij->i", centre - starts, direction) / length2, 0.0, result.fraction)
+            closest = starts + direction * t[:, None] - centre
+            rays = np.flatnonzero(np.einsum("ij,ij->i", closest, closest) <= radii[k] * radii[k])
+            if len(rays):
+                self._cast_hull(self._hulls[k], centre, poses[k][1], rays, starts, direction, result)
+
+    @staticmethod
+    def _cast_hull(hull: RobotHull, centre: np.ndarray, orientation: Any, rays: np.ndarray, starts: np.ndarray,
+                   direction: np.ndarray, result: RayResult) -> None:
+        """Rays `rays` against one robot's convex hull (its frame at `centre`, `orientation`), in place of
+        `result`'s hits where nearer: each ray is clipped by the hull's planes in the robot's frame (it
+        enters the hull at the last plane it crosses inwards, before it leaves at the first it crosses
+        outwards)."""
+        rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+        local_start = (starts[rays] - centre) @ rotation  # into the body frame: R^T (s - c)
+        local_direction = direction[rays] @ rotation
+        denominator = local_direction @ hull.normals.T  # (rays, planes)
+        numerator = hull.offsets - local_start @ hull.normals.T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            crossing = numerator / denominator
+        entering = denominator < 0.0
+        enter = np.where(entering, crossing, -np.inf)
+        leave = np.where(denominator > 0.0, crossing, np.inf)
+        outside_parallel = ((denominator == 0.0) & (numerator < 0.0)).any(axis=1)
+        plane = enter.argmax(axis=1)
+        t_enter = enter[np.arange(len(rays)), plane]
+        t_leave = leave.min(axis=1)
+        hit = (~outside_parallel & (t_enter <= t_leave) & (t_enter >= 0.0)
+               & (t_enter < result.fraction[rays]))
+        if not hit.any():
+            return
+        nearer = rays[hit]
+        result.fraction[nearer] = t_enter[hit]
+        result.normal[nearer] = hull.normals[plane[hit]] @ rotation.T
+        result.body[nearer] = hull.body
 
     def _near_moving(self, starts: np.ndarray, direction: np.ndarray, reach: np.ndarray) -> np.ndarray:
         """Indices of the rays whose segment from t = 0 to t = reach crosses a moving body's bounding box
@@ -266,13 +334,19 @@ class RayCaster:
             return np.zeros(0, dtype=np.int64)
         # A zero component becomes a tiny one: its slab then bounds t by ±huge (outside it) or by
         # nothing (inside), as the limit says, without inf * 0.
+        boxes = np.array([p.getAABB(body, link, physicsClientId=self.client) for body, link in self._moving])
+        # Only the boxes that overlap the box around every ray's segment can be crossed by one.
+        ends = starts + direction * reach[:, None]
+        low = np.minimum(starts.min(axis=0), ends.min(axis=0)) - BOX_PADDING
+        high = np.maximum(starts.max(axis=0), ends.max(axis=0)) + BOX_PADDING
+        boxes = boxes[((boxes[:, 0, :] <= high) & (boxes[:, 1, :] >= low)).all(axis=1)]
+        if not len(boxes):
+            return np.zeros(0, dtype=np.int64)
         inverse = 1.0 / np.where(direction == 0.0, 1e-30, direction)
-        crossing = np.zeros(len(starts), dtype=bool)
-        for body, link in self._moving:
-            lo, hi = p.getAABB(body, link, physicsClientId=self.client)
-            t1 = (np.asarray(lo) - BOX_PADDING - starts) * inverse
-            t2 = (np.asarray(hi) + BOX_PADDING - starts) * inverse
-            enter = np.minimum(t1, t2).max(axis=1)
-            leave = np.maximum(t1, t2).min(axis=1)
-            crossing |= (enter <= leave) & (leave >= 0.0) & (enter <= reach)
+        # All boxes against all rays at once: (boxes, rays, 3) slabs.
+        t1 = (boxes[:, None, 0, :] - BOX_PADDING - starts) * inverse
+        t2 = (boxes[:, None, 1, :] + BOX_PADDING - starts) * inverse
+        enter = np.minimum(t1, t2).max(axis=2)
+        leave = np.maximum(t1, t2).min(axis=2)
+        crossing = ((enter <= leave) & (leave >= 0.0) & (enter <= reach)).any(axis=0)
         return np.flatnonzero(crossing)

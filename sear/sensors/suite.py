@@ -29,14 +29,17 @@ class SensorSuite:
     def __init__(self, configs: list[SensorConfig], *, rng: np.random.Generator, client: int,
                  ignore_bodies: list[int], origin: tuple[float, float, float] = (0.0, 0.0, 0.0),
                  body: int | None = None, body_centre: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
-                 static_world: StaticWorld | None = None, accessories: Sequence[Sensor] = ()) -> None:
+                 static_world: StaticWorld | None = None, accessories: Sequence[Sensor] = (),
+                 robot_index: int = 0) -> None:
         """`body`: the pybullet body the sensors are mounted on, whose frame pybullet reports at
         `body_centre` (its centre of mass, m, in the body model frame). With it, rays are cast in the
         body's frame: fixed arrays made once, which pybullet moves with the body itself. Without it
         (sensors tested on a state alone), each sample's rays are worked out in the world frame.
         `static_world`: the world's fixed bodies as triangles (World.static_world), cast with Embree
         (sear.sensors.raycast); without it every ray is cast with pybullet. `accessories`: sensors built
-        elsewhere that are not in the sensors file (the gripper's), after the configured ones."""
+        elsewhere that are not in the sensors file (the gripper's), after the configured ones. `robot_index`:
+        which robot of the world carries these sensors (its own bodies are `ignore_bodies`; the other robots
+        are seen)."""
         context = SensorContext(origin=origin)
         self.sensors: list[Sensor] = []
         for config in configs:
@@ -48,7 +51,7 @@ class SensorSuite:
         self._by_name = {s.name: s for s in self.sensors}
         self._index = {id(s): i for i, s in enumerate(self.sensors)}
         self._cells: list[list[str] | None] = [None] * len(self.sensors)
-        self.caster = RayCaster(client, ignore_bodies, static_world)
+        self.caster = RayCaster(client, ignore_bodies, static_world, robot_index=robot_index)
         self.body = body
         self._local: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
         """Ray starts and ends in the body's pybullet frame, by the sensors (ids) that cast them together."""

@@ -73,8 +73,8 @@ def test_the_gripper_is_drawn_where_the_physics_has_it(window):
     w.advance(1.0)
     w.draw()
     parts = w.simulation.world.gripper.part_poses()
-    assert len(w.gripper_items) == len(parts) == 4
-    for item, (position, _orientation, _size) in zip(w.gripper_items, parts, strict=True):
+    assert len(w.gripper_items[0]) == len(parts) == 4
+    for item, (position, _orientation, _size) in zip(w.gripper_items[0], parts, strict=True):
         drawn = np.array(item.transform().column(3).toTuple()[:3])
         assert drawn == pytest.approx(position, abs=1e-5)
     assert "<b>G</b>" in HELP and "<b>T</b> / <b>B</b>" in HELP
@@ -87,7 +87,7 @@ def test_without_a_gripper_g_t_b_do_nothing(qtbot, demo_copy):
     w.show()
     w.view.setFocus()
     try:
-        assert simulation.world.gripper is None and w.gripper_items == []
+        assert simulation.world.gripper is None and w.gripper_items == {}
         for key in (Qt.Key.Key_G, Qt.Key.Key_T, Qt.Key.Key_B):
             QTest.keyClick(w.view, key)
         w.advance(0.2)

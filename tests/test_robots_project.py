@@ -1,0 +1,121 @@
+"""Several robots in one project: the file format (today's files unchanged), the robot list's edits and
+their refusals, and loading every robot's files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from sear.collision import MAX_ROBOTS
+from sear.errors import ProjectError
+from sear.project import DUPLICATE_OFFSET, Project, Robot
+from sear.validate import load_project
+
+
+@pytest.fixture
+def demo(tmp_path: Path, demo_dir: Path) -> Path:
+    shutil.copytree(demo_dir, tmp_path / "demo")
+    return tmp_path / "demo" / "demo.prj"
+
+
+def test_todays_file_is_one_robot_and_is_written_as_today(demo: Path, tmp_path: Path) -> None:
+    project = Project.load(demo)
+    robots = project.robots
+    assert [r.name for r in robots] == ["robot"]
+    assert robots[0].body is project.body and robots[0].dynamics is project.dynamics  # shared, not copied
+    project.save()  # today's save spells out every field; a file SEAR wrote is then rewritten unchanged
+    before = demo.read_bytes()
+    Project.load(demo).save()
+    assert demo.read_bytes() == before
+    # Written to a fresh file (all fields spelled out): still no trace of the robot list.
+    project.save(tmp_path / "fresh.prj")
+    tags = {el.tag for el in etree.parse(str(tmp_path / "fresh.prj")).getroot()}
+    assert "body" in tags and "robot_name" not in tags and "extra_robots" not in tags
+
+
+def test_two_robots_round_trip(demo: Path) -> None:
+    project = Project.load(demo)
+    project.rename_robot(0, "red")
+    blue = project.duplicate_robot(0, "blue")
+    blue.body.start_east = 3.5
+    blue.dynamics.mass = 12.0
+    project.save()
+    root = etree.parse(str(demo)).getroot()
+    assert root.findtext("robot_name") == "red"
+    assert [el.get("name") for el in root.find("extra_robots")] == ["blue"]
+    again = Project.load(demo)
+    assert again == project
+    assert [r.name for r in again.robots] == ["red", "blue"]
+    second = again.robots[1]
+    assert second.body.start_east == 3.5 and second.dynamics.mass == 12.0
+    assert second.body.start_north == project.body.start_north + DUPLICATE_OFFSET
+    assert again.dynamics.mass == 20.0  # the first robot's own dynamics untouched
+    # Paths of the extra robot are stored relative to the project's folder and read back absolute.
+    assert root.find("extra_robots/robot/body/file").text == "body.stl"
+    assert second.body.file == demo.parent / "body.stl"
+
+
+def test_duplicate_names_refused_with_file_and_field(demo: Path) -> None:
+    project = Project.load(demo)
+    project.duplicate_robot(0, "twin")
+    with pytest.raises(ProjectError, match="already named 'twin'"):
+        project.rename_robot(0, "twin")
+    with pytest.raises(ProjectError, match="two robots are named 'twin'"):
+        project.add_robot(Robot(name="twin"))
+    assert [r.name for r in project.robots] == ["robot", "twin"]  # the refused one was not kept
+    project.save()
+    text = demo.read_text().replace('<robot name="twin">', '<robot name="robot">')
+    demo.write_text(text)
+    with pytest.raises(ProjectError) as info:
+        Project.load(demo)
+    assert "two robots are named 'robot'" in str(info.value) and str(demo) in str(info.value)
+
+
+def test_bad_robot_name_names_line_and_field(demo: Path) -> None:
+    project = Project.load(demo)
+    project.duplicate_robot(0, "ok")
+    project.save()
+    demo.write_text(demo.read_text().replace('name="ok"', 'name="two words"'))
+    with pytest.raises(ProjectError) as info:
+        Project.load(demo)
+    message = str(info.value)
+    assert "'two words'" in message and "line" in message and "extra_robots" in message
+
+
+def test_at_most_max_robots(demo: Path) -> None:
+    project = Project.load(demo)
+    for i in range(MAX_ROBOTS - 1):
+        project.duplicate_robot(0, f"r{i}")
+    assert len(project.robots) == MAX_ROBOTS
+    with pytest.raises(ProjectError, match=f"at most {MAX_ROBOTS}"):
+        project.duplicate_robot(0, "one_too_many")
+    assert len(project.robots) == MAX_ROBOTS
+
+
+def test_remove_first_robot_promotes_the_second(demo: Path) -> None:
+    project = Project.load(demo)
+    second = project.duplicate_robot(0, "second")
+    second.dynamics.mass = 7.0
+    with pytest.raises(ProjectError):
+        Project().remove_robot(0)  # the only robot stays
+    project.remove_robot(0)
+    assert [r.name for r in project.robots] == ["second"]
+    assert project.dynamics.mass == 7.0 and project.body is second.body
+
+
+def test_every_robots_files_are_loaded_and_checked(demo: Path) -> None:
+    project = Project.load(demo)
+    other = project.duplicate_robot(0, "other")
+    loaded = load_project(project)
+    assert loaded.ok, loaded.problems
+    assert len(loaded.robot_sensors) == 2 and len(loaded.robot_code) == 2
+    assert [s.name for s in loaded.robot_sensors[1]] == [s.name for s in loaded.sensors]
+    assert loaded.models is not None and len(loaded.models.extra) == 1
+    # A missing file of the extra robot is reported with that robot's field; the first robot's are fine.
+    other.body.file = demo.parent / "missing.stl"
+    problems = load_project(project).problems
+    assert [p.field for p in problems] == ["extra_robots.other.body.file"]
+    assert "robot other" in problems[0].label
