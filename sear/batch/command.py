@@ -82,9 +82,12 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         progress.update(row)
 
     scratch_root = Path(tempfile.mkdtemp(prefix="sear-batch-"))
-    previous = None
-    if threading.current_thread() is threading.main_thread():  # SIGTERM (kill, a job scheduler) as Ctrl+C:
-        previous = signal.signal(signal.SIGTERM, _interrupt)    # the runs under way are ended with the batch
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (kill, a job scheduler) as Ctrl+C: the runs under way are ended with the batch. SIGINT is
+        # set too, as `sear run` sets it: a batch started from a script's background job inherits it ignored.
+        previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _interrupt),
+                    signal.SIGINT: signal.signal(signal.SIGINT, _interrupt)}
     try:
         if use_ray:
             from sear.batch.rayrun import run_ray
@@ -93,8 +96,8 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         else:
             complete = run_local(todo, workers, scratch_root, on_row)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         progress.close()
         stop_fork_server()
         shutil.rmtree(scratch_root, ignore_errors=True)
