@@ -21,17 +21,14 @@ from PySide6.QtWidgets import QApplication
 BACKGROUND = (255, 255, 255)
 
 
-def shades(app: QApplication, item: gl.GLMeshItem) -> list[list[int]]:
-    view = gl.GLViewWidget()
-    view.setBackgroundColor(BACKGROUND)
-    view.resize(200, 200)
+def shades(app: QApplication, view: gl.GLViewWidget, item: gl.GLMeshItem) -> list[list[int]]:
+    """The shades of `item` drawn alone in `view`. One view serves every item: a second top-level GL view
+    made after the first was closed once painted with no GL context and crashed (a CI run under Xvfb)."""
     view.addItem(item)
-    view.setCameraPosition(pos=Vector(0, 0, 0), distance=3.0, elevation=35, azimuth=-60)
-    view.show()
     for _ in range(10):
         app.processEvents()
     image = view.grabFramebuffer().convertToFormat(QImage.Format.Format_RGB888)
-    view.close()
+    view.removeItem(item)
     pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
     rgb = pixels[:, : image.width() * 3].reshape(-1, 3) // 8 * 8
     colours, counts = np.unique(rgb, axis=0, return_counts=True)
@@ -50,9 +47,17 @@ def main() -> int:
     inside_out = trimesh.Trimesh(cube.vertices, cube.faces[:, ::-1], process=False)
     data = gl.MeshData(vertexes=np.asarray(cube.vertices, np.float32), faces=np.asarray(cube.faces, np.int32))
     flat = gl.GLMeshItem(meshdata=data, smooth=False, shader=None, color=(0.6, 0.6, 0.8, 1.0), glOptions="opaque")
-    print(json.dumps({"lit": shades(app, lit_mesh_item(cube, (0.6, 0.6, 0.8))),
-                      "inside_out": shades(app, lit_mesh_item(inside_out, (0.6, 0.6, 0.8))),
-                      "unlit": shades(app, flat)}))
+    view = gl.GLViewWidget()
+    view.setBackgroundColor(BACKGROUND)
+    view.resize(200, 200)
+    view.setCameraPosition(pos=Vector(0, 0, 0), distance=3.0, elevation=35, azimuth=-60)
+    view.show()
+    for _ in range(10):
+        app.processEvents()
+    print(json.dumps({"lit": shades(app, view, lit_mesh_item(cube, (0.6, 0.6, 0.8))),
+                      "inside_out": shades(app, view, lit_mesh_item(inside_out, (0.6, 0.6, 0.8))),
+                      "unlit": shades(app, view, flat)}))
+    view.close()
     return 0
 
 
