@@ -39,6 +39,7 @@ import pybullet as p
 
 from sear.collision import ROBOT_COLLISION_GROUP
 from sear.errors import ProjectError
+from sear.physics.inputs import DriveInputs
 from sear.project import Body, Dynamics, joint_names
 from sear.robotdesc import RobotDescription, UrdfWheels, choose_wheels, resolved_urdf, wheel_ids
 from sear.state import VehicleState
@@ -53,7 +54,7 @@ STEERING_TORQUE = 100.0
 """N·m: a steering joint's torque limit when its joint gives no effort limit."""
 
 
-class UrdfVehicle:
+class UrdfVehicle(DriveInputs):
     """A URDF robot in the pybullet world `client`, driven through its wheel and steering joints."""
 
     def __init__(self, client: int, desc: RobotDescription, wheels: UrdfWheels, dynamics: Dynamics,
@@ -138,24 +139,6 @@ class UrdfVehicle:
 
     # --- inputs ----------------------------------------------------------------------------------
 
-    def accelerate(self, force: float) -> None:
-        """Total engine force, N, shared by the driven wheels; negative drives backwards. Takes over
-        from drive()'s side forces."""
-        force = float(force)
-        if force != self.engine_force or self._sides is not None:
-            self.engine_force = force
-            self._sides = None
-            self._inputs_changed()
-
-    def drive(self, left: float, right: float) -> None:
-        """Drive force of each side, N (negative backwards), until accelerate() or (without car steering)
-        steer() takes over: shared by that side's driven wheels (car with steering joints: the wheels not
-        steered; otherwise all of the side's wheels)."""
-        sides = (float(left), float(right))
-        if sides != self._sides:
-            self._sides = sides
-            self._inputs_changed()
-
     def brake(self, force: float) -> None:
         """Total brake force, N (>= 0), shared by all wheels."""
         force = max(0.0, float(force))
@@ -167,16 +150,7 @@ class UrdfVehicle:
         """Steering angle, rad, positive left, clamped to the steering limit. Car drive with steering
         joints: their wheels' Ackermann angles. Otherwise the angle's share of the limit splits the
         engine force between the sides (skid steering)."""
-        limit = self.dynamics.max_steering
-        angle = max(-limit, min(limit, float(angle)))
-        sides = self._sides
-        if self.dynamics.drive_type == "car" and self._steering:
-            steering, turn = angle, 0.0
-        else:
-            steering, turn, sides = 0.0, angle / limit if limit > 0 else 0.0, None
-        if steering != self.steering or turn != self._turn or sides != self._sides:
-            self.steering, self._turn, self._sides = steering, turn, sides
-            self._inputs_changed()
+        self._steer_to(angle, wheels_steer=self.dynamics.drive_type == "car" and bool(self._steering))
 
     def _drive_forces(self) -> list[float]:
         """Ground force (N) each wheel's motor may push with, in wheel order, positive forward."""

@@ -69,6 +69,7 @@ import numpy as np
 import pybullet as p
 
 from sear.collision import NOT_ROBOTS_MASK, ROBOT_COLLISION_GROUP
+from sear.physics.inputs import DriveInputs
 from sear.project import WHEEL_IDS, Dynamics
 from sear.state import VehicleState
 
@@ -151,7 +152,7 @@ class WheelState:
         return None if self.hit_normal is None else np.asarray(self.hit_normal)
 
 
-class Vehicle:
+class Vehicle(DriveInputs):
     """The robot: one rigid chassis with four raycast wheels, in the pybullet world `client`."""
 
     def __init__(
@@ -241,24 +242,6 @@ class Vehicle:
 
     # --- inputs ----------------------------------------------------------------------------------
 
-    def accelerate(self, force: float) -> None:
-        """Total engine force, N, shared by the driven wheels; negative drives backwards. Takes over
-        from drive()'s side forces."""
-        force = float(force)
-        if force != self.engine_force or self._sides is not None:
-            self.engine_force = force
-            self._sides = None
-            self._inputs_changed()
-
-    def drive(self, left: float, right: float) -> None:
-        """Drive force of each side, N (negative backwards), until accelerate() or (skid, differential)
-        steer() takes over: skid shares a side's force between its two wheels, differential puts it on
-        that side's driven wheel, car on that side's rear wheel (the front wheels still steer)."""
-        sides = (float(left), float(right))
-        if sides != self._sides:
-            self._sides = sides
-            self._inputs_changed()
-
     def brake(self, force: float) -> None:
         """Total brake force, N (>= 0), shared by all four wheels."""
         self.brake_force = max(0.0, float(force))
@@ -270,17 +253,7 @@ class Vehicle:
         steers; the angle's share of the limit drives the two sides differentially with up to the
         engine force, so the robot spins in place when no throttle is given (and takes over from
         drive()'s side forces)."""
-        limit = self.dynamics.max_steering
-        angle = max(-limit, min(limit, float(angle)))
-        sides = self._sides
-        if self.dynamics.drive_type in ("skid", "differential"):
-            steering, turn = 0.0, angle / limit if limit > 0 else 0.0
-            sides = None
-        else:
-            steering, turn = angle, 0.0
-        if steering != self.steering or turn != self._turn or sides != self._sides:  # steered every tick
-            self.steering, self._turn, self._sides = steering, turn, sides
-            self._inputs_changed()
+        self._steer_to(angle, wheels_steer=self.dynamics.drive_type not in ("skid", "differential"))
 
     # --- pose --------------------------------------------------------------------------------------
 
