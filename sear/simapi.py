@@ -1,6 +1,6 @@
 """The `sim` API's calls and the arguments each takes, in one table, and the one check of them.
 
-User code drives the simulation only through the `sim` object (sear.runtime.Sim, or a controller
+User code drives the simulation only through the `sim` object (sear.runtime.sim.Sim, or a controller
 process's stand-in for it), so every value that reaches the physics from user code passes through here:
 a NaN, an infinity, a string or None where a number belongs, or a number the simulation cannot honour
 (a box 1e9 m wide, a tree 1e300 m away), is refused with an error that names the call and the argument,

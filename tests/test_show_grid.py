@@ -12,7 +12,7 @@ import pytest
 
 from sear import protocol
 from sear.errors import UserCodeError
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from sear.simapi import MAX_GRID_CELLS, SimArgumentError, SimArgumentTypeError, check
 
 from .physics.helpers import rover_project

@@ -13,7 +13,8 @@ import pytest
 
 from sear.controller import Sim as ControllerSim
 from sear.errors import UserCodeError
-from sear.runtime import Sim, Simulation
+from sear.runtime.sim import Sim
+from sear.runtime.simulation import Simulation
 from sear.simapi import SIM_API, SimArgumentError, SimArgumentTypeError, check
 
 from .physics.helpers import rover_project
