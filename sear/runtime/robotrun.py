@@ -7,14 +7,15 @@ Simulation (sear.runtime.simulation) makes one per robot of the project and adva
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sear.errors import StuckHookError, UserCodeError
 from sear.project import Project, Robot
-from sear.protocol import to_wire
+from sear.protocol import calls_to_wire, to_wire
 from sear.runtime.logs import CsvLog
-from sear.runtime.sim import GridImage, Sim
+from sear.runtime.sim import GridImage, Sim, calls, serve_call
 from sear.sensors.suite import SensorSuite
 from sear.state import VehicleState
 from sear.usercode import ControllerHost, UserCodeRunner
@@ -103,11 +104,13 @@ class RobotRun:
     # --- its controller ---------------------------------------------------------------------------
 
     def _welcome(self) -> dict[str, Any]:
-        """The protocol's welcome fields: what a controller knows of the run from the start."""
+        """The protocol's welcome fields: what a controller knows of the run from the start, and every call
+        it may make (the declarations its `sim` methods are made from)."""
         simulation = self.simulation.project.simulation
         return {"sensors": list(self.sensors.names), "time": self.simulation.world.time,
                 "physics_hz": float(simulation.physics_hz), "control_hz": float(simulation.control_hz),
-                "timeout": float(self.robot.code.hook_timeout), "seed": self.simulation.seed}
+                "timeout": float(self.robot.code.hook_timeout), "seed": self.simulation.seed,
+                "calls": calls_to_wire(calls().values())}
 
     def _spawn(self, welcome: dict[str, Any]) -> UserCodeRunner:
         """The robot's user code in a new process (its hello taken, `welcome` sent)."""
@@ -131,7 +134,7 @@ class RobotRun:
         """Make `runner` the controller and give it its init turn (before the first physics step)."""
         self.runner = runner
         runner.emit = self.emit
-        runner.dispatch = self._serve_call
+        runner.dispatch = partial(serve_call, self.sim)  # its call messages, made on this robot's sim
         self._sent = {}
         runner.turn("init", self._turn_fields())
 
@@ -145,18 +148,6 @@ class RobotRun:
                 sent[sensor.name] = when
                 readings[sensor.name] = to_wire(sensor.value(sensor.reading))
         return {"time": self.simulation.world.time, "readings": readings}
-
-    def _serve_call(self, name: str, args: list[Any]) -> Any:
-        """A controller's `sim` call (checked by sear.protocol.check_call), made on this robot's sim."""
-        sim = self.sim
-        if name == "pose":
-            return list(sim.pose)
-        if name == "speed":
-            return sim.speed
-        if name == "read_sick":
-            return to_wire(sim.read_sick(args[0]))
-        getattr(sim, name)(*args)
-        return None
 
     @property
     def user_code_running(self) -> bool:
