@@ -15,6 +15,10 @@ side. From that one declaration come:
 A plug-in or a test adds a call with `register` (one declared method; every controller of a run started
 afterwards can make it) and takes it away with `unregister`. A call's body acts on `self._robot`, a
 `Robot`: the robot's vehicle, sensors, state and output, and the world it is in.
+
+A new built-in call is a method here; beyond it, only what the world cannot do yet (a new kind of
+obstacle: sear.physics.world) and the users' lists of calls (docs/user-code.md and the protocol's table
+in docs/controller-protocol.md, which tests hold to this table).
 """
 
 from __future__ import annotations
@@ -265,11 +269,9 @@ def _declared(member: Any) -> tuple[Call, Callable[..., Any]] | None:
     return call, getattr(method, "__wrapped__", method)
 
 
-_calls: dict[str, Call] = {}
-_bodies: dict[str, Callable[..., Any]] = {}
-for _member in vars(SimulationCalls).values():
-    if (_found := _declared(_member)) is not None:
-        _calls[_found[0].name], _bodies[_found[0].name] = _found
+_declarations = [found for member in vars(SimulationCalls).values() if (found := _declared(member)) is not None]
+_calls: dict[str, Call] = {call.name: call for call, _body in _declarations}
+_bodies: dict[str, Callable[..., Any]] = {call.name: body for call, body in _declarations}
 BUILT_IN = frozenset(_calls)
 """The calls SEAR declares (SimulationCalls' own methods)."""
 
