@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sear.resources import demo_project  # noqa: E402
-from sear.runtime import Simulation  # noqa: E402
+from sear.runtime.simulation import Simulation  # noqa: E402
 from sear.validate import load_project  # noqa: E402
 
 TARGET = 0.9

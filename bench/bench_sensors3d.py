@@ -54,7 +54,7 @@ def child(kind: str, seconds: float) -> None:
     import time
 
     from sear.resources import demo_project
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
     from sear.validate import load_project
 
     loaded = load_project(demo_project())

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from sear.gui.app import configure_qt  # noqa: E402
 from sear.project import Project  # noqa: E402
 from sear.resources import demo_project  # noqa: E402
-from sear.runtime import Simulation  # noqa: E402
+from sear.runtime.simulation import Simulation  # noqa: E402
 
 SIZE = (1366, 740)
 """The window's size in the benchmark (pixels): a 1366×768 laptop screen less a title bar."""

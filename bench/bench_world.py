@@ -48,7 +48,7 @@ def child(walls: int, boxes: int, seconds: float) -> None:
     import time
 
     from sear.resources import demo_project
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
     from sear.validate import load_project
 
     with tempfile.TemporaryDirectory() as folder:

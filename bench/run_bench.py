@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from sear.project import Project  # noqa: E402
 from sear.resources import demo_project  # noqa: E402
-from sear.runtime import Simulation  # noqa: E402
+from sear.runtime.simulation import Simulation  # noqa: E402
 
 PHASES = ("pybullet step", "vehicle update", "vehicle state", "sensors", "  of which ray casts", "user code",
           "CSV log")

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from sear.gui.app import configure_qt  # noqa: E402
 from sear.project import Project  # noqa: E402
-from sear.runtime import Simulation  # noqa: E402
+from sear.runtime.simulation import Simulation  # noqa: E402
 
 
 def main(out: Path) -> int:

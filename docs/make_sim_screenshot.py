@@ -24,7 +24,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from sear.gui.app import configure_qt  # noqa: E402
 from sear.project import Project  # noqa: E402
 from sear.resources import demo_project  # noqa: E402
-from sear.runtime import Simulation, quaternion_to_euler  # noqa: E402
+from sear.runtime.simulation import Simulation  # noqa: E402
+from sear.state import quaternion_to_euler  # noqa: E402
 
 
 def main(out: Path) -> int:

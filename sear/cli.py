@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("sear: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # SEAR's own output piped into a reader that went away (`| head`, `| true`)
-        from sear.runtime import silence_closed_pipe
+        from sear.runtime.stdstreams import silence_closed_pipe
 
         silence_closed_pipe("stdout")
         return EXIT_BROKEN_PIPE

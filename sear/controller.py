@@ -12,8 +12,9 @@ A script drives a simulation it did not start (`sear run PRJ --external` prints 
 
 The same `sim` API as user code run by the simulation, which is this module too: every user code file
 runs in a process of its own, started by the simulation as `python -m sear.controller --fd N FILE`
-(serve_user_code), so a hang or a crash of the user's code never takes the simulation down.
-Protocol: docs/controller-protocol.md.
+(serve_user_code), so a hang or a crash of the user's code never takes the simulation down. The `sim`
+methods are made from the calls the simulation declares in the protocol's welcome (sear.runtime.sim),
+so this process needs neither the physics nor the runtime. Protocol: docs/controller-protocol.md.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import argparse
 import builtins
 import contextlib
 import faulthandler
+import functools
 import io
+import operator
 import os
 import signal
 import socket
@@ -30,11 +33,13 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from sear import protocol, simapi
 from sear.errors import SearError, UserCodeError
-from sear.protocol import Pose, check_call, from_wire
+from sear.protocol import Pose, check_args, from_wire
 from sear.usercode import UserProgram, format_user_exception, user_error_line
 
 PRINT_PIECE = protocol.MAX_FRAME // 8
@@ -65,6 +70,8 @@ class Link:
         self.welcome: dict[str, Any] = {}
         self.result: Any = None
         """A `collect` turn's answer (what result(sim) returned), sent with the turn's `done`."""
+        self.calls: dict[str, simapi.Call] = {}
+        """The calls the simulation declared in its welcome, by name: what `sim`'s methods are made from."""
 
     def hello(self, token: str = "", name: str = "python") -> dict[str, Any]:
         """The handshake: say who we are, get the simulation's welcome (ControllerError if refused)."""
@@ -75,6 +82,10 @@ class Link:
         self.welcome = reply
         self.sensor_names = list(reply.get("sensors", []))
         self.time = float(reply.get("time", 0.0))
+        try:
+            self.calls = protocol.calls_from_wire(reply.get("calls", []))
+        except protocol.ProtocolError as exc:
+            raise ControllerError(f"the simulation's welcome cannot be read: {exc}") from None
         return reply
 
     def next_turn(self) -> str:
@@ -129,10 +140,20 @@ class Link:
             self.conn.send({"t": "bye", "calls": self.pending})
 
 
-class Sim:
+if TYPE_CHECKING:
+    from sear.runtime.sim import SimulationCalls as _Declared
+else:
+    _Declared = object  # the methods come from the simulation's welcome (calls_from_wire, _sim_class)
+
+
+class Sim(_Declared):
     """The `sim` object of a controller: the same calls as user code run by the simulation.
 
-    Units: metres, seconds, newtons, radians. Drive inputs hold until changed, like pedals."""
+    The calls the protocol's turns serve (time, sensor_names, read, print, step, wait) are methods here;
+    every other call is made from the declarations the simulation sent in its welcome (names, signatures,
+    help and argument checks: the simulation's sear.runtime.sim.SimulationCalls, where type checkers and
+    editors read them), so a call the simulation declares is a method here too. Units: metres, seconds,
+    newtons, radians. Drive inputs hold until changed, like pedals."""
 
     def __init__(self, link: Link, step: Callable[[], bool]) -> None:
         self._link = link
@@ -157,80 +178,6 @@ class Sim:
             known = ", ".join(repr(n) for n in link.sensor_names) or "none (the project has no sensors file)"
             raise SearError(f"there is no sensor named {name!r}; the sensors are: {known}")
         return link.readings.get(name)
-
-    def gripper(self, open: bool | None = None, height: float | None = None) -> None:
-        """The gripper: open (True) or close (False) its paddles, lift them to `height` m above their
-        lowest position (clamped to the lift's travel); None keeps either as it is. See docs/gripper.md."""
-        self._call("gripper", open, height)
-
-    def _set(self, name: str, *args: Any) -> None:
-        self._link.pending.append(list(check_call(name, args)))
-
-    def accelerate(self, force: float) -> None:
-        """Engine force, N (negative reverses); 0 to coast."""
-        self._set("accelerate", force)
-
-    def brake(self, force: float) -> None:
-        """Brake force, N (0 releases the brake)."""
-        self._set("brake", force)
-
-    def steer(self, angle: float) -> None:
-        """Steering angle, rad, positive left, clamped to the project's steering limit."""
-        self._set("steer", angle)
-
-    def drive(self, left: float, right: float) -> None:
-        """Drive force of the left and right side, N (negative reverses); see docs/user-code.md."""
-        self._set("drive", left, right)
-
-    def _call(self, name: str, *args: Any) -> Any:
-        name, checked = check_call(name, args)
-        try:
-            return self._link.call(name, checked)
-        except ControllerError as exc:
-            raise ValueError(str(exc)) from None
-
-    def add_tree(self, x: float, y: float, z: float | None = None) -> None:
-        """A static tree at (x, y) m, its foot at height z m (None: on the ground). See docs/user-code.md."""
-        self._call("add_tree", x, y, z)
-
-    def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> None:
-        """A cube of edge `size` m and `mass` kg (0: immovable), its centre at (x, y, z) m."""
-        self._call("add_box", x, y, z, size, mass)
-
-    def add_wall(self, x1: float, y1: float, x2: float, y2: float, height: float = 1.0,
-                 thickness: float = 0.2) -> None:
-        """A static wall `height` m tall and `thickness` m thick from (x1, y1) to (x2, y2) m."""
-        self._call("add_wall", x1, y1, x2, y2, height, thickness)
-
-    def add_table(self, x: float, y: float, width: float, depth: float, height: float) -> None:
-        """A static table centred on (x, y) m, `width` m along x, `depth` m along y, its top `height` m up."""
-        self._call("add_table", x, y, width, depth, height)
-
-    def read_sick(self, name: str) -> Any:
-        """The latest scan of LIDAR `name` packed as SICK LMS2xx 16-bit values (or None)."""
-        return self._call("read_sick", name)
-
-    def show_grid(self, grid: Any, x: float = 0.0, y: float = 0.0, cell: float = 0.1,
-                  title: str | None = "grid") -> None:
-        """Show `grid` (a 2-D array: rows south to north, columns west to east; 0 white .. 1 black, NaN
-        unknown) in the simulation window's Grids dock under `title`, its south-west corner at (x, y) m and
-        its cells `cell` m wide; the last grid of each title is kept (headless runs keep it too)."""
-        name, args = check_call("show_grid", (grid, x, y, cell, title))
-        args[0] = protocol.to_wire(args[0])
-        try:
-            self._link.call(name, args)
-        except ControllerError as exc:
-            raise ValueError(str(exc)) from None
-
-    @property
-    def pose(self) -> Pose:
-        """Ground-truth pose (for debugging; a real robot has only its sensors)."""
-        return Pose(*self._call("pose"))
-
-    @property
-    def speed(self) -> float:
-        """Ground-truth speed, m/s."""
-        return float(self._call("speed"))
 
     @simapi.checked
     def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
@@ -258,6 +205,74 @@ class Sim:
                 return False
         return True
 
+    def _command(self, call: simapi.Call, args: tuple[Any, ...]) -> None:
+        """A command: checked now, sent with the turn's end (no round trip)."""
+        self._link.pending.append([call.name, [protocol.to_wire(v) for v in check_args(call, args)]])
+
+    def _request(self, call: simapi.Call, returns: Any, args: tuple[Any, ...]) -> Any:
+        """A request or a property: checked, sent, and its result (ValueError when the simulation refuses
+        it) as the type `returns` (the declaration's result type) has it."""
+        values = [protocol.to_wire(v) for v in check_args(call, args)]
+        try:
+            result = self._link.call(call.name, values)
+        except ControllerError as exc:
+            raise ValueError(str(exc)) from None
+        if isinstance(returns, type) and issubclass(returns, tuple) and isinstance(result, list):
+            return returns(*result)  # a named tuple (Pose) travels as the array of its values
+        if returns is float and isinstance(result, int | float) and not isinstance(result, bool):
+            return float(result)
+        return result
+
+
+_RESULT_TYPES: dict[str, Any] = {"None": None, "float": float, "int": int, "bool": bool, "str": str,
+                                 "Any": Any, "Pose": Pose, "np.ndarray": np.ndarray, "list[str]": list[str]}
+"""The result types a declaration may write that a controller knows by name; another reads as Any."""
+
+
+def _result_type(written: str) -> Any:
+    """The type a declaration's result is written as ('np.ndarray | None'), or Any."""
+    parts = [_RESULT_TYPES.get(part.strip(), Any) for part in written.split("|")]
+    if len(parts) == 1 or Any in parts:
+        return parts[0] if len(parts) == 1 else Any
+    return functools.reduce(operator.or_, parts)
+
+
+def _method(call: simapi.Call) -> Any:
+    """The controller's method (a property for a property) for the declared call: a real function with
+    the declaration's signature, defaults, types and help, as dataclasses writes its __init__, that
+    checks its arguments and sends the call."""
+    returns = _result_type(call.returns)
+    namespace: dict[str, Any] = {"_call": call, "_returns": returns}
+    params = ["self"]
+    for i, arg in enumerate(call.args):
+        if arg.default is ...:
+            params.append(arg.name)
+        else:
+            namespace[f"_default_{i}"] = arg.default
+            params.append(f"{arg.name}=_default_{i}")
+    send = "self._command(_call, " if call.kind == "command" else "return self._request(_call, _returns, "
+    values = "".join(f"{arg.name}, " for arg in call.args)
+    source = f"def {call.name}({', '.join(params)}):\n    {send}({values}))\n"
+    exec(source, namespace)  # names are identifiers (calls_from_wire); values come in through the namespace
+    function = namespace[call.name]
+    function.__annotations__ = {**{arg.name: arg.annotation for arg in call.args}, "return": returns}
+    function.__doc__ = call.help
+    function.__qualname__ = f"Sim.{call.name}"
+    function.__module__ = __name__
+    return property(function, doc=call.help) if call.kind == "property" else function
+
+
+def _sim_class(calls: dict[str, simapi.Call]) -> type[Sim]:
+    """Sim with a method for each call the simulation declared (a name the turns serve stays theirs)."""
+    methods = {name: _method(call) for name, call in calls.items() if not hasattr(Sim, name)}
+    return type("Sim", (Sim,), {"__module__": __name__, "__qualname__": "Sim", "__doc__": Sim.__doc__, **methods})
+
+
+def connected_sim(link: Link, step: Callable[[], bool]) -> Sim:
+    """The `sim` of a controller connected over `link` (its welcome taken): its methods are the calls
+    the simulation declared in the welcome; `step` ends the turn (run(sim)'s sim.step())."""
+    return _sim_class(link.calls)(link, step)
+
 
 class Controller:
     """An external controller's connection (connect()): `sim` drives, `close()` (or `with`) ends it."""
@@ -268,7 +283,7 @@ class Controller:
         self._stopped = self.link.next_turn() == "stop"  # the init turn: calls before the first step()
         if self._stopped:
             raise ControllerError("the simulation ended before the controller's first turn")
-        self.sim = Sim(self.link, self._step)
+        self.sim = connected_sim(self.link, self._step)
 
     def _step(self) -> bool:
         if self._stopped:
@@ -332,7 +347,7 @@ class UserCodeProcess:
     def __init__(self, link: Link, path: Path) -> None:
         self.link = link
         self.path = path
-        self.sim = Sim(link, self._step)
+        self.sim = connected_sim(link, self._step)
         self.program: UserProgram | None = None
         self._in_run = False
         self._stop_told = False

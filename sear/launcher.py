@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sear.errors import UserCodeError
 
 if TYPE_CHECKING:
-    from sear.runtime import Simulation, TickResult
+    from sear.runtime.simulation import Simulation, TickResult
     from sear.usercode import ControllerHost
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 0, 1, 130, 141, 143
@@ -49,7 +49,8 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
     143 when terminated (SIGTERM). `log` never overwrites the project or its files, nor (without `force`)
     any existing file. `external`: instead of the project's user code, wait for a controller to connect
     (TCP on 127.0.0.1, the port and one-time token printed)."""
-    from sear.runtime import Simulation, check_log_path
+    from sear.runtime.logs import check_log_path
+    from sear.runtime.simulation import Simulation
     from sear.validate import load_project
 
     loaded = load_project(project_path)
@@ -116,7 +117,7 @@ def leave(simulation: Simulation, status: int) -> int:
     """The end of every run: close the simulation (the controller stopped, the log flushed, the physics
     freed) and return `status`."""
     simulation.close()
-    from sear.runtime import reopen_std_streams
+    from sear.runtime.stdstreams import reopen_std_streams
 
     reopen_std_streams()  # user code may have closed them
     sys.stdout.flush()
@@ -130,7 +131,7 @@ def run_headless(simulation: Simulation, duration: float) -> int:
     Returns the exit status; the caller's leave() closes the simulation, which flushes the log."""
     import numpy as np
 
-    from sear.runtime import reopen_std_streams
+    from sear.runtime.stdstreams import reopen_std_streams
 
     wall0 = time.perf_counter()
     robots = simulation.robots

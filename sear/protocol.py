@@ -1,10 +1,12 @@
-"""The SEAR controller protocol: framing, message encoding and the `sim` calls a controller may make.
+"""The SEAR controller protocol: framing, message encoding, and checking a call message by its declaration.
 
 One protocol for every controller, the Python user code process the simulation starts (over a
 socketpair) and an external controller in any language (TCP on 127.0.0.1): frames of a 4-byte
 big-endian length and one MessagePack map. docs/controller-protocol.md is the specification; this module
-is its code, used by both ends (the simulation, sear.usercode, and the controller, sear.controller), so
-the calls and their argument checks are written down once.
+is its code, used by both ends (the simulation, sear.usercode, and the controller, sear.controller). The
+calls themselves are declared once on the simulation's side (sear.runtime.sim); the welcome carries
+their declarations to the controller (calls_to_wire, calls_from_wire), and both ends check a call's
+arguments by them (check_call).
 
 MessagePack (the `msgpack` library) rather than a format of our own: it is a published specification
 with well-kept implementations in every language users write controllers in, it carries IEEE doubles
@@ -16,10 +18,13 @@ scans), and the handful of types SEAR uses take a page of C to encode and decode
 from __future__ import annotations
 
 import contextlib
+import keyword
+import math
 import socket
 import struct
 import time
 from collections import namedtuple
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import msgpack
@@ -56,42 +61,7 @@ class Pose(NamedTuple):
     yaw: float
 
 
-class CallSpec(NamedTuple):
-    """A `sim` call a controller may make over the protocol. Its arguments (names, order, defaults, kinds,
-    units and ranges) are the sim API's own: sear.simapi.SIM_API."""
-
-    batched: bool
-    """True: a setter with no result, which a controller may send with its turn's `done` (no round trip)."""
-    unit: str
-    """What the arguments and result mean, in units (for the protocol document and error messages)."""
-
-
-CALLS: dict[str, CallSpec] = {
-    "accelerate": CallSpec(True, "force N, negative reverses"),
-    "brake": CallSpec(True, "force N, 0 releases"),
-    "steer": CallSpec(True, "angle rad, positive left"),
-    "drive": CallSpec(True, "left, right force N, negative reverses"),
-    "add_tree": CallSpec(False, "m"),
-    "add_box": CallSpec(False, "m, m, m, m, kg"),
-    "add_wall": CallSpec(False, "m"),
-    "add_table": CallSpec(False, "m"),
-    "pose": CallSpec(False, "result [x, y, z] m, [roll, pitch, yaw] rad"),
-    "gripper": CallSpec(False, "open true/false or nil, height m or nil"),
-    "speed": CallSpec(False, "result m/s"),
-    "read_sick": CallSpec(False, "result: SICK 16-bit values or nil"),
-    "show_grid": CallSpec(False, "grid: ndarray (rows south to north), x, y m, cell m, title"),
-}
-"""Every `sim` call a controller makes of the simulation. Reading sensors, the time and the sensor names
-need no call: they come with each turn (see docs/controller-protocol.md)."""
-
-_ARGS: dict[str, tuple[simapi.Arg, ...]] = {name: simapi.SIM_API[name].args for name in CALLS}
-"""Each call's arguments as the sim API states them: one rule for a controller's calls and a script's."""
-
-_SETTERS: dict[str, tuple[float, float]] = {
-    name: (_ARGS[name][0].lo, _ARGS[name][0].hi) for name, spec in CALLS.items()
-    if spec.batched and len(_ARGS[name]) == 1}
-"""The one-number setters (accelerate, brake, steer) and their closed ranges, for check_call's fast path."""
-
+# --- calls ------------------------------------------------------------------------------------------------
 
 def _short(value: Any) -> str:
     """repr(value), cut to 60 characters: an error quotes a bad value without echoing a flood back."""
@@ -99,18 +69,18 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check_call(name: Any, args: Any) -> tuple[str, list[Any]]:
-    """The call `name` with `args` checked against CALLS, defaults filled in and numbers as floats; a
-    TypeError / ValueError naming the call and the argument otherwise. Both ends use it: the controller
-    raises at the user's own line, the simulation refuses what a foreign controller sends."""
-    if (type(name) is str and name in _SETTERS and type(args) in (list, tuple) and len(args) == 1
-            and type(args[0]) is float and _SETTERS[name][0] <= args[0] <= _SETTERS[name][1]):
-        return name, list(args)  # the common case, every control tick: a setter with a float in its range
-    if not isinstance(name, str) or name not in CALLS:
-        raise ValueError(f"unknown call {_short(name)}; the calls are: {', '.join(CALLS)}")
+def check_args(call: simapi.Call, args: Any) -> list[Any]:
+    """A call message's `args` for `call`: checked by its declaration, defaults filled in, numbers as
+    floats; a TypeError / ValueError naming the call and the argument otherwise. Both ends use it: the
+    controller raises at the user's own line, the simulation refuses what a foreign controller sends."""
+    setter = call.setter_range
+    if (setter is not None and type(args) in (list, tuple) and len(args) == 1 and type(args[0]) is float
+            and setter[0] <= args[0] <= setter[1]):
+        return list(args)  # the common case, every control tick: a setter with a float in its range
+    name = call.name
     if not isinstance(args, list | tuple):
         raise TypeError(f"sim.{name}: the arguments must be an array, not {type(args).__name__}")
-    params = _ARGS[name]
+    params = call.args
     if len(args) > len(params):
         raise TypeError(f"sim.{name} takes at most {len(params)} argument(s) "
                         f"({', '.join(p.name for p in params)}), not {len(args)}")
@@ -125,7 +95,16 @@ def check_call(name: Any, args: Any) -> tuple[str, list[Any]]:
         if param.kind == "grid" and isinstance(value, dict):  # an ndarray as to_wire sends it
             value = _wire_array(name, param, value)
         out.append(simapi.check_arg(name, param, value))  # type, finite, range: sear.simapi's rule
-    return name, out
+    return out
+
+
+def check_call(calls: Mapping[str, simapi.Call], name: Any, args: Any) -> tuple[simapi.Call, list[Any]]:
+    """The call `name` of the table `calls` and its `args` checked (check_args); ValueError for a name
+    the table does not hold."""
+    call = calls.get(name) if isinstance(name, str) else None
+    if call is None:
+        raise ValueError(f"unknown call {_short(name)}; the calls are: {', '.join(calls)}")
+    return call, check_args(call, args)
 
 
 def _wire_array(call: str, param: simapi.Arg, value: dict[str, Any]) -> np.ndarray:
@@ -138,6 +117,87 @@ def _wire_array(call: str, param: simapi.Arg, value: dict[str, Any]) -> np.ndarr
     if not isinstance(array, np.ndarray):
         raise TypeError(f"sim.{call}: {param.name} must be an ndarray (a map with _type 'ndarray')")
     return array
+
+
+def result_to_wire(value: Any) -> Any:
+    """A call's result as the protocol sends it: a named tuple (sim.pose's Pose) as a plain array of its
+    values, anything else as to_wire sends it."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return [to_wire(v) for v in value]
+    return to_wire(value)
+
+
+# --- the call table in the welcome ----------------------------------------------------------------------
+
+_ARG_FIELDS: dict[str, tuple[type | tuple[type, ...], Any]] = {
+    "kind": (str, "number"), "unit": (str, ""), "lo": ((int, float), -math.inf), "hi": ((int, float), math.inf),
+    "lo_open": (bool, False), "hi_open": (bool, False), "none_ok": (bool, False)}
+"""An argument's fields in the welcome's `calls`, their types and the values they have when left out."""
+
+
+def calls_to_wire(calls: Iterable[simapi.Call]) -> list[dict[str, Any]]:
+    """The welcome's `calls`: every call a controller may make with a call message, as maps of its name,
+    kind, help, result type and arguments (docs/controller-protocol.md, Handshake)."""
+    out = []
+    for call in calls:
+        args = []
+        for arg in call.args:
+            entry: dict[str, Any] = {"name": arg.name, **{key: getattr(arg, key) for key in _ARG_FIELDS}}
+            if arg.default is not ...:
+                entry["default"] = arg.default
+            args.append(entry)
+        out.append({"name": call.name, "kind": call.kind, "help": call.help, "returns": call.returns, "args": args})
+    return out
+
+
+def _identifier(value: Any, what: str) -> str:
+    if not (isinstance(value, str) and value.isidentifier() and not value.startswith("_")
+            and not keyword.iskeyword(value) and value != "self"):
+        raise ProtocolError(f"the welcome's calls: {what} {_short(value)} is not a name a call or an argument "
+                            "can have")
+    return value
+
+
+def calls_from_wire(value: Any) -> dict[str, simapi.Call]:
+    """The welcome's `calls` read back into declarations, by name; ProtocolError saying what is wrong
+    with a table that is not one. Fields a later version adds are ignored."""
+    if not isinstance(value, list):
+        raise ProtocolError(f"the welcome's calls must be an array, not {type(value).__name__}")
+    calls: dict[str, simapi.Call] = {}
+    for entry in value:
+        if not isinstance(entry, dict):
+            raise ProtocolError(f"the welcome's calls: {_short(entry)} is not a map")
+        name = _identifier(entry.get("name"), "the call name")
+        kind, help_text, returns = entry.get("kind"), entry.get("help", ""), entry.get("returns", "Any")
+        if kind not in simapi.CALL_KINDS or not isinstance(help_text, str) or not isinstance(returns, str):
+            raise ProtocolError(f"the welcome's calls: {name} needs a kind ({', '.join(simapi.CALL_KINDS)}) and "
+                                "a text help and returns")
+        args = []
+        wire_args = entry.get("args", [])
+        if not isinstance(wire_args, list):
+            raise ProtocolError(f"the welcome's calls: the args of {name} must be an array")
+        for arg in wire_args:
+            if not isinstance(arg, dict):
+                raise ProtocolError(f"the welcome's calls: an argument of {name} is not a map")
+            fields: dict[str, Any] = {"name": _identifier(arg.get("name"), f"an argument of {name}")}
+            for key, (types, missing) in _ARG_FIELDS.items():
+                field_value = arg.get(key, missing)
+                if not isinstance(field_value, types) or (key in ("lo", "hi") and isinstance(field_value, bool)):
+                    raise ProtocolError(f"the welcome's calls: {key} of {name}'s {fields['name']} is "
+                                        f"{_short(field_value)}")
+                fields[key] = float(field_value) if isinstance(field_value, int | float) else field_value
+            if fields["kind"] not in simapi.ARG_KINDS:
+                raise ProtocolError(f"the welcome's calls: {name}'s {fields['name']} has the unknown kind "
+                                    f"{_short(fields['kind'])}")
+            if "default" in arg:
+                default = arg["default"]
+                if not (default is None or isinstance(default, bool | int | float | str)):
+                    raise ProtocolError(f"the welcome's calls: the default of {name}'s {fields['name']} is "
+                                        f"{_short(default)}, not nil, a boolean, a number or a string")
+                fields["default"] = default
+            args.append(simapi.Arg(**fields))
+        calls[name] = simapi.Call(name, tuple(args), kind, help_text, returns)
+    return calls
 
 
 # --- values on the wire -----------------------------------------------------------------------------------

@@ -1,26 +1,36 @@
-"""The `sim` API's calls and the arguments each takes, in one table, and the one check of them.
+"""How a `sim` call is declared, the one check of its arguments, and the calls the protocol's turns serve.
 
-User code drives the simulation only through the `sim` object (sear.runtime.Sim, or a controller
-process's stand-in for it), so every value that reaches the physics from user code passes through here:
-a NaN, an infinity, a string or None where a number belongs, or a number the simulation cannot honour
-(a box 1e9 m wide, a tree 1e300 m away), is refused with an error that names the call and the argument,
-e.g. ``sim.add_tree(x=nan): x must be a finite number of metres``. The error is raised in the user's
-code, so it reaches the user as a user-code error on their own line.
+A call of the `sim` object user code holds is declared once, with `declare`: a method whose signature
+(argument names, order, defaults), docstring (the help users read) and decorator (each argument's kind,
+unit and range, from the templates below, and whether the call is a property, a request or a command)
+say everything a controller and the protocol need, and whose body is what the call does on the
+simulation's side. The built-in ones are the methods of sear.runtime.sim.SimulationCalls; a plug-in or
+a test registers more there (sear.runtime.sim.register). The simulation sends the declarations (`Call`,
+pure data) in the protocol's welcome, and a controller makes its `sim` methods from them.
 
-`SIM_API` describes every call: its arguments in order, with kind, unit, range and default. `check(name,
-args, kwargs)` binds a call's arguments as Python would and checks them, returning them converted
-(numbers as float). `checked` decorates the methods of an object that implements the API with that check.
-Pure Python: a controller process can use the same table without the physics.
+A few calls are served by the protocol's turns themselves rather than by a call message: `TURN_CALLS`
+(time, sensor_names, read, print, step, wait). Their implementations, in the controller and in the
+simulation's Sim, take their arguments through `checked`.
+
+Every value that reaches the physics from user code passes through `check` or `check_arg`: a NaN, an
+infinity, a string or None where a number belongs, or a number the simulation cannot honour (a box
+1e9 m wide, a tree 1e300 m away), is refused with an error that names the call and the argument, e.g.
+``sim.add_tree(x=nan): x must be a finite number of metres``. The error is raised in the user's code, so
+it reaches the user as a user-code error on their own line. Pure Python: a controller process uses it
+without the physics.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
+import keyword
 import math
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -36,6 +46,14 @@ MAX_FORCE = 1_000_000.0
 MAX_GRID_CELLS = 1_000_000
 """Cells of the largest grid show_grid takes (4 MB as float32: one protocol frame holds it)."""
 
+ArgKind = Literal["number", "name", "text", "flag", "grid", "any"]
+CallKind = Literal["property", "request", "command"]
+"""property: read as an attribute, no arguments, a round trip (sim.pose). request: a method whose result,
+or its refusal, comes back before the user's next line (sim.add_box, sim.read_sick). command: a setter
+with no result that holds until changed (sim.accelerate), sent with the turn's end: no round trip."""
+CALL_KINDS: tuple[CallKind, ...] = ("property", "request", "command")
+ARG_KINDS: tuple[ArgKind, ...] = ("number", "name", "text", "flag", "grid", "any")
+
 
 class SimArgumentError(ValueError):
     """A `sim` call was given an argument it cannot use (NaN, infinite, out of range)."""
@@ -50,14 +68,16 @@ class Arg:
     """One argument of a `sim` call.
 
     kind: "number" (a real number, given as int or float; not bool), "name" (a string: a sensor's name),
-    "text" (a string or None, as print's sep and end), "grid" (a 2-D array of numbers, NaN allowed, at
-    most MAX_GRID_CELLS cells; checked as float32), "any" (anything). Numbers lie in lo..hi (either
-    end open when lo_open/hi_open); none_ok lets None through (its meaning is in the call's help)."""
+    "text" (a string or None, as print's sep and end), "flag" (True or False, not 1 or 0), "grid" (a 2-D
+    array of numbers, NaN allowed, at most MAX_GRID_CELLS cells; checked as float32), "any" (anything).
+    Numbers lie in lo..hi (either end open when lo_open/hi_open); none_ok lets None through (its meaning
+    is in the call's help). Without a name it is a template (COORDINATE, ...): `declare` names it after
+    the parameter it describes and takes the default from there."""
 
-    name: str
-    kind: str = "number"
-    """The kinds above, and "flag": True or False (not 1 or 0)."""
+    name: str = ""
+    kind: ArgKind = "number"
     unit: str = ""
+    """What a number measures, plural, as errors say it: 'metres', 'newtons'."""
     lo: float = -math.inf
     hi: float = math.inf
     lo_open: bool = False
@@ -93,70 +113,82 @@ class Arg:
             text += ", or None"
         return text
 
+    def named(self, name: str, default: Any = ...) -> Arg:
+        """This template as the argument `name` (with `default`; `...`: required)."""
+        return dataclasses.replace(self, name=name, default=default)
+
+    @property
+    def annotation(self) -> Any:
+        """The Python type of the values it takes, as a signature shows it (float | None, str, ...)."""
+        base: Any = {"number": float, "name": str, "text": str, "flag": bool, "grid": np.ndarray, "any": Any}[self.kind]
+        return base | None if self.none_ok or self.kind == "text" else base
+
+    @property
+    def fixed_range(self) -> tuple[float, float] | None:
+        """(lo, hi) when the argument is a number in a closed, finite range: then a float `lo <= v <= hi`
+        passes the check as it is (a NaN fails the comparison), the protocol's fast path for setters."""
+        if (self.kind == "number" and not (self.lo_open or self.hi_open) and math.isfinite(self.lo)
+                and math.isfinite(self.hi)):
+            return self.lo, self.hi
+        return None
+
 
 @dataclass(frozen=True)
 class Call:
-    """One `sim` call: its name, its arguments in order, and whether it is a read-only property."""
+    """One `sim` call, as data: what `declare` reads off a method, what the protocol's welcome carries,
+    and what a controller makes its method from."""
 
     name: str
     args: tuple[Arg, ...] = ()
-    property: bool = False
+    kind: CallKind = "request"
+    help: str = ""
+    """What it does, in its units: the declaring method's docstring."""
+    returns: str = "None"
+    """Its result's type as written in the declaration ('None', 'float', 'Pose', 'np.ndarray | None')."""
     varargs: bool = False
     """Takes *args of anything before its named arguments (print)."""
-    help: str = ""
+    setter_range: tuple[float, float] | None = field(default=None, init=False, repr=False, compare=False)
+    """A command of one number in a closed range: that range (sear.protocol.check_args' fast path)."""
+
+    def __post_init__(self) -> None:
+        if self.kind == "command" and len(self.args) == 1:
+            object.__setattr__(self, "setter_range", self.args[0].fixed_range)
 
 
-def _coord(name: str, *, none_ok: bool = False, default: Any = ...) -> Arg:
-    return Arg(name, unit="metres", lo=-WORLD_LIMIT, hi=WORLD_LIMIT, none_ok=none_ok, default=default)
+COORDINATE = Arg(unit="metres", lo=-WORLD_LIMIT, hi=WORLD_LIMIT)
+"""A position in the world frame, m from the terrain centre."""
+COORDINATE_OR_NONE = dataclasses.replace(COORDINATE, none_ok=True)
+"""A height whose None means 'on the ground' (the call's help says which ground)."""
+SIZE = Arg(unit="metres", lo=0.0, hi=MAX_SIZE, lo_open=True)
+"""An edge, a height, a thickness: more than 0 m, at most MAX_SIZE."""
+MASS = Arg(unit="kilograms", lo=0.0, hi=MAX_MASS)
+FORCE = Arg(unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE)
+"""A drive force, negative backwards."""
+BRAKE_FORCE = Arg(unit="newtons", lo=0.0, hi=MAX_FORCE)
+STEERING_ANGLE = Arg(unit="radians", lo=-2 * math.pi, hi=2 * math.pi)
+LIFT_HEIGHT = Arg(unit="metres", lo=0.0, hi=MAX_SIZE, none_ok=True)
+FLAG_OR_NONE = Arg(kind="flag", none_ok=True)
+SENSOR_NAME = Arg(kind="name")
+TEXT = Arg(kind="text")
+GRID = Arg(kind="grid")
+DURATION = Arg(unit="seconds", lo=0.0)
+ANYTHING = Arg(kind="any")
 
-
-def _length(name: str, default: Any = ...) -> Arg:
-    return Arg(name, unit="metres", lo=0.0, hi=MAX_SIZE, lo_open=True, default=default)
-
-
-SIM_API: dict[str, Call] = {call.name: call for call in (
-    Call("time", property=True, help="simulated time since the start, s"),
-    Call("sensor_names", property=True, help="the project's sensor names"),
-    Call("pose", property=True, help="ground-truth pose (x, y, z m; roll, pitch, yaw rad)"),
-    Call("speed", property=True, help="ground-truth speed, m/s"),
-    Call("gripper", (Arg("open", "flag", none_ok=True, default=None),
-                     Arg("height", unit="metres", lo=0.0, hi=MAX_SIZE, none_ok=True, default=None)),
-         help="gripper: open (True) or close (False) the paddles; lift them to height m above their lowest "
-              "position (clamped to the lift's travel); None keeps either as it is"),
-    Call("read", (Arg("name", "name"),), help="latest reading of a sensor"),
-    Call("read_sick", (Arg("name", "name"),), help="latest LIDAR scan packed as SICK LMS2xx values"),
-    Call("accelerate", (Arg("force", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE),),
-         help="engine force, N (negative reverses)"),
-    Call("brake", (Arg("force", unit="newtons", lo=0.0, hi=MAX_FORCE),), help="brake force, N (0 releases)"),
-    Call("steer", (Arg("angle", unit="radians", lo=-2 * math.pi, hi=2 * math.pi),),
-         help="steering angle, rad, positive left, clamped to the project's steering limit"),
-    Call("drive", (Arg("left", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE),
-                   Arg("right", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE)),
-         help="drive force of the left and right side, N (negative reverses): skid and differential drive "
-              "turn with it; a car's rear wheels each get their side's"),
-    Call("add_tree", (_coord("x"), _coord("y"), _coord("z", none_ok=True, default=None)),
-         help="a static tree at (x, y) m, its foot at z m (None: on the ground)"),
-    Call("add_box", (_coord("x"), _coord("y"), _coord("z", none_ok=True, default=None),
-                     _length("size", 1.0), Arg("mass", unit="kilograms", lo=0.0, hi=MAX_MASS, default=1.0)),
-         help="a cube of edge size m and mass kg (0: immovable) centred on (x, y, z) m"),
-    Call("add_wall", (_coord("x1"), _coord("y1"), _coord("x2"), _coord("y2"), _length("height", 1.0),
-                      _length("thickness", 0.2)),
-         help="a static wall along (x1, y1)-(x2, y2) m"),
-    Call("add_table", (_coord("x"), _coord("y"), _length("width"), _length("depth"), _length("height")),
-         help="a static table centred on (x, y) m, width m along x, depth m along y, its top height m up"),
-    Call("print", (Arg("sep", "text", default=" "), Arg("end", "text", default="\n"),
-                   Arg("file", "any", default=None), Arg("flush", "any", default=False)), varargs=True,
-         help="print to the console"),
-    Call("show_grid", (Arg("grid", "grid"), _coord("x", default=0.0), _coord("y", default=0.0),
-                       Arg("cell", unit="metres", lo=0.0, hi=MAX_SIZE, lo_open=True, default=0.1),
-                       Arg("title", "text", default="grid")),
-         help="show a 2-D grid (rows south to north, 0 white to 1 black, NaN unknown) in the window's "
-              "Grids dock, its south-west corner at (x, y) m, cells cell m wide, under title"),
-    Call("step", help="run(sim) style: wait for the next control tick"),
-    Call("wait", (Arg("seconds", unit="seconds", lo=0.0),),
-         help="run(sim) style: let seconds of simulated time pass"),
+TURN_CALLS: dict[str, Call] = {call.name: call for call in (
+    Call("time", kind="property", returns="float", help="Simulated time since the start, s."),
+    Call("sensor_names", kind="property", returns="list[str]", help="Names of the project's sensors, for read()."),
+    Call("read", (SENSOR_NAME.named("name"),), returns="Any",
+         help="Latest reading of the sensor called `name` (None until its first sample or when nothing is in "
+              "range). Raises an error listing the sensor names when there is no such sensor."),
+    Call("print", (TEXT.named("sep", " "), TEXT.named("end", "\n"), ANYTHING.named("file", None),
+                   ANYTHING.named("flush", False)), kind="command", varargs=True, help="Print to the console."),
+    Call("step", returns="bool", help="run(sim) style: wait for the next control tick; False when the simulation "
+                                      "is ending."),
+    Call("wait", (DURATION.named("seconds"),), returns="bool",
+         help="run(sim) style: let `seconds` of simulated time pass."),
 )}
-"""Every call of the `sim` object user code receives, by name (docs/user-code.md lists them for users)."""
+"""The calls the protocol's turns serve (a turn's time and readings, the welcome's sensor names, print
+messages, the turns themselves) instead of a call message: a controller answers them itself."""
 
 
 def _shown(value: Any) -> str:
@@ -224,11 +256,11 @@ def _check_grid(where: str, value: Any) -> np.ndarray:
     return grid
 
 
-def check(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The arguments of a call of `sim.<name>` bound as Python binds them and checked: returns the star
-    arguments (print's) and every named argument by name, defaults filled in. Raises TypeError for a
-    wrong count or an unknown keyword (as Python would), SimArgumentError for a bad value."""
-    call = SIM_API[name]
+def check(call: Call, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments of a call of `sim.<call.name>` bound as Python binds them and checked: returns the
+    star arguments (print's) and every named argument by name, defaults filled in. Raises TypeError for
+    a wrong count or an unknown keyword (as Python would), SimArgumentError for a bad value."""
+    name = call.name
     star: tuple[Any, ...] = ()
     if call.varargs:
         star, args = args, ()
@@ -257,16 +289,99 @@ def check(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tup
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def checked(method: F) -> F:
-    """Decorate a method of the `sim` object named as a call in SIM_API: its arguments are checked (and
-    converted) by `check` before the method runs; the method receives them by keyword."""
-    name = method.__name__
-    if name not in SIM_API:
-        raise KeyError(f"{name} is not a call of the sim API (sear.simapi.SIM_API)")
+def _checking(call: Call, method: Callable[..., Any]) -> Callable[..., Any]:
+    """`method` with its arguments checked (and converted) by `check` first; it receives them by keyword."""
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        star, named = check(name, args, kwargs)
+        star, named = check(call, args, kwargs)
         return method(self, *star, **named)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
+
+
+def checked(method: F) -> F:
+    """Decorate an implementation of a turn call (TURN_CALLS, by the method's name): its arguments are
+    checked by `check` before it runs."""
+    call = TURN_CALLS.get(method.__name__)
+    if call is None:
+        raise KeyError(f"{method.__name__} is not a call the protocol's turns serve (sear.simapi.TURN_CALLS)")
+    return _checking(call, method)  # type: ignore[return-value]
+
+
+# --- declaring a call -----------------------------------------------------------------------------------
+
+_SPELLINGS: dict[tuple[str, bool], tuple[str, ...]] = {
+    ("number", False): ("float",), ("number", True): ("float | None",),
+    ("flag", False): ("bool",), ("flag", True): ("bool | None",),
+    ("name", False): ("str",), ("text", False): ("str | None",), ("text", True): ("str | None",),
+    ("grid", False): ("np.ndarray", "numpy.ndarray"), ("any", False): ("Any", "typing.Any"),
+}
+"""How a declaration writes each kind's type: the type a controller's method shows for it (Arg.annotation)."""
+
+
+def _written(annotation: Any) -> str:
+    """An annotation as written ('float | None'), whether or not the module postpones annotations."""
+    return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+
+
+class DeclarationError(TypeError):
+    """A `sim` call's declaration is not one a controller can be made from (the message says why)."""
+
+
+def declare(kind: CallKind, **arg_specs: Arg) -> Callable[[F], F]:
+    """Declare a `sim` call: decorate the method that does it on the simulation's side (its first
+    parameter the simulation's Sim, sear.runtime.sim.SimulationCalls), giving its kind and each other
+    parameter's Arg (a template such as COORDINATE; its name and default are the parameter's):
+
+        @declare("request", x=COORDINATE, y=COORDINATE, size=SIZE)
+        def add_crate(self, x: float, y: float, size: float = 0.5) -> None:
+            \"\"\"A crate of edge `size` m at (x, y) m.\"\"\"
+            self._robot.world.add_box(x, y, None, size=size, mass=2.0)
+
+    The method is returned with its arguments checked, and carries the declaration (a Call) as
+    `sim_call`; for a property, decorate the getter and wrap the result in `property`. DeclarationError
+    when the declaration is incomplete: an argument without its Arg, a type the Arg's kind does not
+    take, no docstring, a default that cannot travel in the protocol's welcome."""
+
+    def decorate(method: F) -> F:
+        name = method.__name__
+        where = f"the declaration of sim.{name}"
+        if kind not in CALL_KINDS:
+            raise DeclarationError(f"{where}: kind {kind!r} is not one of {', '.join(CALL_KINDS)}")
+        if not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
+            raise DeclarationError(f"{where}: a call's name is an identifier that does not start with '_'")
+        help_text = inspect.cleandoc(method.__doc__ or "")
+        if not help_text:
+            raise DeclarationError(f"{where}: it needs a docstring (the help users read)")
+        signature = inspect.signature(method)
+        params = list(signature.parameters.values())[1:]  # after the simulation's Sim
+        names = [p.name for p in params]
+        if sorted(names) != sorted(arg_specs):
+            raise DeclarationError(f"{where}: every argument needs an Arg, and only they: arguments "
+                                   f"{names}, Args given for {sorted(arg_specs)}")
+        args = []
+        for param in params:
+            spec = arg_specs[param.name]
+            if param.kind is not param.POSITIONAL_OR_KEYWORD or param.name.startswith("_"):
+                raise DeclarationError(f"{where}: {param.name} must be an ordinary argument (positional or "
+                                       "keyword, its name not starting with '_')")
+            if _written(param.annotation) not in _SPELLINGS[(spec.kind, spec.none_ok)]:
+                raise DeclarationError(f"{where}: {param.name} is a {spec.kind}{' or None' if spec.none_ok else ''}, "
+                                       f"so its type is written {' or '.join(_SPELLINGS[(spec.kind, spec.none_ok)])}")
+            default = ... if param.default is param.empty else param.default
+            if default is not ... and not (default is None or isinstance(default, bool | int | float | str)):
+                raise DeclarationError(f"{where}: the default of {param.name} must be None, True/False, a number or "
+                                       "a string (it travels in the protocol's welcome)")
+            args.append(spec.named(param.name, default))
+        returns = _written(signature.return_annotation) if signature.return_annotation is not signature.empty else "Any"
+        if kind == "property" and args:
+            raise DeclarationError(f"{where}: a property takes no arguments")
+        if kind == "command" and returns != "None":
+            raise DeclarationError(f"{where}: a command returns nothing (-> None); make it a request")
+        call = Call(name, tuple(args), kind, help_text, returns)
+        wrapper = _checking(call, method) if args else method  # no arguments: Python's own check is the check
+        wrapper.sim_call = call  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

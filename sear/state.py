@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -50,6 +51,16 @@ def body_rotation(state: VehicleState) -> np.ndarray:
         ])
         object.__setattr__(state, "rotation", rotation)  # a cache of a derived value, not a change of state
     return rotation
+
+
+def quaternion_to_euler(q: np.ndarray) -> tuple[float, float, float]:
+    """Roll, pitch, yaw (rad; intrinsic z-y'-x'') of a quaternion (x, y, z, w), such as a state's
+    `orientation`: what the log's truth columns, sim.pose and the window's heading show."""
+    x, y, z, w = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
+    roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return roll, pitch, yaw
 
 
 class GripperReading(NamedTuple):

@@ -122,14 +122,15 @@ def compile_user_code(path: Path) -> types.CodeType:
         raise UserCodeError(f"the file is not valid Python source ({exc}).", file=path) from None
 
 
-Dispatch = Callable[[str, list[Any]], Any]
+Dispatch = Callable[[Any, Any], Any]
+"""The simulation's side of a call message's call: (name, arguments) as the controller sent them -> the
+result on the wire; it checks them (sear.runtime.sim.serve_call) and raises to refuse the call."""
 
 
 class Emit(Protocol):
     """Where a controller's output goes: `error` for its standard error (stderr when headless)."""
 
     def __call__(self, text: str, *, error: bool = False) -> None: ...
-"""The simulation's side of a `sim` call: (checked name, checked arguments) -> result on the wire."""
 
 
 class Refused(Exception):
@@ -264,8 +265,7 @@ class ControllerHost:
                 return None
             name = call[0]
             try:
-                name, args = protocol.check_call(name, call[1])
-                values.append(self.dispatch(name, args))
+                values.append(self.dispatch(name, call[1]))
             except Exception as exc:  # refused: a clear sentence to the controller, never a traceback
                 self._send_error(str(exc), call=name if isinstance(name, str) else None)
                 return None

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from sear.project import Project
-from sear.runtime import load_arrays
+from sear.runtime.logs import load_arrays
 
 PROBE = textwrap.dedent("""\
     import ctypes, os

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from sear.errors import StuckHookError
-from sear.runtime import TRUTH_COLUMNS, Simulation
+from sear.runtime.logs import TRUTH_COLUMNS
+from sear.runtime.simulation import Simulation
 
 from .failure_cases import CASES
 from .physics.helpers import rover_project

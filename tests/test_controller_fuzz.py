@@ -14,7 +14,7 @@ import msgpack
 import pytest
 
 from sear import protocol
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from sear.usercode import ControllerHost
 
 from .physics.helpers import rover_project

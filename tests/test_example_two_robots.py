@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pybullet as p
 
-from sear.runtime import Simulation, TickResult
+from sear.runtime.simulation import Simulation, TickResult
 from sear.validate import load_project
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "two_robots_avoid"

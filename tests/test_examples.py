@@ -18,7 +18,9 @@ import pytest
 from scipy import ndimage
 from scipy.spatial import cKDTree
 
-from sear.runtime import GridImage, Simulation, load_arrays
+from sear.runtime.logs import load_arrays
+from sear.runtime.sim import GridImage
+from sear.runtime.simulation import Simulation
 from sear.validate import load_project
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -14,7 +14,7 @@ import pybullet as p
 import pytest
 
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "stacking"
 SIZE = 0.15

@@ -30,7 +30,7 @@ def _imports_trimesh(modules: list[str], after: str) -> list[str]:
 
 
 @pytest.mark.parametrize("modules", [
-    ["sear.cli", "sear.runtime", "sear.validate"],
+    ["sear.cli", "sear.runtime.simulation", "sear.validate"],
     ["sear.physics.world", "sear.physics.vehicle", "sear.physics.meshes", "sear.meshio"],
     ["sear.gui.settings", "sear.gui.simwindow", "sear.gui.preview"],
 ])

@@ -46,14 +46,17 @@ def _up(names: set[str], above: tuple[str, ...]) -> set[str]:
 
 def test_the_scan_sees_imports_at_the_top_and_inside_functions():
     # Positive controls: the window imports the loop at the top, the command line the launcher in a function.
-    assert "sear.runtime" in _imported(SEAR_DIR / "gui" / "simwindow.py")
+    assert "sear.runtime.simulation" in _imported(SEAR_DIR / "gui" / "simwindow.py")
     assert "sear.launcher" in _imported(SEAR_DIR / "cli.py")
     assert _up(_imported(SEAR_DIR / "launcher.py"), ("sear.gui",)) == {"sear.gui.simwindow",
                                                                        "sear.gui.simwindow.run_window"}
 
 
 def test_the_loop_imports_no_front_end():
-    assert _up(_imported(SEAR_DIR / "runtime.py"), FRONT_ENDS) == set()
+    modules = sorted((SEAR_DIR / "runtime").glob("*.py"))
+    assert SEAR_DIR / "runtime" / "simulation.py" in modules
+    for module in modules:
+        assert _up(_imported(module), FRONT_ENDS) == set(), module.name
 
 
 def test_the_windows_import_neither_the_launcher_nor_the_command_line():
@@ -64,11 +67,11 @@ def test_the_windows_import_neither_the_launcher_nor_the_command_line():
 
 
 def test_importing_the_loop_loads_no_front_end():
-    code = ("import sys, sear.runtime; "
+    code = ("import sys, sear.runtime.simulation; "
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('sear.'))))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                 timeout=120).stdout.split())
-    assert {"sear.runtime", "sear.usercode", "sear.physics.world"} <= loaded  # the check sees what loads
+    assert {"sear.runtime.simulation", "sear.usercode", "sear.physics.world"} <= loaded  # the check sees what loads
     assert _up(loaded, FRONT_ENDS) == set()
 
 
@@ -78,7 +81,8 @@ def test_importing_the_launcher_loads_no_physics():
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                 timeout=120).stdout.split())
     assert "sear.launcher" in loaded
-    assert not {"pybullet", "numpy", "sear.runtime", "sear.gui"} & loaded
+    assert not {"pybullet", "numpy", "sear.gui"} & loaded
+    assert _up(loaded, ("sear.runtime",)) == set()
 
 
 SUMMARY = re.compile(r"sear: simulated (\d+\.\d\d) s in \d+\.\d\d s of real time \(\d+\.\dx real time\); the robot "
@@ -117,7 +121,7 @@ def test_a_realtime_headless_run_keeps_to_the_clock(demo_copy, capsys):
 
 
 def test_leave_closes_a_finished_run_and_returns_its_status(tmp_path):
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
 
     project = rover_project(tmp_path / "p")
     simulation = Simulation(project, log_path=tmp_path / "ok.csv")

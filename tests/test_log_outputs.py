@@ -12,7 +12,7 @@ import pytest
 
 from sear.errors import ProjectError
 from sear.project import Project
-from sear.runtime import NpyStream, check_log_path, load_arrays, read_npy_rows
+from sear.runtime.logs import NpyStream, check_log_path, load_arrays, read_npy_rows
 
 
 def _sear(*args, timeout=180):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pybullet as p
 import pytest
 
-from sear.runtime import Simulation, TickResult
+from sear.runtime.simulation import Simulation, TickResult
 from tests.physics.helpers import rover_project
 
 HALF_LENGTH = 0.30

@@ -14,7 +14,7 @@ import pytest
 
 from sear.errors import SearError
 from sear.project import Gripper, Robot
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from tests.test_multi_robot import SENSORS
 
 HUSKY = Path(pybullet_data.getDataPath()) / "husky" / "husky.urdf"

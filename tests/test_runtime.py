@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from sear.project import Project
-from sear.runtime import TRUTH_COLUMNS, Pacer, Simulation, TickResult, load_arrays
+from sear.runtime.logs import TRUTH_COLUMNS, load_arrays
+from sear.runtime.pacer import Pacer
+from sear.runtime.simulation import Simulation, TickResult
 
 from .physics.helpers import rover_project
 

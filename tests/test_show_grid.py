@@ -12,14 +12,17 @@ import pytest
 
 from sear import protocol
 from sear.errors import UserCodeError
-from sear.runtime import Simulation
+from sear.runtime.sim import calls
+from sear.runtime.simulation import Simulation
 from sear.simapi import MAX_GRID_CELLS, SimArgumentError, SimArgumentTypeError, check
 
 from .physics.helpers import rover_project
 
+SHOW_GRID = calls()["show_grid"]
+
 
 def test_a_grid_is_checked_and_converted_to_float32():
-    _star, named = check("show_grid", ([[0, 1], [0.5, np.nan]],), {"x": -2, "cell": 0.25})
+    _star, named = check(SHOW_GRID, ([[0, 1], [0.5, np.nan]],), {"x": -2, "cell": 0.25})
     grid = named["grid"]
     assert grid.dtype == np.float32 and grid.shape == (2, 2) and grid.flags["C_CONTIGUOUS"]
     assert grid[0, 1] == 1.0 and grid[1, 0] == 0.5 and np.isnan(grid[1, 1])  # NaN: unknown, allowed
@@ -40,7 +43,7 @@ def test_a_grid_is_checked_and_converted_to_float32():
 ])
 def test_bad_grids_are_refused_naming_the_call(bad, error, says):
     with pytest.raises(error) as info:
-        check("show_grid", (bad,), {})
+        check(SHOW_GRID, (bad,), {})
     message = str(info.value)
     assert message.startswith("sim.show_grid(grid=...): grid must be a 2-D array of numbers"), message
     assert says in message, message
@@ -49,14 +52,14 @@ def test_bad_grids_are_refused_naming_the_call(bad, error, says):
 def test_the_grid_crosses_the_protocol_exactly_and_junk_is_refused():
     grid = np.random.default_rng(3).random((7, 9)).astype(np.float32)
     grid[2, 3] = np.nan
-    name, args = protocol.check_call("show_grid", [protocol.to_wire(grid), 1.5, -2.0, 0.2, "m"])
-    assert name == "show_grid" and args[1:] == [1.5, -2.0, 0.2, "m"]
+    call, args = protocol.check_call(calls(), "show_grid", [protocol.to_wire(grid), 1.5, -2.0, 0.2, "m"])
+    assert call is SHOW_GRID and args[1:] == [1.5, -2.0, 0.2, "m"]
     assert args[0].tobytes() == grid.tobytes()  # bit for bit, NaN included
     for junk in ({"_type": "ndarray", "dtype": "|O", "shape": [1], "data": b"12345678"},
                  {"_type": "ndarray", "dtype": "<f4", "shape": [5, 5], "data": b"1234"},
                  {"_type": "Fix", "fields": ["a"], "values": [1], "attrs": {}}, {"x": 1}):
         with pytest.raises(TypeError, match=r"sim\.show_grid"):
-            protocol.check_call("show_grid", [junk])
+            protocol.check_call(calls(), "show_grid", [junk])
 
 
 def _simulation(tmp_path, code: str) -> Simulation:

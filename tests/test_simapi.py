@@ -1,23 +1,29 @@
 """Every `sim` call checks its arguments: NaN, ±inf, strings, None and numbers out of range are refused
 with an error naming the call and the argument, reported as a user-code error on the user's line; valid
-calls still work (positive controls)."""
+calls still work (positive controls). The controller's `sim` and the simulation's are made from the one
+declaration of each call."""
 
 from __future__ import annotations
 
 import inspect
 import math
 import textwrap
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from sear.controller import Sim as ControllerSim
+from sear import protocol
+from sear.controller import connected_sim
 from sear.errors import UserCodeError
-from sear.runtime import Sim, Simulation
-from sear.simapi import SIM_API, SimArgumentError, SimArgumentTypeError, check
+from sear.runtime.sim import Sim, SimulationCalls, calls
+from sear.runtime.simulation import Simulation
+from sear.simapi import TURN_CALLS, SimArgumentError, SimArgumentTypeError, check
 
 from .physics.helpers import rover_project
 
+SIM_API = {**TURN_CALLS, **calls()}
+"""Every call of the `sim` object user code holds (docs/user-code.md lists them for users)."""
 BAD_NUMBERS = [float("nan"), math.inf, -math.inf, "1.0", None, True, [1.0], 10**400]
 VALID = {  # a valid value of every checked argument (in the middle of its range)
     "force": 10.0, "angle": 0.1, "x": 3.0, "y": -2.0, "z": 0.5, "x1": -3.0, "y1": 4.0, "x2": -3.0, "y2": 6.0,
@@ -44,12 +50,26 @@ def _public(cls: type) -> set[str]:
     return {name for name in dir(cls) if not name.startswith("_")}
 
 
-@pytest.mark.parametrize("cls", [ControllerSim, Sim], ids=["controller", "simulation"])
-def test_the_table_lists_every_public_member_of_sim(cls):
-    """The `sim` users hold is the controller process's (sear.controller.Sim): exactly the table. The
-    simulation side's Sim serves the same calls except step/wait, which only a controller can make (they
-    end its turn); every member it has is in the table with the same arguments."""
-    if cls is ControllerSim:
+def _controller_sim():
+    """A controller's `sim` as the welcome of a simulation makes it (the table through the wire format)."""
+    welcome = protocol.calls_from_wire(protocol.calls_to_wire(calls().values()))
+    return connected_sim(SimpleNamespace(calls=welcome), lambda: False)
+
+
+def test_the_builtin_calls_are_all_there():
+    # The calls users know by name (docs/user-code.md): a declaration lost on the way would fail here.
+    assert set(SIM_API) == {"time", "sensor_names", "pose", "speed", "gripper", "read", "read_sick", "accelerate",
+                            "brake", "steer", "drive", "add_tree", "add_box", "add_wall", "add_table", "print",
+                            "show_grid", "step", "wait"}
+
+
+@pytest.mark.parametrize("side", ["controller", "simulation"])
+def test_the_table_lists_every_public_member_of_sim(side):
+    """The `sim` users hold is the controller process's: exactly the table. The simulation side's Sim
+    serves the same calls except step/wait, which only a controller can make (they end its turn); every
+    member it has is in the table with the same arguments."""
+    cls = type(_controller_sim()) if side == "controller" else Sim
+    if side == "controller":
         assert _public(cls) == set(SIM_API)
     else:
         assert _public(cls) == set(SIM_API) - {"step", "wait"}
@@ -57,8 +77,8 @@ def test_the_table_lists_every_public_member_of_sim(cls):
         if call.name not in _public(cls):
             continue
         member = inspect.getattr_static(cls, call.name)
-        assert isinstance(member, property) == call.property, call.name
-        if call.property:
+        assert isinstance(member, property) == (call.kind == "property"), call.name
+        if call.kind == "property":
             continue
         params = [p for p in inspect.signature(member).parameters.values()
                   if p.name != "self" and p.kind is not p.VAR_POSITIONAL]
@@ -67,6 +87,29 @@ def test_the_table_lists_every_public_member_of_sim(cls):
             assert (p.default is p.empty) == (a.default is ...), (call.name, p.name)
             if p.default is not p.empty:
                 assert p.default == a.default, (call.name, p.name)
+
+
+def test_the_controllers_methods_read_as_their_declarations():
+    """help(sim.add_box) in a controller shows the declared signature, types and help."""
+    controller = type(_controller_sim())
+    for name in calls():
+        declared, made = inspect.getattr_static(SimulationCalls, name), inspect.getattr_static(controller, name)
+        if isinstance(declared, property):
+            assert isinstance(made, property) and made.__doc__ == inspect.cleandoc(declared.fget.__doc__)
+            declared, made = declared.fget, made.fget
+        assert made.__doc__ == inspect.cleandoc(declared.__doc__) and made.__qualname__ == f"Sim.{name}"
+        ours, theirs = inspect.signature(declared), inspect.signature(made)
+        assert list(ours.parameters) == list(theirs.parameters), name
+        for mine, its in zip(ours.parameters.values(), theirs.parameters.values(), strict=True):
+            assert mine.default == its.default, (name, mine.name)
+            if mine.name != "self":  # the declaration writes the type the controller shows
+                assert mine.annotation.replace("np.", "numpy.") == inspect.formatannotation(its.annotation), name
+        assert ours.return_annotation.replace("np.", "numpy.") == inspect.formatannotation(
+            theirs.return_annotation).replace("sear.protocol.", ""), name
+    text = inspect.getdoc(controller.add_box)
+    assert "A cube of edge `size` m" in text
+    assert str(inspect.signature(controller.add_box)) == (
+        "(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> None")
 
 
 def test_every_numeric_argument_has_an_out_of_range_case():
@@ -84,7 +127,7 @@ def test_bad_numbers_are_refused_naming_call_and_argument(call, arg):
         if bad is None and next(a for a in SIM_API[call].args if a.name == arg).none_ok:
             continue  # z=None means "on the ground": checked below as a valid call
         with pytest.raises(SimArgumentError) as info:
-            check(call, (), _args(call, arg, bad))
+            check(SIM_API[call], (), _args(call, arg, bad))
         message = str(info.value)
         assert message.startswith(f"sim.{call}({arg}="), message
         assert f": {arg} must be a finite number of " in message
@@ -93,30 +136,30 @@ def test_bad_numbers_are_refused_naming_call_and_argument(call, arg):
         if isinstance(bad, str) or bad is None or isinstance(bad, list | bool):
             assert isinstance(info.value, TypeError) and isinstance(info.value, SimArgumentTypeError)
     # positive control: the valid value passes, converted to float
-    _star, named = check(call, (), _args(call, arg, VALID[arg]))
+    _star, named = check(SIM_API[call], (), _args(call, arg, VALID[arg]))
     assert named[arg] == VALID[arg] and type(named[arg]) is float
 
 
 def test_names_and_texts_refuse_other_types():
     for bad in (None, 3, math.nan, b"lidar"):
         with pytest.raises(SimArgumentTypeError, match=r"^sim\.read\(name=.*\): name must be a sensor name"):
-            check("read", (bad,), {})
+            check(SIM_API["read"], (bad,), {})
     with pytest.raises(SimArgumentTypeError, match=r"sim\.print\(sep=3\): sep must be a string or None"):
-        check("print", ("a", "b"), {"sep": 3})
-    assert check("print", ("a", 1), {"end": None}) == (("a", 1), {"sep": " ", "end": None, "file": None,
+        check(SIM_API["print"], ("a", "b"), {"sep": 3})
+    assert check(SIM_API["print"], ("a", 1), {"end": None}) == (("a", 1), {"sep": " ", "end": None, "file": None,
                                                               "flush": False})
 
 
 def test_numpy_scalars_are_numbers_and_counts_are_checked():
-    assert check("add_box", (np.float32(1.5), np.int64(2)), {})[1]["x"] == 1.5
+    assert check(SIM_API["add_box"], (np.float32(1.5), np.int64(2)), {})[1]["x"] == 1.5
     with pytest.raises(SimArgumentError, match="x must be a finite"):
-        check("add_box", (np.float64("nan"), 0.0), {})
+        check(SIM_API["add_box"], (np.float64("nan"), 0.0), {})
     with pytest.raises(TypeError, match="missing required argument 'y'"):
-        check("add_tree", (1.0,), {})
+        check(SIM_API["add_tree"], (1.0,), {})
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
-        check("add_tree", (1.0, 2.0), {"colour": "red"})
+        check(SIM_API["add_tree"], (1.0, 2.0), {"colour": "red"})
     with pytest.raises(TypeError, match="takes 1 argument"):
-        check("accelerate", (1.0, 2.0), {})
+        check(SIM_API["accelerate"], (1.0, 2.0), {})
 
 
 def _project(tmp_path, code: str):
@@ -192,4 +235,6 @@ def test_the_user_guide_states_the_ranges():
     guide = (Path(__file__).resolve().parent.parent / "docs" / "user-code.md").read_text(encoding="utf-8")
     for value in (simapi.WORLD_LIMIT, simapi.MAX_SIZE, simapi.MAX_MASS, simapi.MAX_FORCE):
         assert f"{value:,.0f}" in guide, value
-    assert "sear/simapi.py" in guide
+    assert "sear/runtime/sim.py" in guide and "sear/simapi.py" in guide
+    for name in SIM_API:
+        assert f"`sim.{name}" in guide or f"`{name}(" in guide, name

@@ -19,7 +19,7 @@ TEMPLATES = resources.packaged("templates")
 
 
 def test_user_code_template_holds_its_target_speed(demo_copy):
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
 
     (demo_copy / "demo_code.py").write_bytes(TEMPLATES.joinpath("user_code.py").read_bytes())
     project = Project.load(demo_copy / "demo.prj")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from sear.sensors.config import Pose
 from sear.sensors.range import UltrasonicConfig
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sear.errors import StuckHookError, UserCodeError
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from sear.usercode import UserCodeRunner
 
 from .physics.helpers import rover_project

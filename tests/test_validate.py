@@ -164,7 +164,7 @@ def _spy_everywhere(monkeypatch, function) -> list:
 
 def test_one_run_parses_the_sensors_file_once_and_reads_each_model_once(demo, monkeypatch, tmp_path, capsys):
     import sear.meshio
-    import sear.runtime
+    import sear.runtime.simulation
     import sear.sensors.files
     from sear import cli
     from sear.usercode import UserCodeRunner
@@ -185,7 +185,7 @@ def test_one_run_parses_the_sensors_file_once_and_reads_each_model_once(demo, mo
 def test_a_simulation_of_a_bare_project_still_loads_what_it_needs(demo, monkeypatch):
     # The positive control of the count above: without a Loaded, Simulation reads the files itself.
     import sear.sensors.files
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
 
     parsed = _spy_everywhere(monkeypatch, sear.sensors.files.load_sensors)
     simulation = Simulation(demo, seed=1)

@@ -74,7 +74,8 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
     from sear.errors import SearError
     from sear.physics.contacts import touching
     from sear.project import Project
-    from sear.runtime import Simulation, quaternion_to_euler
+    from sear.runtime.simulation import Simulation
+    from sear.state import quaternion_to_euler
     from sear.usercode import UserCodeRunner
     from sear.validate import load_project
 
@@ -185,8 +186,8 @@ def child(spec_path: str, output_path: str) -> None:
     os._exit(status)
 
 
-PRELOAD = ["sear.batch.worker", "sear.batch.sweep", "sear.runtime", "sear.validate", "sear.physics.contacts",
-           "trimesh", "numpy"]
+PRELOAD = ["sear.batch.worker", "sear.batch.sweep", "sear.runtime.simulation", "sear.validate",
+           "sear.physics.contacts", "trimesh", "numpy"]
 """Modules the fork server imports once, so each worker starts without importing them again."""
 
 

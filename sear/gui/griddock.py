@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QTabWidget
 
-from sear.runtime import GridImage
+from sear.runtime.sim import GridImage
 
 UNKNOWN = (206, 214, 226)
 """RGB of a NaN (unknown) cell."""

@@ -47,9 +47,11 @@ from sear.gui.griddock import GridTabs
 from sear.gui.help import add_help_menu
 from sear.gui.preview import lit_mesh_item
 from sear.gui.widgets import cross_marks
-from sear.runtime import Pacer, Simulation, TickResult, quaternion_to_euler, reopen_std_streams
+from sear.runtime.pacer import Pacer
+from sear.runtime.simulation import Simulation, TickResult
+from sear.runtime.stdstreams import reopen_std_streams
 from sear.sensors.base import Sensor
-from sear.state import body_rotation
+from sear.state import body_rotation, quaternion_to_euler
 
 if TYPE_CHECKING:
     import trimesh

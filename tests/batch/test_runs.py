@@ -109,7 +109,7 @@ NOTE = "fine"
 
 @pytest.mark.parametrize(("note", "expected"), [('"fine"', "fine"), ("[1, 2]", None)])
 def test_result_is_asked_of_a_run_style_controller_before_it_stops(tmp_path, note, expected):
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
     from sear.validate import load_project
 
     prj = make_project(tmp_path)

@@ -15,7 +15,7 @@ from PySide6.QtCore import QTimer
 
 from sear.gui.simwindow import CONSOLE_LINES, ConsoleTail, SimulationWindow
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 
 
 def test_console_tail_keeps_the_last_lines_cut_to_width():

@@ -11,7 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from sear.gui.simwindow import SimulationWindow
-from sear.runtime import TRUTH_COLUMNS, Simulation
+from sear.runtime.logs import TRUTH_COLUMNS
+from sear.runtime.simulation import Simulation
 
 from ..failure_cases import CASES
 from ..physics.helpers import rover_project

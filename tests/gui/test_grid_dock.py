@@ -10,8 +10,9 @@ import pytest
 
 from sear.gui.griddock import UNKNOWN, grid_rgba
 from sear.gui.simwindow import SimulationWindow
-from sear.runtime import Simulation, quaternion_to_euler
+from sear.runtime.simulation import Simulation
 from sear.sensors.lidar import LidarConfig
+from sear.state import quaternion_to_euler
 
 from ..physics.helpers import rover_project
 

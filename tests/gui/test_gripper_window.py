@@ -14,7 +14,7 @@ from PySide6.QtTest import QTest
 
 from sear.gui.simwindow import HELP, SimulationWindow
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 
 pytestmark = pytest.mark.gl
 

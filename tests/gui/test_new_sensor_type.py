@@ -99,7 +99,7 @@ def test_loads_from_xml_with_its_declared_limits(altimeter, demo_copy):
 
 
 def test_samples_logs_and_reads(altimeter, demo_copy, tmp_path):
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
 
     project = Project.load(demo_copy / "demo.prj")
     sim = Simulation(project, seed=3, log_path=tmp_path / "log.csv",
@@ -125,7 +125,7 @@ def test_samples_logs_and_reads(altimeter, demo_copy, tmp_path):
 
 def test_shows_in_the_hud(altimeter, demo_copy, qtbot):
     from sear.gui.simwindow import SimulationWindow
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
 
     sim = Simulation(Project.load(demo_copy / "demo.prj"), seed=3,
                      sensor_configs=load_sensors(_sensors_file(demo_copy)))

@@ -8,7 +8,7 @@ import pytest
 
 from sear.gui.simwindow import SimulationWindow
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from sear.state import body_rotation
 
 pytestmark = pytest.mark.gl

@@ -19,7 +19,9 @@ from PySide6.QtWidgets import QApplication
 
 from sear.gui.simwindow import SimulationWindow
 from sear.project import Project
-from sear.runtime import Simulation, load_arrays, quaternion_to_euler
+from sear.runtime.logs import load_arrays
+from sear.runtime.simulation import Simulation
+from sear.state import quaternion_to_euler
 
 pytestmark = pytest.mark.gl
 

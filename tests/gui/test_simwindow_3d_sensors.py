@@ -7,7 +7,7 @@ import pytest
 
 from sear.gui.simwindow import SimulationWindow, height_colours
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from sear.sensors.config import Pose
 from sear.sensors.depth_camera import DepthCameraConfig
 from sear.sensors.files import load_sensors

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 
 from sear.gui.simwindow import RateDisplay, SimulationWindow
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 
 pytestmark = pytest.mark.gl
 

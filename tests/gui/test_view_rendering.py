@@ -15,7 +15,7 @@ import trimesh
 
 from sear.gui.simwindow import SimulationWindow, terrain_item
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 
 pytestmark = pytest.mark.gl
 PROBE = Path(__file__).with_name("render_probe.py")

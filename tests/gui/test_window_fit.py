@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QDockWidget
 
 from sear.gui import geometry
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 
 PROBE = Path(__file__).with_name("window_fit_probe.py")
 

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from sear.runtime import load_arrays
+from sear.runtime.logs import load_arrays
 
 pytestmark = pytest.mark.gl
 

@@ -67,7 +67,7 @@ def main(project_path: Path) -> int:
     from sear.gui.simwindow import SimulationWindow
     from sear.gui.wizard import SensorWizard
     from sear.project import Project
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
 
     configure_qt()
     app = QApplication(sys.argv[:1])

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from sear.sensors.config import Pose
 from sear.sensors.gps import GpsConfig
 

@@ -188,7 +188,7 @@ def test_a_car_driven_by_its_rear_wheels_does_not_turn_about_its_axle(world_fact
 def test_the_keys_drive_every_type(tmp_path, drive_type):
     """U drives ahead, U with H turns left and with K right, J stops: Simulation.set_manual_input, as the
     window calls it for held keys (throttle, steer in -1..1, brake)."""
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
 
     headings = {}
     for name, steer in (("left", 1.0), ("right", -1.0)):
@@ -218,7 +218,7 @@ def test_the_keys_drive_every_type(tmp_path, drive_type):
 
 
 def test_h_alone_spins_a_differential_robot_on_the_spot(tmp_path):
-    from sear.runtime import Simulation
+    from sear.runtime.simulation import Simulation
 
     simulation = Simulation(rover_project(tmp_path, drive_type="differential"))
     try:

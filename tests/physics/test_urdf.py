@@ -14,7 +14,7 @@ import pytest
 
 from sear.errors import ProjectError
 from sear.project import Project
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from sear.sensors.files import load_sensors, save_sensors
 from sear.sensors.lidar import LidarConfig
 from tests.physics.helpers import plane_mesh

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sear.physics.world import FALL_DEPTH
-from sear.runtime import Simulation
+from sear.runtime.simulation import Simulation
 from tests.physics.helpers import plane_mesh, rover_project
 
 SIZE = 16.0

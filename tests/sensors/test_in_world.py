@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from sear.runtime import Simulation, quaternion_to_euler
+from sear.runtime.simulation import Simulation
 from sear.sensors.config import Pose
 from sear.sensors.imu import AccelerometerConfig, GyroscopeConfig
 from sear.sensors.lidar import LidarConfig
 from sear.sensors.odometer import OdometerConfig
+from sear.state import quaternion_to_euler
 
 from ..physics.helpers import plane_mesh, rover_project
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from sear.project import Project
-from sear.runtime import Simulation, TickResult
+from sear.runtime.simulation import Simulation, TickResult
 
 # --- settings of this script ------------------------------------------------------------------------
 DURATION = 20.0          # simulated seconds to run
