@@ -132,8 +132,8 @@ SIM_API: dict[str, Call] = {call.name: call for call in (
          help="steering angle, rad, positive left, clamped to the project's steering limit"),
     Call("drive", (Arg("left", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE),
                    Arg("right", unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE)),
-         help="drive force of the left and right side, N (negative reverses): skid and differential drive "
-              "turn with it; a car's rear wheels each get their side's"),
+         help="drive force of the left and right side, N (negative reverses), shared by the side's driven "
+              "wheels (which those are: the project's drive type)"),
     Call("add_tree", (_coord("x"), _coord("y"), _coord("z", none_ok=True, default=None)),
          help="a static tree at (x, y) m, its foot at z m (None: on the ground)"),
     Call("add_box", (_coord("x"), _coord("y"), _coord("z", none_ok=True, default=None),

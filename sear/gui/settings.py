@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 )
 
 from sear.collision import MAX_ROBOTS
+from sear.drives import registry as drive_registry
 from sear.errors import Problem, ProjectError, SearError
 from sear.fielddocs import field_docs
 from sear.fields import field_info
@@ -55,7 +56,7 @@ from sear.gui.editor import open_in_editor
 from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.preview import MeshPreview
 from sear.gui.urdfview import BODY_COLOUR, MARKS, WHEEL_COLOUR, UrdfPanel
-from sear.gui.widgets import FileField, NumberField, UndoHistory, WindowUndoKeys, wrap_tooltips
+from sear.gui.widgets import FileField, NumberField, UndoHistory, WindowUndoKeys, rich_tip, wrap_tooltips
 from sear.project import (
     DEFAULT_DYNAMICS,
     HEIGHTMAP_SUFFIXES,
@@ -523,10 +524,11 @@ class SettingsWindow(QMainWindow):
         more = QGroupBox("More")
         form2 = self._form("dynamics", Dynamics, ["friction_slip", "rolling_resistance", "max_steering"])
         self.drive_type = QComboBox()
-        self.drive_type.addItem("Car (Ackermann steering, rear-wheel drive)", "car")
-        self.drive_type.addItem("Skid steer (sides driven differentially)", "skid")
-        self.drive_type.addItem("Differential (rear wheels driven, front wheels casters)", "differential")
-        self.drive_type.setToolTip(field_docs(Dynamics)["drive_type"])
+        for model in drive_registry.models().values():
+            self.drive_type.addItem(model.LABEL, model.NAME)
+            self.drive_type.setItemData(self.drive_type.count() - 1, rich_tip(model.HELP), Qt.ItemDataRole.ToolTipRole)
+        self.drive_type.setToolTip("\n\n".join([field_docs(Dynamics)["drive_type"], *(
+            f"{model.LABEL}: {model.HELP}" for model in drive_registry.models().values())]))
         self.drive_type.currentIndexChanged.connect(
             lambda _i: self._set("dynamics", "drive_type", self.drive_type.currentData()))
         form2.addRow("Drive type:", self.drive_type)
