@@ -7,6 +7,7 @@ up to, the Ackermann angles by the geometry they stand for."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +92,9 @@ def test_register_checks_the_name_label_and_clashes():
     assert registry.names() == registry.builtin_names() == ("car", "skid", "differential")
     with pytest.raises(ValueError, match="unknown drive type 'tracked'; use one of: car, skid, differential"):
         registry.model("tracked")
+
+
+def test_the_project_format_describes_every_built_in_model():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "project-format.md").read_text(encoding="utf-8")
+    (row,) = [line for line in page.splitlines() if line.startswith("| `drive_type` |")]
+    assert [name for name in registry.builtin_names() if f"`{name}`" not in row] == []
