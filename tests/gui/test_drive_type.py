@@ -19,7 +19,7 @@ def _schema_drive_types() -> list[str]:
 
 
 def test_the_drive_type_list_is_the_project_formats(window):
-    offered = [window.drive_type.itemData(i) for i in range(window.drive_type.count())]
+    offered = [window.dynamics_tab.drive_type.itemData(i) for i in range(window.dynamics_tab.drive_type.count())]
     assert offered == _schema_drive_types()
     assert "differential" in offered
 
@@ -28,14 +28,14 @@ def test_differential_chosen_on_the_tab_is_saved_and_read_back(window, demo_copy
     answers.open_path = str(demo_copy / "demo.prj")
     assert window.open_project()
     assert window.project.dynamics.drive_type == "car"
-    window.drive_type.setCurrentIndex(window.drive_type.findData("differential"))
+    window.dynamics_tab.drive_type.setCurrentIndex(window.dynamics_tab.drive_type.findData("differential"))
     assert window.project.dynamics.drive_type == "differential" and window.dirty
     answers.save_path = str(tmp_path / "diff.prj")
     assert window.save_as()
     assert Project.load(tmp_path / "diff.prj").dynamics.drive_type == "differential"
     # And the window shows it again when the file is opened.
-    window.drive_type.setCurrentIndex(window.drive_type.findData("car"))
+    window.dynamics_tab.drive_type.setCurrentIndex(window.dynamics_tab.drive_type.findData("car"))
     window.dirty = False
     answers.open_path = str(tmp_path / "diff.prj")
     assert window.open_project()
-    assert window.drive_type.currentData() == "differential"
+    assert window.dynamics_tab.drive_type.currentData() == "differential"

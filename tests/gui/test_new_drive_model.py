@@ -90,11 +90,11 @@ def test_a_project_naming_it_loads_saves_and_validates(boost, tmp_path, capsys):
 def test_the_settings_window_offers_it_and_writes_it(boost, tmp_path, qtbot, answers):
     from PySide6.QtCore import Qt
 
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
 
     window = SettingsWindow(Project.load(_rover_file(tmp_path, "car")))
     qtbot.addWidget(window)
-    combo = window.drive_type
+    combo = window.dynamics_tab.drive_type
     index = combo.findData("boost")
     assert index == combo.count() - 1 and combo.itemText(index) == BoostDrive.LABEL
     assert BoostDrive.HELP in combo.itemData(index, Qt.ItemDataRole.ToolTipRole)
