@@ -23,7 +23,7 @@ from sear.errors import SearError
 from sear.fielddocs import field_docs
 from sear.gui.geometry import scrolling
 from sear.gui.preview import MeshPreview
-from sear.gui.settings.tab import EditedProject, SettingsTab, label, with_preview
+from sear.gui.settings.tab import MESH_FILTER, EditedProject, SettingsTab, label, with_preview
 from sear.gui.urdfview import BODY_COLOUR, MARKS, WHEEL_COLOUR, UrdfPanel
 from sear.gui.widgets import FileField, NumberField
 from sear.project import (
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from sear.gui.urdfview import RobotRows
     from sear.robotdesc import RobotDescription
 
-MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
 BODY_FILTER = ("Robot bodies (" + " ".join(f"*{s}" for s in URDF_SUFFIXES + MESH_SUFFIXES)
                + ");;URDF robot descriptions (" + " ".join(f"*{s}" for s in URDF_SUFFIXES) + ");;" + MESH_FILTER)
 

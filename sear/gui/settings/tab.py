@@ -17,8 +17,20 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QVBoxLayout, 
 from sear.fields import field_info
 from sear.gui.preview import MeshPreview
 from sear.gui.widgets import NumberField
-from sear.project import Body, CodeSetup, Dynamics, Gripper, Project, Robot, SimulationSettings, Terrain
+from sear.project import (
+    MESH_SUFFIXES,
+    Body,
+    CodeSetup,
+    Dynamics,
+    Gripper,
+    Project,
+    Robot,
+    SimulationSettings,
+    Terrain,
+)
 
+MESH_FILTER = "Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES) + ");;All files (*)"
+"""The file dialogs' filter for model files (a body's, a wheel's)."""
 ROBOT_SECTIONS = ("body", "wheels", "dynamics", "code")
 """The parts of a project that belong to a robot: the tabs edit the chosen robot's."""
 SECTION_CLASSES: dict[str, type] = {"terrain": Terrain, "body": Body, "dynamics": Dynamics, "code": CodeSetup,

@@ -9,8 +9,7 @@ from PySide6.QtWidgets import QCheckBox, QGridLayout, QGroupBox, QLabel, QVBoxLa
 
 from sear.fielddocs import field_docs
 from sear.gui.preview import MeshPreview
-from sear.gui.settings.body_tab import MESH_FILTER
-from sear.gui.settings.tab import EditedProject, SettingsTab, with_preview
+from sear.gui.settings.tab import MESH_FILTER, EditedProject, SettingsTab, with_preview
 from sear.gui.widgets import FileField, NumberField
 from sear.project import WHEEL_IDS, Wheel, is_urdf, wheel_label
 

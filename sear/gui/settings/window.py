@@ -2,131 +2,61 @@
 
 The window edits a `Project` (sear.project) and nothing else. Its tabs (one module each in this package)
 write their fields of the model when an editor changes and tell the window, which records the change as
-one step of the undo history (`history`: snapshots of the project compared after each edit; Edit >
-Undo/Redo write one back and refresh every tab); the history's clean step is the saved project (the
-title's *). The window holds what is not one tab's: the project's name, the robot list (robot_list.py),
-the menus (menus.py), the file operations (new, open, save, recent files, watching the file for changes
-by other programs), Simulate and Stop (simulation_process.py runs the process and its console), and the
-Problems panel. Files are read and written only through the model's load/save and the validation
-module; simulations run as a separate process.
+one step of the undo history (Edit > Undo/Redo write one back and refresh every tab). The project, its
+undo history, its unsaved state and its file (new, open, save, recent files, changes by other programs)
+are project_window.py's; this module builds the widgets on it: the project's name, the robot row
+(robot_list.py), the tabs, the menus and toolbar, Simulate and Stop (simulation_process.py runs the
+process and its console), and the Problems panel. Files are read and written only through the model's
+load/save and the validation module; simulations run as a separate process.
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
-from dataclasses import fields
-from pathlib import Path
+from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QFileSystemWatcher, QSettings, QSize, Qt, QTimer
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QMainWindow,
-    QMenu,
     QMessageBox,
+    QStyle,
     QTabWidget,
+    QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
-from sear.errors import Problem, SearError
+from sear.errors import Problem
 from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.settings.body_tab import BodyTab
 from sear.gui.settings.code_tab import CodeTab
 from sear.gui.settings.dynamics_tab import DynamicsTab
-from sear.gui.settings.menus import build_menus
+from sear.gui.settings.project_window import ProjectWindow
 from sear.gui.settings.robot_list import RobotList
 from sear.gui.settings.simulation_process import SimulationProcess
 from sear.gui.settings.tab import SettingsTab
 from sear.gui.settings.terrain_tab import TerrainTab
 from sear.gui.settings.wheels_tab import WheelsTab
-from sear.gui.widgets import NumberField, UndoHistory, WindowUndoKeys, wrap_tooltips
-from sear.project import Project, Robot
-from sear.resources import copy_demo
-
-PRJ_FILTER = "SEAR projects (*.prj);;All files (*)"
-MAX_RECENT = 8
+from sear.gui.widgets import NumberField, WindowUndoKeys, wrap_tooltips
+from sear.project import Project
 
 
-class SettingsWindow(QMainWindow):
+class SettingsWindow(ProjectWindow):
     """Edits one project; Simulate runs it in its own process and shows its output."""
 
-    # Made by menus.build_menus:
-    commands: dict[str, QAction]
-    """The window's menu and toolbar actions by name (not QWidget.actions(), the list Qt keeps)."""
-    recent_menu: QMenu
-    run_menu: QMenu
-    simulate_button: QWidget
-    stop_button: QWidget
-    wizard_button: QWidget
-    save_button: QWidget
-    load_button: QWidget
-
     def __init__(self, project: Project | None = None) -> None:
-        super().__init__()
-        self._project = project or Project()
-        self.robot_index = 0
-        """Which of the project's robots the robot tabs edit (Project.robots' order)."""
-        self.history = UndoHistory(self._snapshot, self._restore, self)
-        """Undo/Redo of every edit of the project; its clean state is the saved project."""
-        self.history.cleanChanged.connect(self._clean_changed)
-        self._dirty = False
-        self.settings = QSettings("SEAR", "SEAR")
-        self._watcher = QFileSystemWatcher(self)
-        self._watcher.fileChanged.connect(lambda _path: QTimer.singleShot(300, self, self._check_disk))
-        self._on_disk: str | None = None
-        """Hash of the project file as this window last read or wrote it; None when there is none."""
-        self._checking_disk = False
+        super().__init__(project)
         self._build()
         restore_window(self, "settings", QSize(1100, 720))
         self.refresh()
         self._watch()
 
     # --- the project, its changes and their undo ------------------------------------------------------------
-
-    @property
-    def project(self) -> Project:
-        """The project edited; another project put here (opened, new, reloaded) starts a new undo history."""
-        return self._project
-
-    @project.setter
-    def project(self, project: Project) -> None:
-        self._project = project
-        self.robot_index = 0
-        self.history.reset()
-
-    @property
-    def robot(self) -> Robot:
-        """The robot the Robot Body, Wheel Models, Vehicle Dynamics and Code Setup tabs edit (chosen in the
-        robot list; a one-robot project's only robot). Its parts are the project's own, not copies."""
-        robots = self.project.robots
-        self.robot_index = min(self.robot_index, len(robots) - 1)
-        return robots[self.robot_index]
-
-    @property
-    def dirty(self) -> bool:
-        """True while the project has changes not saved: the undo history is away from its saved step (or
-        a change was marked that is not an edit of the project's fields)."""
-        return self._dirty or not self.history.isClean()
-
-    @dirty.setter
-    def dirty(self, value: bool) -> None:
-        self._dirty = value
-        if not value:  # saved (or given up): this step is the saved one
-            self.history.sync()
-            self.history.setClean()
-        self._update_title()
-
-    def _snapshot(self) -> dict:
-        """Everything an edit can change in the project (not where it is saved), as a copy to compare."""
-        return copy.deepcopy({f.name: getattr(self.project, f.name) for f in fields(Project) if f.name != "path"})
 
     def _restore(self, state: dict) -> None:
         """Undo/Redo: put a snapshot back into the project and its widgets, and show the tab it changed."""
@@ -139,20 +69,6 @@ class SettingsWindow(QMainWindow):
                 if changed[0] in tab.SECTIONS:
                     self.tabs.setCurrentIndex(index)
                     break
-
-    def _mark_dirty(self, what: str = "Edit") -> None:
-        """Record the change just made to the project as one undo step named `what`."""
-        if not self.history.record(what) and not self.history.restoring:
-            self._dirty = True  # a change the snapshot does not cover: still unsaved
-        self._update_title()
-
-    def _clean_changed(self, _clean: bool) -> None:
-        self._update_title()
-
-    def _update_title(self) -> None:
-        where = f" — {self.project.path}" if self.project.path else ""
-        self.setWindowTitle(f"{self.project.name}[*]{where} — SEAR Project Settings")
-        self.setWindowModified(self.dirty)
 
     # --- construction ------------------------------------------------------------------------------------
 
@@ -217,7 +133,8 @@ class SettingsWindow(QMainWindow):
         self.problem_dock.setWidget(self.problem_list)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problem_dock)
         self.problem_dock.hide()
-        build_menus(self)
+        self._build_menus()
+        self._build_edit_view_help_menus()
         self._update_recent_menu()
         for number in self.findChildren(NumberField):
             number.refused.connect(lambda message: self.statusBar().showMessage(message, 8000))
@@ -225,6 +142,101 @@ class SettingsWindow(QMainWindow):
         self._undo_keys.watch(self)
         wrap_tooltips(self)
         self.statusBar().showMessage("Ready")
+
+    def _build_menus(self) -> None:
+        icon = self.style().standardIcon
+        sp = QStyle.StandardPixmap
+        menu = self.menuBar().addMenu("&File")
+        toolbar = self.addToolBar("File")
+        toolbar.setObjectName("file-toolbar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.commands: dict[str, QAction] = {}
+        """The window's menu and toolbar actions by name (not QWidget.actions(), the list Qt keeps)."""
+        slot: Callable[[], object]
+        for key, text, shortcut, pixmap, slot in (
+            ("new", "&New", QKeySequence.StandardKey.New, sp.SP_FileIcon, self.new_project),
+            ("open", "&Open…", QKeySequence.StandardKey.Open, sp.SP_DialogOpenButton, lambda: self.open_project()),
+            ("save", "&Save", QKeySequence.StandardKey.Save, sp.SP_DialogSaveButton, self.save),
+            ("save_as", "Save &As…", QKeySequence.StandardKey.SaveAs, sp.SP_DriveHDIcon, self.save_as),
+        ):
+            action = QAction(icon(pixmap), text, self)
+            action.setShortcut(shortcut)
+            action.setToolTip(f"{text.replace('&', '').rstrip('…')} ({action.shortcut().toString()})")
+            action.triggered.connect(slot)
+            menu.addAction(action)
+            toolbar.addAction(action)
+            self.commands[key] = action
+            if key == "open":
+                self.recent_menu = menu.addMenu("Open &Recent")
+                demo = menu.addAction("Open &Demo…")
+                demo.setToolTip("Copy the demo project into a folder you choose and open the copy")
+                demo.triggered.connect(lambda: self.open_demo())
+                self.commands["open_demo"] = demo
+        menu.addSeparator()
+        quit_action = QAction(icon(sp.SP_DialogCloseButton), "&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        menu.addAction(quit_action)
+        self.commands["quit"] = quit_action
+
+        run_menu = self.run_menu = self.menuBar().addMenu("&Simulation")
+        toolbar.addSeparator()
+        for key, text, keys, pixmap, slot in (
+            ("simulate", "Simulate", "F5", sp.SP_MediaPlay, self.simulate),
+            ("stop", "Stop", "Shift+F5", sp.SP_MediaStop, self.stop),
+            ("wizard", "Sensor Wizard…", "F7", sp.SP_FileDialogDetailedView, self.code_tab.open_wizard),
+        ):
+            action = QAction(icon(pixmap), text, self)
+            action.setShortcut(QKeySequence(keys))
+            action.setToolTip(f"{text.rstrip('…')} ({keys})")
+            action.triggered.connect(slot)
+            run_menu.addAction(action)
+            toolbar.addAction(action)
+            self.commands[key] = action
+        self.commands["stop"].setEnabled(False)
+        # The toolbar is the window's one row of buttons (the actions' buttons, named for scripts and tests).
+        self.simulate_button, self.stop_button, self.wizard_button, self.save_button, self.load_button = (
+            toolbar.widgetForAction(self.commands[key]) for key in ("simulate", "stop", "wizard", "save", "open"))
+
+    def _build_edit_view_help_menus(self) -> None:
+        """Edit (Undo/Redo of every edit, Reset Defaults), View (tabs, panels) and Help menus."""
+        edit = self.menuBar().addMenu("&Edit")
+        undo = self.history.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.history.createRedoAction(self, "&Redo")
+        redo.setShortcuts([QKeySequence(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Y")])
+        icon = self.style().standardIcon
+        undo.setIcon(icon(QStyle.StandardPixmap.SP_ArrowBack))
+        redo.setIcon(icon(QStyle.StandardPixmap.SP_ArrowForward))
+        edit.addAction(undo)
+        edit.addAction(redo)
+        edit.addSeparator()
+        reset = QAction(f"Reset {self.dynamics_tab.TITLE} to Defaults…", self)
+        reset.triggered.connect(self.dynamics_tab.reset_defaults)
+        edit.addAction(reset)
+        self.commands.update(undo=undo, redo=redo, reset_dynamics=reset)
+
+        view = self.menuBar().addMenu("&View")
+        for index in range(self.tabs.count()):
+            action = QAction(self.tabs.tabText(index), self)
+            action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
+            action.triggered.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
+            view.addAction(action)
+            self.commands[f"tab{index + 1}"] = action
+        view.addSeparator()
+        for dock in self.findChildren(QDockWidget):
+            view.addAction(dock.toggleViewAction())
+        for toolbar in self.findChildren(QToolBar):
+            toggle = toolbar.toggleViewAction()
+            toggle.setText("Toolbar")
+            view.addAction(toggle)
+
+        # before Simulation in the bar: File, Edit, View, Simulation, Help
+        self.menuBar().insertMenu(self.run_menu.menuAction(), edit)
+        self.menuBar().insertMenu(self.run_menu.menuAction(), view)
+        from sear.gui import help as help_
+
+        self.commands.update(help_.add_help_menu(self))
 
     def _set_running(self, running: bool) -> None:
         """Enable Simulate or Stop (menu, toolbar) as a run starts or ends."""
@@ -280,248 +292,6 @@ class SettingsWindow(QMainWindow):
     def _update_previews(self) -> None:
         """Draw the current tab's preview anew."""
         self.tab_pages[self.tabs.currentIndex()].update_preview()
-
-    # --- the project file: new, open, save, recent files --------------------------------------------------
-
-    def _confirm_discard(self) -> bool:
-        """True when it is fine to replace the current project (saved, or the user says so). A project
-        whose file was deleted counts as unsaved: it exists only in this window."""
-        gone = self.project.path is not None and not self.project.path.exists()
-        if not self.dirty and not gone:
-            return True
-        text = (f"The project file {self.project.path} was deleted or moved away. Save {self.project.name!r} "
-                "there again first?" if gone else f"Save the changes to {self.project.name!r} first?")
-        answer = QMessageBox.question(
-            self, "Unsaved changes", text,
-            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Save)
-        if answer == QMessageBox.StandardButton.Save:
-            return self.save()
-        return answer == QMessageBox.StandardButton.Discard
-
-    def _projects_folder(self) -> Path:
-        """Where new projects and demo copies are offered: beside the current project's folder."""
-        return self.project.path.parent.parent if self.project.path else Path.cwd()
-
-    def new_project(self) -> bool:
-        """File > New: a project that simulates at once (flat ground, a box robot on four cylinder wheels,
-        the template user code and a sensors file), written where the user says (sear.starter)."""
-        if not self._confirm_discard():
-            return False
-        start = self._projects_folder() / "new_project" / "new_project.prj"
-        chosen, _ = QFileDialog.getSaveFileName(
-            self, "Create a new project (its models, code and sensors files are written beside it)", str(start),
-            PRJ_FILTER)
-        if not chosen:
-            return False
-        path = Path(chosen) if chosen.endswith(".prj") else Path(chosen + ".prj")
-        from sear.starter import create_new_project  # it makes meshes: trimesh is loaded only now
-
-        try:
-            project = create_new_project(path)
-        except SearError as exc:
-            QMessageBox.critical(self, "Cannot create the project", str(exc))
-            return False
-        self._show_project(project, f"Created {project.path} with its models, user code and sensors file")
-        return True
-
-    def open_demo(self, folder: str | Path | None = None) -> bool:
-        """File > Open Demo: copy the bundled demo into a folder the user chooses (into a new subfolder
-        'SEAR demo' when the chosen one is not empty) and open the copy, so it can be changed freely."""
-        if not self._confirm_discard():
-            return False
-        if folder is None:
-            chosen = QFileDialog.getExistingDirectory(self, "Choose a folder for a copy of the demo",
-                                                      str(self._projects_folder()))
-            if not chosen:
-                return False
-            folder = chosen
-        target = Path(folder)
-        if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            base = (target if target.is_dir() else target.parent) / "SEAR demo"
-            target, number = base, 2
-            while target.exists():
-                target, number = base.with_name(f"{base.name} {number}"), number + 1
-        try:
-            copy_demo(target)
-            project = Project.load(target / "demo.prj")
-        except (OSError, SearError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            QMessageBox.critical(self, "Cannot copy the demo", f"The demo cannot be copied into {target} "
-                                 f"({reason}); choose a folder you can write to.")
-            return False
-        self._show_project(project, f"Copied the demo into {target}")
-        return True
-
-    def open_project(self, path: str | Path | None = None) -> bool:
-        if not self._confirm_discard():
-            return False
-        if path is None:
-            start = str(self.project.path.parent) if self.project.path else str(Path.cwd())
-            chosen, _ = QFileDialog.getOpenFileName(self, "Open a SEAR project", start, PRJ_FILTER)
-            if not chosen:
-                return False
-            path = chosen
-        try:
-            project = Project.load(path)
-        except SearError as exc:
-            QMessageBox.critical(self, "Cannot open the project", str(exc))
-            return False
-        self._show_project(project, f"Opened {project.path}")
-        return True
-
-    def _show_project(self, project: Project, message: str) -> None:
-        """Make `project` (just read or written) the window's, unchanged, and watch its file."""
-        self.project = project
-        self.dirty = False
-        self._remember(project.path)
-        self.refresh()
-        self._watch()
-        self.statusBar().showMessage(message, 4000)
-
-    def save(self) -> bool:
-        if self.project.path is None:
-            return self.save_as()
-        return self._save_to(self.project.path)
-
-    def save_as(self) -> bool:
-        """Save under a new name. In another folder the copy is a project of its own: its user code and
-        sensors file are copied beside it (Project.copy_own_files), its models stay where they are."""
-        start = str(self.project.path or Path.cwd() / f"{self.project.name}.prj")
-        chosen, _ = QFileDialog.getSaveFileName(self, "Save the project as", start, PRJ_FILTER)
-        if not chosen:
-            return False
-        if not chosen.endswith(".prj"):
-            chosen += ".prj"
-        if self.project.name == "Untitled":
-            self.project.name = Path(chosen).stem
-        before = [(robot.code.user_code, robot.code.sensors) for robot in self.project.robots]
-        try:
-            copied = self.project.copy_own_files(Path(chosen).parent)
-        except OSError as exc:
-            QMessageBox.critical(self, "Not saved", f"The user code and sensors files cannot be copied to "
-                                 f"{Path(chosen).parent} ({exc.strerror or exc}); choose another folder.")
-            return False
-        if not self._save_to(Path(chosen)):
-            for robot, (user_code, sensors) in zip(self.project.robots, before, strict=True):
-                robot.code.user_code, robot.code.sensors = user_code, sensors
-            return False
-        if copied:
-            self.statusBar().showMessage(f"Saved {self.project.path}; copied " + ", ".join(
-                f"the {choice.label} {choice.path.name if choice.path else ''}" for choice, _ in copied)
-                + " beside it", 8000)
-        return True
-
-    def _save_to(self, path: Path) -> bool:
-        try:
-            self.project.save(path)
-        except SearError as exc:
-            QMessageBox.critical(self, "Not saved", str(exc))
-            return False
-        self.dirty = False
-        self._remember(self.project.path)
-        self.refresh()  # paths now show relative to the project's folder
-        self._watch()
-        self.statusBar().showMessage(f"Saved {self.project.path}", 4000)
-        return True
-
-    def _remember(self, path: Path | None) -> None:
-        if path is None:
-            return
-        recent = [p for p in self._recent() if p != str(path)]
-        self.settings.setValue("recent", [str(path), *recent][:MAX_RECENT])
-        self._update_recent_menu()
-
-    def _recent(self) -> list[str]:
-        """The recently opened project files, newest first. QSettings reads a one-entry list back as a plain
-        string, which must not be taken letter by letter."""
-        recent = self.settings.value("recent", []) or []
-        if isinstance(recent, str):
-            return [recent]
-        return [str(entry) for entry in recent] if isinstance(recent, list | tuple) else []
-
-    def _update_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        recent = self._recent()
-        for entry in recent:
-            action = self.recent_menu.addAction(entry)
-            action.triggered.connect(lambda _=False, e=entry: self.open_project(e))
-        self.recent_menu.setEnabled(bool(recent))
-
-    # --- the project file changed by another program -------------------------------------------------------
-
-    @staticmethod
-    def _file_hash(path: Path | None) -> str | None:
-        try:
-            return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
-        except OSError:
-            return None
-
-    def _watch(self) -> None:
-        """Watch the project's file (after it was opened or saved): a change by another program or its
-        deletion is noticed (_check_disk), as is every change found when the window is activated."""
-        path = self.project.path
-        self._on_disk = self._file_hash(path)
-        watched = self._watcher.files()
-        if watched:
-            self._watcher.removePaths(watched)
-        if path is not None and path.exists():
-            self._watcher.addPath(str(path))
-
-    def _check_disk(self) -> None:
-        """Offer what to do when the project file was deleted (save it again) or changed by another
-        program (reload it, or keep this window's version, which a save then writes). Either way a
-        project whose file is gone is unsaved: closing the window offers to save it."""
-        path = self.project.path
-        if path is None or self._checking_disk:
-            return
-        now = self._file_hash(path)
-        if now == self._on_disk:
-            if path.exists() and str(path) not in self._watcher.files():
-                self._watcher.addPath(str(path))  # replaced by a rename: watch the new file
-            return
-        self._checking_disk = True
-        try:
-            self._on_disk = now
-            if now is None:
-                self._mark_dirty()
-                answer = QMessageBox.question(
-                    self, "Project file deleted",
-                    f"The project file {path} was deleted or moved away by another program. Save the project "
-                    "there again now?\n\nIf you do not, it exists only in this window until you save it.",
-                    QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Ignore,
-                    QMessageBox.StandardButton.Save)
-                if answer == QMessageBox.StandardButton.Save:
-                    self.save()
-                return
-            if str(path) not in self._watcher.files():
-                self._watcher.addPath(str(path))
-            changes = " and the changes made here are lost" if self.dirty else ""
-            answer = QMessageBox.question(
-                self, "Project file changed",
-                f"The project file {path} was changed by another program. Reload it (the window shows the file"
-                f"{changes})?\n\nNo keeps this window's version; saving it then replaces the file.",
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
-            if answer == QMessageBox.StandardButton.Yes:
-                try:
-                    project = Project.load(path)
-                except SearError as exc:
-                    self._mark_dirty()
-                    QMessageBox.critical(self, "Cannot reload the project", f"{exc}\n\nThis window's version is "
-                                         "kept; save it to replace the file.")
-                    return
-                self._show_project(project, f"Reloaded {path}")
-            else:
-                self._mark_dirty()
-        finally:
-            self._checking_disk = False
-
-    def changeEvent(self, event: QEvent) -> None:
-        """When the window becomes active again, look at the project file (a watcher may miss a change on
-        some file systems, e.g. network shares)."""
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
-            QTimer.singleShot(0, self, self._check_disk)
 
     # --- simulate, and the problems that keep a project from it ------------------------------------------------
 
