@@ -28,7 +28,7 @@ from sear.resources import demo_project  # noqa: E402
 
 
 def main(out: Path, suffix: str = "", first: bool = False) -> int:
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
     from sear.gui.wizard import SensorWizard
 
     out.mkdir(parents=True, exist_ok=True)

@@ -41,7 +41,7 @@ def diffbot_overlapping() -> str:
 def main(out: Path) -> int:
     import pybullet_data
 
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
     from sear.starter import create_new_project
 
     out.mkdir(parents=True, exist_ok=True)
@@ -64,15 +64,15 @@ def main(out: Path) -> int:
             app.processEvents()
 
     def shoot(urdf: str, page: int, name: str, choose: Callable[[], object]) -> None:
-        window.body_file.edit.setText(urdf)
-        window.body_file.edit.editingFinished.emit()
-        window.urdf_panel.pages.setCurrentIndex(page)
+        window.body_tab.body_file.edit.setText(urdf)
+        window.body_tab.body_file.edit.editingFinished.emit()
+        window.body_tab.urdf_panel.pages.setCurrentIndex(page)
         choose()
         settle()
         window.grab().save(str(out / name))
         print(out / name)
 
-    panel = window.urdf_panel
+    panel = window.body_tab.urdf_panel
     shoot("husky/husky.urdf", 0, "urdf-husky-tree.png", lambda: panel.select_link("top_plate_link"))
 
     def choose_wheel() -> None:

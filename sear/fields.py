@@ -19,6 +19,7 @@ import dataclasses
 import math
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -155,7 +156,8 @@ def param(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclas
           maximum: float | None = None, exclusive_minimum: bool = False, choices: tuple[str, ...] = (),
           label: str | None = None, help: str | None = None, group: str = "",
           visible_when: dict[str, Any] | None = None, required: bool = False, attribute: bool = False,
-          decimals: int | None = None, type_name: str = "", widget: str = "", **field_kwargs: Any) -> Any:
+          decimals: int | None = None, type_name: str = "", widget: str = "",
+          enumeration: Callable[[], tuple[str, ...]] | None = None, **field_kwargs: Any) -> Any:
     """A dataclass field with SEAR's metadata.
 
     unit: shown beside editors (default: from the name's ending, e.g. `_cm`); kind: the XSD simple type
@@ -165,12 +167,14 @@ def param(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclas
     visible_when: {other field: value} for fields that apply only then (e.g. digital output only);
     required: the element must be present in the file; attribute: stored as an XML attribute;
     decimals: editor precision; type_name: XSD name for an enumeration; widget: an editor hint
-    ("axes", "wheels", "point2", "numbers").
+    ("axes", "wheels", "point2", "numbers"); enumeration: for a text field, a function giving the words it
+    accepts now (a registry's names, which can grow at run time: the drive models).
     """
     metadata = {_KEY: dict(unit=unit, kind=kind, minimum=minimum, maximum=maximum,
                            exclusive_minimum=exclusive_minimum, choices=tuple(choices), label=label, help=help,
                            group=group, visible_when=dict(visible_when or {}), required=required,
-                           attribute=attribute, decimals=decimals, type_name=type_name, widget=widget)}
+                           attribute=attribute, decimals=decimals, type_name=type_name, widget=widget,
+                           enumeration=enumeration)}
     return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata, **field_kwargs)
 
 
@@ -199,6 +203,8 @@ class FieldInfo:
     decimals: int | None
     type_name: str
     widget: str
+    words: Callable[[], tuple[str, ...]] | None = None
+    """For a text field whose words come from a registry: gives them as they are now."""
 
     @property
     def is_number(self) -> bool:
@@ -206,7 +212,10 @@ class FieldInfo:
 
     @property
     def enumeration(self) -> tuple[str, ...]:
-        """Allowed values of a Literal field (empty for other fields)."""
+        """Allowed values of a Literal field, or of a text field declared with an `enumeration` (as the
+        registry it asks holds them now); empty for other fields."""
+        if self.words is not None:
+            return tuple(self.words())
         return tuple(typing.get_args(self.type)) if typing.get_origin(self.type) is Literal else ()
 
     def meaning(self) -> str:
@@ -319,7 +328,7 @@ def _fields_of(cls: Any) -> tuple[FieldInfo, ...]:
             kind = _matching_kind(minimum, maximum, exclusive, tp is int)
         bounded = tp in (float, int) and (minimum is not None or maximum is not None)
         if not kind and not bounded and typing.get_origin(tp) is not Literal and not dataclasses.is_dataclass(tp) \
-                and typing.get_origin(tp) is not dict and not meta.get("choices"):
+                and typing.get_origin(tp) is not dict and not meta.get("choices") and not meta.get("enumeration"):
             kind = _default_kind(tp)
         unit = meta.get("unit")
         out.append(FieldInfo(
@@ -332,6 +341,7 @@ def _fields_of(cls: Any) -> tuple[FieldInfo, ...]:
             visible_when=dict(meta.get("visible_when") or {}), required=bool(meta.get("required")),
             attribute=bool(meta.get("attribute")), decimals=meta.get("decimals"),
             type_name=meta.get("type_name") or "", widget=meta.get("widget") or "",
+            words=meta.get("enumeration"),
         ))
     return tuple(out)
 

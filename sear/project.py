@@ -21,6 +21,7 @@ from typing import Literal
 
 from sear import xmlio
 from sear.collision import MAX_ROBOTS
+from sear.drives import registry as drive_registry
 from sear.errors import ProjectError
 from sear.fields import FORMAT_VERSION, param
 from sear.xsd import project_xsd
@@ -243,13 +244,10 @@ class Dynamics:
     does. Driven wheels have none: the engine force is what reaches the ground."""
     cog_offset: tuple[float, float, float] = param((0.0, 0.0, 0.0), unit="m")
     """Centre of gravity relative to the body model's centre, body frame, metres."""
-    drive_type: Literal["car", "skid", "differential"] = param("car", type_name="driveType")
-    """car: Ackermann front steering, rear-wheel drive; skid: left/right sides driven differentially (it
-    spins in place only when each wheel's drive force exceeds its grip, μ times its load); differential:
-    the two rear-slot wheels are driven, one per side, and the two front-slot wheels are passive casters
-    or ball wheels, which carry load but hold the robot back only by rolling resistance, in any direction
-    (no side grip): it turns about the middle of the driven axle. Casters behind the axle: put the
-    front-slot wheels behind it (a wheel's position is free)."""
+    drive_type: str = param(drive_registry.BUILT_IN[0].NAME, type_name="driveType", enumeration=drive_registry.names)
+    """The drive model: which wheels steer, which are driven and which are casters, and how the engine force,
+    drive(left, right) and steering become each wheel's force and angle (sear.drives: each model's help
+    says what it does)."""
     max_steering: float = param(0.5, kind="nonNegative", unit="rad", label="Steering limit")
     """Steering limit of the front wheels, radians."""
     suspension_rest_length: float | None = param(None, kind="positive", unit="m", label="Suspension rest length")
@@ -587,8 +585,8 @@ def _normalised_quaternion(q: tuple[float, ...], path: Path,
 
 
 def _schema() -> str:
-    """The project schema, from the dataclasses above."""
+    """The project schema, from the dataclasses above (with every drive model registered now)."""
     return project_xsd(Project, ROOT_TAG, standalone=True)
 
 
-xmlio.provide_schema("project.xsd", _schema)
+xmlio.provide_schema("project.xsd", _schema, drive_registry.generation)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 from sear.fields import FORMAT_VERSION, KINDS, FieldInfo, Kind, bounds_meaning, fields_of, note_meaning
@@ -48,9 +49,11 @@ def _common_types(indent: str = "  ") -> str:
 class _Writer:
     """Collects the simple types one document needs besides the shared kinds."""
 
-    def __init__(self) -> None:
+    def __init__(self, enumerations: Mapping[str, tuple[str, ...]] | None = None) -> None:
         self.types: dict[str, str] = {}
         self.constraints: set[str] = set()
+        self.enumerations = dict(enumerations or {})
+        """Words of enumeration types (by XSD type name) given instead of their fields' own."""
 
     def _constraint(self, name: str, owner: str) -> str:
         """An identity-constraint name not used before in the document (XSD wants them unique): `name`,
@@ -74,8 +77,10 @@ class _Writer:
 
     def simple_type(self, owner: str, info: FieldInfo) -> str:
         """The XSD type name that checks a scalar field (made here when it is not a shared kind)."""
-        if info.enumeration:
-            return self._enumeration(info.type_name or f"{owner}_{info.name}", info.enumeration)
+        name = info.type_name or f"{owner}_{info.name}"
+        words = self.enumerations.get(name) or info.enumeration
+        if words:
+            return self._enumeration(name, words)
         if info.choices:  # a list of words from a fixed set (e.g. wheel ids)
             item = self._enumeration(info.type_name or f"{owner}_{info.name}_item", info.choices)
             name = info.kind or f"{item}List"
@@ -166,9 +171,12 @@ def common_xsd() -> str:
             f"explained by\n     sear.fields.KINDS. {_GENERATED} -->\n{_OPEN}{_common_types()}</xs:schema>\n")
 
 
-def project_xsd(project: type, root_tag: str, standalone: bool = False) -> str:
-    """The project schema for the dataclass `project` (sear.project.Project) under the root `root_tag`."""
-    writer = _Writer()
+def project_xsd(project: type, root_tag: str, standalone: bool = False,
+                enumerations: Mapping[str, tuple[str, ...]] | None = None) -> str:
+    """The project schema for the dataclass `project` (sear.project.Project) under the root `root_tag`.
+    `enumerations`: the words of enumeration types by XSD type name, instead of what their fields accept
+    now (the shipped file lists the built-in drive models only, not those registered at run time)."""
+    writer = _Writer(enumerations)
     content = writer.complex_content(root_tag, project, "    ", extra_attributes=_VERSION)
     body = f'  <xs:element name="{root_tag}">\n{content}  </xs:element>\n'
     return _document(f"SEAR project file (.prj), format version {FORMAT_VERSION}. Documented in "

@@ -48,6 +48,10 @@ def test_the_unchanged_package_keeps_every_contract(tmp_path):
     ("geo.py", "import pybullet", "pybullet is imported only under sear.physics", "sear.geo -> pybullet"),
     ("gui/wizard.py", "import sear.runtime.simulation", "The settings window, the wizard and their widgets load no "
      "physics", "sear.gui.wizard -> sear.runtime.simulation"),
+    ("gui/settings/dynamics_tab.py", "import sear.physics.vehicle",
+     "The settings window, the wizard and their widgets load no physics",
+     "sear.gui.settings.dynamics_tab -> sear.physics.vehicle"),
+    ("drives/car.py", "import sear.project", "SEAR layers", "sear.drives.car -> sear.project"),
 ])
 def test_an_import_that_breaks_a_contract_fails_the_check(tmp_path, module, line, contract, chain):
     folder = _copy_of_the_package(tmp_path)

@@ -32,7 +32,7 @@ def _imports_trimesh(modules: list[str], after: str) -> list[str]:
 @pytest.mark.parametrize("modules", [
     ["sear.cli", "sear.runtime.simulation", "sear.validate"],
     ["sear.physics.world", "sear.physics.vehicle", "sear.physics.meshes", "sear.meshio"],
-    ["sear.gui.settings", "sear.gui.simwindow", "sear.gui.preview"],
+    ["sear.gui.settings.window", "sear.gui.simwindow", "sear.gui.preview"],
 ])
 def test_entry_points_do_not_import_trimesh_until_a_model_is_read(modules):
     # The positive control: reading a model in the same process does import it.
@@ -44,5 +44,5 @@ def test_the_settings_window_imports_no_pybullet_side_module():
     # Positive control: the simulation window does import the physics.
     code = ("import sys, sear.gui.{0}; "
             "print(any(m == 'pybullet' or m.startswith('sear.physics') for m in sys.modules))")
-    assert _run(code.format("settings")) == ["False"]
+    assert _run(code.format("settings.window")) == ["False"]
     assert _run(code.format("simwindow")) == ["True"]

@@ -32,7 +32,7 @@ def set_window_icon() -> None:
 
 def run_settings_app(project_path: Path | None = None) -> int:
     """Open the settings window (on `project_path` if given) and run Qt until it closes."""
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
 
     configure_qt()
     app = QApplication.instance() or QApplication(sys.argv[:1])

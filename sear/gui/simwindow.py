@@ -82,7 +82,8 @@ HELP = """<b>Keys</b> (hold them; several at once)<br>
 <tr><td><b>U</b> / ↑</td><td>accelerate</td></tr>
 <tr><td><b>J</b></td><td>brake</td></tr>
 <tr><td>↓</td><td>reverse</td></tr>
-<tr><td><b>H</b> / ←, <b>K</b> / →</td><td>steer left, right (skid, differential: turn; on the spot alone)</td></tr>
+<tr><td><b>H</b> / ←, <b>K</b> / →</td><td>steer left, right (no wheel steers: turn by the sides,
+on the spot alone)</td></tr>
 <tr><td><b>Enter</b></td><td>reset the robot to its start pose</td></tr>
 <tr><td><b>Space</b></td><td>start the user code (restart it after an error)</td></tr>
 <tr><td><b>Tab</b></td><td>next robot (several robots): the keys drive it, the camera follows it</td></tr>

@@ -10,13 +10,17 @@ sear.robotdesc's proposal):
   driven wheels as a torque limit: a driven wheel's motor turns it towards its top speed with at most
   F_wheel · r N·m (r its radius), so it pushes the ground with at most F_wheel. Top speed: the joint's
   <limit velocity> when the URDF gives one, else MAX_WHEEL_SPEED / r;
-- car: the wheels behind the steering joints' wheels are driven (rear-wheel drive, as the raycast
-  vehicle); with no steering joints every wheel is driven. The steering joints hold the Ackermann angle
-  of their wheel (position control, with the joint's effort limit, else STEERING_TORQUE);
-- skid and differential: each side is driven, the steering input splitting the force between the sides
-  as the raycast vehicle's skid drive does (full steering alone spins in place);
-- brake: every wheel's motor holds it still with at most brake force / wheel count · r N·m; a wheel
-  neither driven nor braked is held back by the rolling resistance (c_rr × its share of the weight).
+- the drive model (`Dynamics.drive_type`, sear.drives) is given the wheels as places: left or right,
+  steerable when below a steering joint, in no slot (a URDF's casters are joints of their own). It says
+  which wheels are driven and what force each gets (car: the wheels not below steering joints, rear-wheel
+  drive as the raycast vehicle; with no steering joints every wheel is driven and it turns by its sides;
+  skid and differential: each side's wheels, the steering input splitting the force between the sides,
+  full steering alone spinning in place). The steering joints hold the angle the model gives for their
+  place (car: Ackermann; position control, with the joint's effort limit, else STEERING_TORQUE); when the
+  model steers no wheel they hold 0;
+- brake: every wheel's motor (a caster's excepted) holds it still with at most brake force / the number
+  of such wheels · r N·m; a wheel neither driven nor braked is held back by the rolling resistance
+  (c_rr × its share of the weight).
 Masses, inertias, friction and collision shapes are the URDF's (read with URDF_USE_INERTIA_FROM_FILE):
 the Vehicle Dynamics tab's mass, suspension and tyre fields do not apply. Links of one robot do not
 collide with each other (pybullet's default); every link is in the robot's collision group, so the
@@ -38,6 +42,7 @@ import numpy as np
 import pybullet as p
 
 from sear.collision import ROBOT_COLLISION_GROUP
+from sear.drives.base import WheelPlace
 from sear.errors import ProjectError
 from sear.physics.inputs import DriveInputs
 from sear.project import Body, Dynamics, joint_names
@@ -106,7 +111,6 @@ class UrdfVehicle(DriveInputs):
         front_x = [w.centre[0] for w in self._wheel_list if w.joint in steer_wheels]
         rear_x = [w.centre[0] for w in self._wheel_list if w.joint not in steer_wheels]
         self.wheelbase = max(float(np.mean(front_x) - np.mean(rear_x)), 1e-3) if front_x and rear_x else 0.0
-        self._steered = [w.joint in steer_wheels for w in self._wheel_list]
         poses = desc.link_poses()
         self._steering = []
         for name in wheels.steering:
@@ -134,71 +138,47 @@ class UrdfVehicle(DriveInputs):
         self.steering = 0.0
         self._turn = 0.0
         self._sides: tuple[float, float] | None = None
+        self.drive_model = self.make_drive_model([
+            WheelPlace(left=left, steerable=w.joint in steer_wheels, front_slot=False)
+            for w, left in zip(self._wheel_list, self._left, strict=True)])
+        self._braked_wheels = max(1, self.drive_model.casters.count(False))
+        """How many wheels share the brake force: every wheel but the casters."""
         self.distance = 0.0
         self._inputs_changed()
 
     # --- inputs ----------------------------------------------------------------------------------
 
     def brake(self, force: float) -> None:
-        """Total brake force, N (>= 0), shared by all wheels."""
+        """Total brake force, N (>= 0), shared by the wheels that are not casters."""
         force = max(0.0, float(force))
         if force != self.brake_force:
             self.brake_force = force
             self._inputs_changed()
 
-    def steer(self, angle: float) -> None:
-        """Steering angle, rad, positive left, clamped to the steering limit. Car drive with steering
-        joints: their wheels' Ackermann angles. Otherwise the angle's share of the limit splits the
-        engine force between the sides (skid steering)."""
-        self._steer_to(angle, wheels_steer=self.dynamics.drive_type == "car" and bool(self._steering))
-
-    def _drive_forces(self) -> list[float]:
-        """Ground force (N) each wheel's motor may push with, in wheel order, positive forward."""
-        e = self.engine_force
-        car = self.dynamics.drive_type == "car" and bool(self._steering)
-        driven = [not s for s in self._steered] if car else [True] * len(self._left)
-        if self._sides is not None:
-            left, right = self._sides
-        elif car:
-            share = e / max(1, sum(driven))
-            return [share if d else 0.0 for d in driven]
-        else:
-            turn = self._turn * self.dynamics.engine_force
-            left, right = e / 2.0 - turn / 2.0, e / 2.0 + turn / 2.0
-        sides = {True: left, False: right}
-        counts = {side: max(1, sum(d for d, s in zip(driven, self._left, strict=True) if s == side))
-                  for side in (True, False)}
-        return [sides[s] / counts[s] if d else 0.0 for d, s in zip(driven, self._left, strict=True)]
-
     def _inputs_changed(self) -> None:
-        """Set the joint motors from the inputs (only when they change: pybullet keeps motor targets)."""
-        forces = self._drive_forces()
+        """Set the joint motors from the inputs (only when they change: pybullet keeps motor targets): each
+        wheel's motor pushes with the drive model's force for it, a wheel with none is held back by the
+        brake (casters excepted) and rolling resistance, and each steering joint turns to the model's angle."""
+        model = self.drive_model
         n = len(self._wheel_list)
         weight_share = self.total_mass * GRAVITY / n
         targets, limits = [], []
-        for wheel, force, top in zip(self._wheel_list, forces, self._top_speed, strict=True):
+        for wheel, force, top, caster in zip(self._wheel_list, self._wheel_forces(), self._top_speed, model.casters,
+                                             strict=True):
             if force != 0.0:
                 targets.append(math.copysign(top, force) * wheel.forward_sign)
                 limits.append(abs(force) * wheel.radius)
             else:
                 targets.append(0.0)
-                resist = self.brake_force / n + self.dynamics.rolling_resistance * weight_share
+                brake = 0.0 if caster else self.brake_force / self._braked_wheels
+                resist = brake + self.dynamics.rolling_resistance * weight_share
                 limits.append(resist * wheel.radius)
         p.setJointMotorControlArray(self.body_id, self._wheel_joints, p.VELOCITY_CONTROL, targetVelocities=targets,
                                     forces=limits, physicsClientId=self.client)
         for index, sign, side, limit in self._steering:
             p.setJointMotorControl2(self.body_id, index, p.POSITION_CONTROL,
-                                    targetPosition=sign * self._ackermann(side), force=limit,
-                                    physicsClientId=self.client)
-
-    def _ackermann(self, side: float) -> float:
-        """Steering angle (rad, positive left) of a wheel `side` m left of the centre line: every wheel
-        points at one turning centre on the rear axle line."""
-        delta = self.steering
-        if abs(delta) < 1e-9 or self.wheelbase <= 0:
-            return delta
-        radius = self.wheelbase / math.tan(delta)
-        return math.atan(self.wheelbase / (radius - side))
+                                    targetPosition=sign * model.steer_angle(self.steering, self.wheelbase, side),
+                                    force=limit, physicsClientId=self.client)
 
     # --- pose --------------------------------------------------------------------------------------
 

@@ -44,14 +44,14 @@ Bullet's btRaycastVehicle instead removes 20 % of the sideways momentum per step
 friction, so a braked robot crept down slopes) and weighs the forward impulse by 0.5 in its friction
 test (`fwdFactor`, which let a tyre pass twice μ·N forward); both are gone here.
 
-Drive types (`Dynamics.drive_type`). car: the rear wheels are driven, each with half the engine force,
-the front ones steer (Ackermann). skid: every wheel is driven, each side with its share (`steer` moves
-force from one side to the other), none steers; it turns by sliding its tyres sideways. differential:
-the two rear-slot wheels are driven, one a side, and the front-slot wheels are casters (swivelling
-wheels or ball wheels): they carry their load and pass to the ground at most rolling resistance times
-it, in any direction, as a caster that turns to follow its motion does; so nothing holds the robot
-sideways but the driven wheels, and it turns about the middle of their axle, as a two-motor robot does.
-`drive(left, right)` sets each side's force directly for every type (car: on its rear wheels).
+The drive model (`Dynamics.drive_type`, sear.drives) says which wheels steer, which are driven and which
+are casters, and turns the inputs into each wheel's drive force and steering angle when they change. The
+four wheels are given to it as places: left or right, and the two front slots steerable (car: they steer,
+Ackermann; differential: they are its casters). A driven wheel pushes with its force; a caster (a
+swivelling wheel or ball wheel) carries its load and passes to the ground at most rolling resistance times
+it, in any direction, as a caster that turns to follow its motion does, and has no brake: with casters,
+nothing holds the robot sideways but the driven wheels, and it turns about the middle of their axle, as a
+two-motor robot does.
 
 The chassis collides with obstacles through the convex hull of the body model; the wheels are rays,
 so like Bullet's vehicle they do not collide sideways with walls (the body usually reaches them first).
@@ -69,6 +69,7 @@ import numpy as np
 import pybullet as p
 
 from sear.collision import NOT_ROBOTS_MASK, ROBOT_COLLISION_GROUP
+from sear.drives.base import WheelPlace
 from sear.physics.inputs import DriveInputs
 from sear.project import WHEEL_IDS, Dynamics
 from sear.state import VehicleState
@@ -194,10 +195,7 @@ class Vehicle(DriveInputs):
         self.cog = np.asarray(dynamics.cog_offset, dtype=float)
         fronts = [w.centre[0] for w in self.wheels.values() if w.front]
         rears = [w.centre[0] for w in self.wheels.values() if not w.front]
-        lefts = [w.centre[1] for w in self.wheels.values() if w.left]
-        rights = [w.centre[1] for w in self.wheels.values() if not w.left]
         self.wheelbase = max(float(np.mean(fronts) - np.mean(rears)), 1e-3)
-        self.track = max(float(np.mean(lefts) - np.mean(rights)), 1e-3)
 
         from sear.physics.meshes import convex_collision_shape
 
@@ -232,8 +230,10 @@ class Vehicle(DriveInputs):
         self._turn = 0.0
         self._sides: tuple[float, float] | None = None
         """Left and right side forces (N) set by drive(); None: engine force and steering drive."""
-        self._casters = [dynamics.drive_type == "differential" and g.front for g in self._geoms]
-        """Per wheel in WHEEL_IDS order: a passive caster (differential drive's front-slot wheels)."""
+        self.drive_model = self.make_drive_model([WheelPlace(left=g.left, steerable=g.front, front_slot=g.front)
+                                                  for g in self._geoms])
+        self._braked_wheels = float(max(1, self.drive_model.casters.count(False)))
+        """How many wheels share the brake force: every wheel but the casters."""
         self.distance = 0.0
         self._wheel_inputs: list[tuple[float, float, float, float, float, float, bool]] = []
         self._impulses: list[tuple[float, float]] = [(0.0, 0.0)] * len(WHEEL_IDS)
@@ -243,17 +243,8 @@ class Vehicle(DriveInputs):
     # --- inputs ----------------------------------------------------------------------------------
 
     def brake(self, force: float) -> None:
-        """Total brake force, N (>= 0), shared by all four wheels."""
+        """Total brake force, N (>= 0), shared by the wheels that are not casters."""
         self.brake_force = max(0.0, float(force))
-
-    def steer(self, angle: float) -> None:
-        """Steering angle, rad, positive left, clamped to the steering limit.
-
-        Car drive: the front wheels steer with Ackermann geometry. Skid and differential drive: no wheel
-        steers; the angle's share of the limit drives the two sides differentially with up to the
-        engine force, so the robot spins in place when no throttle is given (and takes over from
-        drive()'s side forces)."""
-        self._steer_to(angle, wheels_steer=self.dynamics.drive_type not in ("skid", "differential"))
 
     # --- pose --------------------------------------------------------------------------------------
 
@@ -321,41 +312,19 @@ class Vehicle(DriveInputs):
 
     # --- the update --------------------------------------------------------------------------------
 
-    def _wheel_steering(self, geom: WheelGeometry) -> float:
-        delta = self.steering
-        if not geom.front or abs(delta) < 1e-9:
-            return 0.0
-        # Ackermann: both front wheels point at one turning centre on the rear axle line.
-        radius = self.wheelbase / math.tan(delta)
-        side = geom.centre[1]
-        return math.atan(self.wheelbase / (radius - side))
-
-    def _drive_forces(self) -> list[float]:
-        """Engine force on each wheel (N), in WHEEL_IDS order."""
-        e = self.engine_force
-        drive_type = self.dynamics.drive_type
-        if self._sides is not None:
-            left, right = self._sides
-        elif drive_type == "car":
-            return [0.0 if g.front else e / 2.0 for g in self._geoms]
-        else:
-            turn = self._turn * self.dynamics.engine_force
-            left, right = e / 2.0 - turn / 2.0, e / 2.0 + turn / 2.0
-        if drive_type == "skid":
-            return [(left if g.left else right) / 2.0 for g in self._geoms]
-        return [0.0 if g.front else (left if g.left else right) for g in self._geoms]
-
     def _inputs_changed(self) -> None:
-        """Work out what the update needs per wheel from the inputs, only when they change: the
-        Ackermann angles (a tan and an atan each) and their sine and cosine, and the drive forces.
+        """Work out what the update needs per wheel from the inputs, only when they change: the drive
+        model's steering angles (Ackermann: a tan and an atan each) and their sine and cosine, and its
+        drive forces.
 
         Per wheel, in WHEEL_IDS order: radius (m), ray length (m), steering (rad), its sine and cosine,
         engine force (N), and whether it is a caster. Every setter of engine_force, steering, _turn or
         _sides must call this."""
-        drive = self._drive_forces()
+        model = self.drive_model
         inputs = []
-        for geom, (*_, length), force, caster in zip(self._geoms, self._rays, drive, self._casters, strict=True):
-            steering = self._wheel_steering(geom)
+        for geom, (*_, length), force, steered, caster in zip(
+                self._geoms, self._rays, self._wheel_forces(), model.steered, model.casters, strict=True):
+            steering = model.steer_angle(self.steering, self.wheelbase, float(geom.centre[1])) if steered else 0.0
             inputs.append((geom.radius, length, steering, math.sin(steering), math.cos(steering), force, caster))
         self._wheel_inputs = inputs
 
@@ -399,8 +368,7 @@ class Vehicle(DriveInputs):
         inv_mass = 1.0 / mass
         rest, travel = self.rest_length, self.max_travel
         shortest, longest = rest - travel, rest + travel
-        # Differential drive brakes its two driven wheels; its casters have no brake.
-        brake_each = self.brake_force / (2.0 if self._casters[0] or self._casters[1] else 4.0)
+        brake_each = self.brake_force / self._braked_wheels  # casters have no brake
         braking = self.brake_force > 0
         # Forces known before friction: gravity, suspension. They set the velocity the step will end
         # with, which the friction impulses then correct.

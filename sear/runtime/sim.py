@@ -130,16 +130,15 @@ class SimulationCalls:
 
     @declare("command", angle=STEERING_ANGLE)
     def steer(self, angle: float) -> None:
-        """Steering angle, rad, positive left, clamped to the robot's steering limit (skid and
-        differential drive: turns by driving the sides differentially)."""
+        """Steering angle, rad, positive left, clamped to the robot's steering limit (a drive type whose
+        wheels do not steer turns by driving the sides differentially)."""
         self._robot.vehicle.steer(angle)
 
     @declare("command", left=FORCE, right=FORCE)
     def drive(self, left: float, right: float) -> None:
-        """Drive force of the left and right side, N (negative reverses), until accelerate() (or, skid
-        and differential drive, steer()) takes over. Skid: each side's two wheels share its force;
-        differential: each driven wheel gets its side's; car: each rear wheel gets its side's (the
-        front wheels still steer)."""
+        """Drive force of the left and right side, N (negative reverses), until accelerate() (or, when no
+        wheel steers, steer()) takes over; each side's driven wheels share its force (the drive type says
+        which wheels are driven)."""
         self._robot.vehicle.drive(left, right)
 
     @declare("request", x=COORDINATE, y=COORDINATE, z=COORDINATE_OR_NONE)

@@ -3,11 +3,13 @@
     python -m sear.schemas.generate          # rewrite sear/schemas/*.xsd
     python -m sear.schemas.generate --check  # exit 1 if a shipped file differs from what would be written
 
-The project schema comes from the dataclasses of sear.project, the sensors schema from the built-in sensor
-types, the shared simple types from `sear.fields.KINDS`; the text is written by sear.xsd. Loading
-validates against the same texts generated in memory (sear.xmlio), the sensors schema with every
-registered type, so a sensor type registered at run time is accepted in a sensors file. This script
-stands above sear.sensors (it asks the registry for the built-in types); the writer stands below it.
+The project schema comes from the dataclasses of sear.project (its drive types from the built-in drive
+models), the sensors schema from the built-in sensor types, the shared simple types from
+`sear.fields.KINDS`; the text is written by sear.xsd. Loading validates against the same texts generated
+in memory (sear.xmlio), the sensors schema with every registered type and the project schema with every
+registered drive model, so a sensor type or drive model registered at run time is accepted in a file.
+This script stands above sear.sensors (it asks the registry for the built-in types); the writer stands
+below it.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from sear.drives.registry import builtin_names as builtin_drive_names
+from sear.fields import field_info
 from sear.project import ROOT_TAG as PROJECT_ROOT_TAG
-from sear.project import Project
+from sear.project import Dynamics, Project
 from sear.sensors.registry import builtin_definitions, definitions
 from sear.xmlio import schema_text as xmlio_schema_text
 from sear.xsd import NAMES, common_xsd, project_xsd, sensors_xsd
@@ -27,8 +31,10 @@ __all__ = ["NAMES", "builtin_texts", "common_xsd", "main", "project_xsd", "schem
 
 
 def builtin_texts() -> dict[str, str]:
-    """What the shipped files must contain: the built-in sensor types only."""
-    return {"common.xsd": common_xsd(), "project.xsd": project_xsd(Project, PROJECT_ROOT_TAG),
+    """What the shipped files must contain: the built-in sensor types and drive models only."""
+    drive_types = {field_info(Dynamics, "drive_type").type_name: builtin_drive_names()}
+    return {"common.xsd": common_xsd(),
+            "project.xsd": project_xsd(Project, PROJECT_ROOT_TAG, enumerations=drive_types),
             "sensors.xsd": sensors_xsd(builtin_definitions())}
 
 

@@ -40,7 +40,7 @@ def answers(monkeypatch):
 def window(qtbot, answers):
     """A shown Settings window on no project, its simulation (if a test started one) stopped after the
     test and its changes given up. Test modules with a window of their own define `window` themselves."""
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
 
     w = SettingsWindow()
     qtbot.addWidget(w)

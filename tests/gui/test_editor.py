@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sear.gui.editor import editor_command
-from sear.gui.settings import SettingsWindow
+from sear.gui.settings.window import SettingsWindow
 
 
 @pytest.fixture
@@ -21,9 +21,9 @@ def window(qtbot, answers, tmp_path):
     w.show()
     code = tmp_path / "robot.py"
     code.write_text("def main_loop(sim):\n    pass\n")
-    w.code_file.set(code)  # as the Code Setup tab's file field does
-    w._set("code", "user_code", code)
-    assert w.edit_button.isEnabled()
+    w.code_tab.code_file.set(code)  # as the Code Setup tab's file field does
+    w.code_tab.set_field("code", "user_code", code, preview=True)
+    assert w.code_tab.edit_button.isEnabled()
     yield w
     w.dirty = False
 
@@ -47,7 +47,7 @@ def _zombie_children() -> list[int]:
 def test_an_editor_that_does_not_exist_is_explained_in_a_dialog(window, answers, monkeypatch):
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", "no-such-editor-sear --wait")
-    window.edit_button.click()
+    window.code_tab.edit_button.click()
     assert len(answers.shown) == 1
     kind, text = answers.shown[0]
     assert kind == "warning"
@@ -57,7 +57,7 @@ def test_an_editor_that_does_not_exist_is_explained_in_a_dialog(window, answers,
 
 def test_an_unreadable_editor_command_is_explained_in_a_dialog(window, answers, monkeypatch):
     monkeypatch.setenv("VISUAL", "'gedit")  # an unclosed quote: shlex cannot read it
-    window.edit_button.click()
+    window.code_tab.edit_button.click()
     assert [kind for kind, _ in answers.shown] == ["warning"]
     assert "$VISUAL" in answers.shown[0][1] and "cannot be read as a command" in answers.shown[0][1]
 
@@ -66,7 +66,7 @@ def test_no_editor_and_no_desktop_default_is_explained_in_a_dialog(window, answe
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no xdg-open: the desktop cannot open it
-    window.edit_button.click()
+    window.code_tab.edit_button.click()
     assert [kind for kind, _ in answers.shown] == ["warning"]
     text = answers.shown[0][1]
     assert "neither VISUAL nor EDITOR is set" in text and "export EDITOR=" in text
@@ -101,7 +101,7 @@ def test_an_editor_that_ends_leaves_no_zombie(window, answers, monkeypatch, tmp_
     editor.chmod(0o755)
     monkeypatch.setenv("VISUAL", str(editor))
     for _ in range(3):
-        window.edit_button.click()
+        window.code_tab.edit_button.click()
     qtbot.waitUntil(lambda: opened.exists() and opened.read_text().strip() != "", timeout=10_000)
     assert opened.read_text().strip() == str(window.project.code.user_code)
     time.sleep(0.5)  # let the three editors end

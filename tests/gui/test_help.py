@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 import sear
 from sear.gui import help as help_
-from sear.gui.settings import SettingsWindow
+from sear.gui.settings.window import SettingsWindow
 
 pytestmark = pytest.mark.gl
 DOCS = Path(__file__).resolve().parents[2] / "docs"

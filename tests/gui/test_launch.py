@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from sear.gui import app as gui_app
-from sear.gui.settings import SettingsWindow
+from sear.gui.settings.window import SettingsWindow
 from sear.launcher import has_display
 
 

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from sear.gui.settings import SettingsWindow
+from sear.gui.settings.window import SettingsWindow
 from sear.project import DEFAULT_DYNAMICS, Project
 from sear.validate import check_project, check_user_code, load_project
 
@@ -23,35 +23,35 @@ def _type_path(field, path: Path) -> None:
 
 def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp_path, answers, qtbot):
     w = window
-    _type_path(w.terrain_file, demo_copy / "terrain.obj")
-    w._numbers[("terrain", "latitude")].setValue(-33.9)
-    w._numbers[("terrain", "longitude")].setValue(151.2)
-    w._numbers[("terrain", "altitude")].setValue(12.5)
-    _type_path(w.body_file, demo_copy / "body.stl")
-    w.absolute_radio.setChecked(True)
-    w._numbers[("body", "start_latitude")].setValue(-33.8999)
-    w._numbers[("body", "start_abs_altitude")].setValue(14.0)
-    w.rotation_fields[2].setValue(0.6)  # a unit quaternion exactly, as loading normalises
-    w.rotation_fields[3].setValue(0.8)
+    _type_path(w.terrain_tab.terrain_file, demo_copy / "terrain.obj")
+    w.field_widget("terrain.latitude").setValue(-33.9)
+    w.field_widget("terrain.longitude").setValue(151.2)
+    w.field_widget("terrain.altitude").setValue(12.5)
+    _type_path(w.body_tab.body_file, demo_copy / "body.stl")
+    w.body_tab.absolute_radio.setChecked(True)
+    w.field_widget("body.start_latitude").setValue(-33.8999)
+    w.field_widget("body.start_abs_altitude").setValue(14.0)
+    w.body_tab.rotation_fields[2].setValue(0.6)  # a unit quaternion exactly, as loading normalises
+    w.body_tab.rotation_fields[3].setValue(0.8)
     for wid, name in (("left_front", "wheel_lf.obj"), ("right_front", "wheel_rf.obj"),
                       ("left_rear", "wheel_lr.ply"), ("right_rear", "wheel_rr.ply")):
-        _type_path(w.wheel_files[wid], demo_copy / name)
-        w.wheel_offsets[wid].setChecked(True)
-        w.wheel_positions[wid][0].setValue(0.22 if "front" in wid else -0.22)
-        w.wheel_positions[wid][1].setValue(0.25 if "left" in wid else -0.25)
-        w.wheel_positions[wid][2].setValue(-0.08)
-    w._numbers[("dynamics", "mass")].setValue(25.0)
-    w._numbers[("dynamics", "engine_force")].setValue(60.0)
-    w._numbers[("dynamics", "suspension_damping")].setValue(2.0)
-    w._numbers[("dynamics", "rolling_resistance")].setValue(0.05)
-    w.drive_type.setCurrentIndex(w.drive_type.findData("skid"))
-    w.cog_fields[2].setValue(-0.02)
-    w.auto_suspension["suspension_rest_length"].setChecked(False)
-    w._numbers[("dynamics", "suspension_rest_length")].setValue(0.12)
-    _type_path(w.code_file, demo_copy / "demo_code.py")
-    _type_path(w.sensors_file, demo_copy / "sensors.xml")
-    w.debug_shapes.setChecked(True)
-    w._numbers[("code", "hook_timeout")].setValue(2.5)
+        _type_path(w.wheels_tab.wheel_files[wid], demo_copy / name)
+        w.wheels_tab.wheel_offsets[wid].setChecked(True)
+        w.wheels_tab.wheel_positions[wid][0].setValue(0.22 if "front" in wid else -0.22)
+        w.wheels_tab.wheel_positions[wid][1].setValue(0.25 if "left" in wid else -0.25)
+        w.wheels_tab.wheel_positions[wid][2].setValue(-0.08)
+    w.field_widget("dynamics.mass").setValue(25.0)
+    w.field_widget("dynamics.engine_force").setValue(60.0)
+    w.field_widget("dynamics.suspension_damping").setValue(2.0)
+    w.field_widget("dynamics.rolling_resistance").setValue(0.05)
+    w.dynamics_tab.drive_type.setCurrentIndex(w.dynamics_tab.drive_type.findData("skid"))
+    w.dynamics_tab.cog_fields[2].setValue(-0.02)
+    w.dynamics_tab.auto_suspension["suspension_rest_length"].setChecked(False)
+    w.field_widget("dynamics.suspension_rest_length").setValue(0.12)
+    _type_path(w.code_tab.code_file, demo_copy / "demo_code.py")
+    _type_path(w.code_tab.sensors_file, demo_copy / "sensors.xml")
+    w.code_tab.debug_shapes.setChecked(True)
+    w.field_widget("code.hook_timeout").setValue(2.5)
     w.name_edit.setText("Rover trial")
     w.name_edit.editingFinished.emit()
     assert w.dirty and w.isWindowModified()
@@ -71,13 +71,13 @@ def test_every_tab_filled_through_the_widgets_round_trips(window, demo_copy, tmp
     assert p.dynamics.suspension_rest_length == pytest.approx(0.12)
     assert p.dynamics.rolling_resistance == pytest.approx(0.05)
     assert p.code.debug_shapes and p.code.hook_timeout == 2.5
-    assert fresh._numbers[("dynamics", "mass")].value() == 25.0
+    assert fresh.field_widget("dynamics.mass").value() == 25.0
     assert p.name == "Rover trial" and fresh.name_edit.text() == "Rover trial"
     assert fresh.windowTitle().startswith("Rover trial") and fresh.path_label.toolTip() == str(tmp_path / "mine.prj")
 
 
 def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
-    mass = window._numbers[("dynamics", "mass")]
+    mass = window.field_widget("dynamics.mass")
     window.tabs.setCurrentIndex(3)
     mass.setFocus()
     mass.selectAll()
@@ -86,10 +86,10 @@ def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
     mass.setValue(-5.0)
     assert mass.value() > 0 and window.project.dynamics.mass > 0
     assert "greater than 0" in mass.toolTip()
-    rolling = window._numbers[("dynamics", "rolling_resistance")]
+    rolling = window.field_widget("dynamics.rolling_resistance")
     rolling.setValue(2.0)
     assert rolling.value() == 0.5 and "0 to 0.5" in rolling.toolTip()
-    latitude = window._numbers[("terrain", "latitude")]
+    latitude = window.field_widget("terrain.latitude")
     latitude.setValue(123.0)
     assert latitude.value() == 90.0
     assert "-90 to 90" in latitude.toolTip()
@@ -97,7 +97,7 @@ def test_impossible_values_cannot_be_entered_and_say_why(window, qtbot):
 
 def test_typing_an_impossible_value_is_refused_and_the_status_bar_says_why(window, qtbot):
     window.tabs.setCurrentIndex(3)
-    mass = window._numbers[("dynamics", "mass")]
+    mass = window.field_widget("dynamics.mass")
     mass.setFocus()
     mass.lineEdit().selectAll()
     qtbot.keyClicks(mass.lineEdit(), "-5")
@@ -105,7 +105,7 @@ def test_typing_an_impossible_value_is_refused_and_the_status_bar_says_why(windo
     assert mass.value() == 5.0 and window.project.dynamics.mass == 5.0  # the minus sign never got in
     assert "greater than 0" in window.statusBar().currentMessage()
     window.tabs.setCurrentIndex(0)
-    latitude = window._numbers[("terrain", "latitude")]
+    latitude = window.field_widget("terrain.latitude")
     latitude.setFocus()
     latitude.lineEdit().selectAll()
     qtbot.keyClicks(latitude.lineEdit(), "123")
@@ -116,17 +116,17 @@ def test_typing_an_impossible_value_is_refused_and_the_status_bar_says_why(windo
 
 
 def test_reset_defaults_restores_the_thesis_vehicle(window, answers):
-    window._numbers[("dynamics", "mass")].setValue(3.0)
-    window._numbers[("dynamics", "suspension_stiffness")].setValue(9.0)
+    window.field_widget("dynamics.mass").setValue(3.0)
+    window.field_widget("dynamics.suspension_stiffness").setValue(9.0)
     answers.question = QMessageBox.StandardButton.Reset
-    window.reset_button.click()
+    window.dynamics_tab.reset_button.click()
     assert window.project.dynamics == DEFAULT_DYNAMICS
-    assert window._numbers[("dynamics", "mass")].value() == 400.0
-    assert window._numbers[("dynamics", "brake_force")].value() == 1.0
+    assert window.field_widget("dynamics.mass").value() == 400.0
+    assert window.field_widget("dynamics.brake_force").value() == 1.0
 
 
 def test_unsaved_changes_are_asked_about(window, answers, demo_copy):
-    window._numbers[("dynamics", "mass")].setValue(33.0)
+    window.field_widget("dynamics.mass").setValue(33.0)
     answers.question = QMessageBox.StandardButton.Cancel
     answers.open_path = str(demo_copy / "demo.prj")
     assert not window.open_project()
@@ -140,7 +140,7 @@ def test_closing_with_unsaved_changes_can_be_cancelled(qtbot, answers):
     w = SettingsWindow()
     qtbot.addWidget(w)
     w.show()
-    w._numbers[("dynamics", "mass")].setValue(12.0)
+    w.field_widget("dynamics.mass").setValue(12.0)
     answers.question = QMessageBox.StandardButton.Cancel
     w.close()
     assert w.isVisible()
@@ -152,26 +152,26 @@ def test_closing_with_unsaved_changes_can_be_cancelled(qtbot, answers):
 def test_create_new_user_code_gives_a_file_validate_accepts(window, answers, tmp_path):
     answers.save_path = str(tmp_path / "code" / "robot.py")
     (tmp_path / "code").mkdir()
-    created = window.create_from_template("user_code.py")
+    created = window.code_tab.create_from_template("user_code.py")
     assert created == tmp_path / "code" / "robot.py" and created.exists()
     assert window.project.code.user_code == created
     assert check_user_code(created) == []
     answers.save_path = str(tmp_path / "code" / "script.py")
-    script = window.create_from_template("simulator_script.py")
+    script = window.code_tab.create_from_template("simulator_script.py")
     assert check_user_code(script) == []
     assert window.project.code.user_code == created  # a full script is not the project's user code
 
 
 def test_missing_files_are_shown_and_the_preview_says_why(window, tmp_path, demo_copy):
     window.tabs.setCurrentIndex(1)
-    _type_path(window.body_file, tmp_path / "nope.stl")
-    assert window.body_file.status.text() == "file not found"
-    assert "does not exist" in window.body_preview.message.text()
-    assert window.body_preview.stack.currentWidget() is window.body_preview.message
-    _type_path(window.body_file, demo_copy / "body.stl")
-    assert window.body_file.status.text() == ""
-    assert window.body_preview.stack.currentWidget() is window.body_preview.view
-    assert len(window.body_preview._items) == 2  # the body and the ground grid
+    _type_path(window.body_tab.body_file, tmp_path / "nope.stl")
+    assert window.body_tab.body_file.status.text() == "file not found"
+    assert "does not exist" in window.body_tab.body_preview.message.text()
+    assert window.body_tab.body_preview.stack.currentWidget() is window.body_tab.body_preview.message
+    _type_path(window.body_tab.body_file, demo_copy / "body.stl")
+    assert window.body_tab.body_file.status.text() == ""
+    assert window.body_tab.body_preview.stack.currentWidget() is window.body_tab.body_preview.view
+    assert len(window.body_tab.body_preview._items) == 2  # the body and the ground grid
 
 
 def test_recent_projects_persist(window, answers, demo_copy):
@@ -199,10 +199,10 @@ def test_simulate_runs_the_demo_in_its_own_process_and_stop_ends_it(window, answ
     assert window.simulate()
     # The demo's init() prints its route as soon as the simulation process has loaded the project.
     qtbot.waitUntil(lambda: "demo: route of 4 corners" in window.console.toPlainText(), timeout=90_000)
-    assert window.process.state() != QProcess.ProcessState.NotRunning
+    assert window.sim_process.process.state() != QProcess.ProcessState.NotRunning
     assert window.isEnabled() and not window.simulate_button.isEnabled()
     window.stop_button.click()
-    qtbot.waitUntil(lambda: window.process.state() == QProcess.ProcessState.NotRunning, timeout=10_000)
+    qtbot.waitUntil(lambda: window.sim_process.process.state() == QProcess.ProcessState.NotRunning, timeout=10_000)
     assert "Simulation stopped" in window.console.toPlainText()
     assert window.simulate_button.isEnabled()
 
@@ -212,7 +212,7 @@ def test_simulate_with_broken_user_code_shows_the_error_and_starts_nothing(windo
     answers.open_path = str(demo_copy / "demo.prj")
     window.open_project()
     assert not window.simulate()
-    assert window.process is None
+    assert window.sim_process.process is None
     kind, text = answers.shown[-1]
     assert kind == "warning" and "demo_code.py, line 2" in text and "syntax error" in text
     assert check_project(Project.load(demo_copy / "demo.prj"))  # the project itself is untouched
@@ -256,9 +256,9 @@ def test_open_in_editor_uses_visual(window, answers, tmp_path, monkeypatch, qtbo
     monkeypatch.setenv("VISUAL", f"{editor}")
     monkeypatch.setenv("EDITOR", "false")
     answers.save_path = str(tmp_path / "robot.py")
-    created = window.create_from_template("user_code.py")
-    assert window.edit_button.isEnabled()
-    window.edit_button.click()
+    created = window.code_tab.create_from_template("user_code.py")
+    assert window.code_tab.edit_button.isEnabled()
+    window.code_tab.edit_button.click()
     qtbot.waitUntil(lambda: opened.exists() and opened.read_text().strip() != "", timeout=10_000)
     assert opened.read_text().strip() == str(created)
 
@@ -291,9 +291,9 @@ def test_clicking_a_problem_focuses_its_field_on_its_tab(window, answers, demo_c
         (demo_copy / "demo_code.py").write_text("def main_loop(sim):\n    return (\n")
     answers.open_path = str(demo_copy / "demo.prj")
     window.open_project()
-    expected = {"missing wheel": window.wheel_files["right_front"].edit, "broken body": window.body_file.edit,
-                "syntax error": window.code_file.edit}[damage]
-    assert not window.simulate() and window.process is None
+    expected = {"missing wheel": window.wheels_tab.wheel_files["right_front"].edit,
+                "broken body": window.body_tab.body_file.edit, "syntax error": window.code_tab.code_file.edit}[damage]
+    assert not window.simulate() and window.sim_process.process is None
     assert window.problem_dock.isVisible() and window.problem_list.count() == 1
     assert words in window.problem_list.item(0).text()
     window.tabs.setCurrentIndex(0 if tab != "Terrain Model" else 1)
@@ -315,7 +315,7 @@ def test_a_field_value_problem_focuses_the_number_field(window, demo_copy, qtbot
     _active(window, qtbot)
     _click_problem(window, qtbot, 0)
     assert window.tabs.tabText(window.tabs.currentIndex()) == "Vehicle Dynamics"
-    mass = window._numbers[("dynamics", "mass")]
+    mass = window.field_widget("dynamics.mass")
     qtbot.waitUntil(lambda: mass.hasFocus(), timeout=2000)
 
 
@@ -331,11 +331,11 @@ def test_the_problem_list_goes_once_the_problems_are_fixed(window, answers, demo
 
 
 def test_the_console_keeps_only_the_last_lines_of_a_flood_of_output(window):
-    from sear.gui.settings import SIMULATION_OUTPUT_LINES
+    from sear.gui.settings.simulation_process import SIMULATION_OUTPUT_LINES
 
     assert SIMULATION_OUTPUT_LINES == 5000  # the number the placeholder and the docs state
-    window._append("".join(f"line {i}\n" for i in range(12_000)))
-    window._append("the end\n", error=True)
+    window.sim_process.append("".join(f"line {i}\n" for i in range(12_000)))
+    window.sim_process.append("the end\n", error=True)
     lines = window.console.toPlainText().splitlines()
     assert 4_000 < len(lines) <= SIMULATION_OUTPUT_LINES  # bounded, and not emptied
     assert lines[-1] == "the end" and lines[-2] == "line 11999"

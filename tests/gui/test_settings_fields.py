@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QFormLayout, QLabel
 
-from sear.gui.settings import SettingsWindow
+from sear.gui.settings.window import SettingsWindow
 
 pytestmark = pytest.mark.gl
 
@@ -36,7 +36,7 @@ def _label_of(editor) -> str:
     ("code", "hook_timeout", " s", 0.01, 3600.0, "Hook time-out:"),        # 0.01 to 3600
 ])
 def test_editor_limits_units_and_labels(window, section, name, suffix, lowest, highest, label):
-    editor = window._numbers[(section, name)]
+    editor = window.field_widget(f"{section}.{name}")
     assert editor.suffix() == suffix
     assert editor.minimum() == pytest.approx(lowest, abs=1e-6) and editor.maximum() == highest
     assert _label_of(editor) == label

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QProcess
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from sear.gui.settings import SettingsWindow
+from sear.gui.settings.window import SettingsWindow
 from sear.project import Project
 from sear.resources import demo_folder
 from sear.sensors.files import load_sensors, save_sensors
@@ -34,7 +34,7 @@ def test_file_new_gives_a_project_that_simulates_at_once(window, answers, tmp_pa
     assert load_project(Project.load(window.project.path)).problems == []
     assert window.simulate()
     assert not [text for kind, text in answers.shown if kind == "warning"]
-    qtbot.waitUntil(lambda: window.process.state() == QProcess.ProcessState.Running, timeout=30_000)
+    qtbot.waitUntil(lambda: window.sim_process.process.state() == QProcess.ProcessState.Running, timeout=30_000)
     window.stop(wait=True)
 
 
@@ -111,7 +111,7 @@ def test_the_windows_own_saves_are_not_taken_for_changes(window, answers, demo_c
     """Positive control of the two tests above: saving from the window asks nothing."""
     assert window.open_project(demo_copy / "demo.prj")
     for mass in (21.0, 22.0, 23.0):
-        window._numbers[("dynamics", "mass")].setValue(mass)
+        window.field_widget("dynamics.mass").setValue(mass)
         assert window.save()
     deadline = time.monotonic() + 1.5
     while time.monotonic() < deadline:
@@ -162,7 +162,7 @@ import sys
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv[:1])
 app.setApplicationName("SEAR"); app.setOrganizationName("SEAR")
-from sear.gui.settings import SettingsWindow
+from sear.gui.settings.window import SettingsWindow
 window = SettingsWindow()
 for path in sys.argv[1:]:
     assert window.open_project(path)

@@ -11,19 +11,19 @@ def test_gripper_check_box_adds_edits_and_removes_the_gripper(window, demo_copy,
     w = window
     w.open_project(demo_copy / "demo.prj")
     assert w.project.body.gripper is None
-    assert not w.gripper_check.isChecked() and not w.gripper_fields.isEnabled()
-    w.gripper_check.setChecked(True)
-    assert w.project.body.gripper == Gripper() and w.gripper_fields.isEnabled()
-    w._numbers[("body.gripper", "grip_force")].set(35.0)
-    w._numbers[("body.gripper", "grip_force")].valueChanged.emit(35.0)
+    assert not w.body_tab.gripper_check.isChecked() and not w.body_tab.gripper_fields.isEnabled()
+    w.body_tab.gripper_check.setChecked(True)
+    assert w.project.body.gripper == Gripper() and w.body_tab.gripper_fields.isEnabled()
+    w.field_widget("body.gripper.grip_force").set(35.0)
+    w.field_widget("body.gripper.grip_force").valueChanged.emit(35.0)
     assert w.project.body.gripper.grip_force == 35.0
     saved = tmp_path / "with_gripper.prj"
     assert w._save_to(saved)
     assert Project.load(saved).body.gripper == Gripper(grip_force=35.0)
     w.history.undo()  # the grip force
     assert w.project.body.gripper == Gripper()
-    w.gripper_check.setChecked(False)
-    assert w.project.body.gripper is None and not w.gripper_fields.isEnabled()
+    w.body_tab.gripper_check.setChecked(False)
+    assert w.project.body.gripper is None and not w.body_tab.gripper_fields.isEnabled()
     plain = tmp_path / "plain.prj"
     assert w._save_to(plain)
     assert "gripper" not in plain.read_text(encoding="utf-8")

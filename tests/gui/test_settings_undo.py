@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from sear.gui.settings import SettingsWindow
+from sear.gui.settings.window import SettingsWindow
 from sear.project import DEFAULT_DYNAMICS, Project
 
 pytestmark = pytest.mark.gl
@@ -47,7 +47,7 @@ def _undo_redo_round_trip(w: SettingsWindow, edit, read) -> None:
 
 
 def test_undo_of_a_number_field_restores_model_and_widget(window):
-    mass = window._numbers[("dynamics", "mass")]
+    mass = window.field_widget("dynamics.mass")
     old = window.project.dynamics.mass
     assert old == 20.0  # the demo's
     _undo_redo_round_trip(window, lambda: mass.setValue(31.25), lambda: window.project.dynamics.mass)
@@ -57,44 +57,47 @@ def test_undo_of_a_number_field_restores_model_and_widget(window):
 def test_undo_of_every_kind_of_edit(window, demo_copy):
     w = window
     cases = [
-        (lambda: _type_path(w.terrain_file, demo_copy / "other.obj"), lambda: w.project.terrain.file),
-        (lambda: _type_path(w.body_file, ""), lambda: w.project.body.file),
-        (lambda: _type_path(w.wheel_files["left_rear"], demo_copy / "wheel_lf.obj"),
+        (lambda: _type_path(w.terrain_tab.terrain_file, demo_copy / "other.obj"), lambda: w.project.terrain.file),
+        (lambda: _type_path(w.body_tab.body_file, ""), lambda: w.project.body.file),
+        (lambda: _type_path(w.wheels_tab.wheel_files["left_rear"], demo_copy / "wheel_lf.obj"),
          lambda: w.project.wheels["left_rear"].file),
-        (lambda: w.wheel_offsets["right_front"].setChecked(not w.wheel_offsets["right_front"].isChecked()),
+        (lambda: w.wheels_tab.wheel_offsets["right_front"].setChecked(
+            not w.wheels_tab.wheel_offsets["right_front"].isChecked()),
          lambda: w.project.wheels["right_front"].position),
-        (lambda: w.absolute_radio.setChecked(True), lambda: w.project.body.start_mode),
-        (lambda: w.rotation_fields[2].setValue(0.6), lambda: w.project.body.rotation),
-        (lambda: w.drive_type.setCurrentIndex(w.drive_type.findData("skid")), lambda: w.project.dynamics.drive_type),
-        (lambda: w.cog_fields[1].setValue(0.015), lambda: w.project.dynamics.cog_offset),
-        (lambda: w.auto_suspension["max_suspension_travel"].setChecked(False),
+        (lambda: w.body_tab.absolute_radio.setChecked(True), lambda: w.project.body.start_mode),
+        (lambda: w.body_tab.rotation_fields[2].setValue(0.6), lambda: w.project.body.rotation),
+        (lambda: w.dynamics_tab.drive_type.setCurrentIndex(w.dynamics_tab.drive_type.findData("skid")),
+         lambda: w.project.dynamics.drive_type),
+        (lambda: w.dynamics_tab.cog_fields[1].setValue(0.015), lambda: w.project.dynamics.cog_offset),
+        (lambda: w.dynamics_tab.auto_suspension["max_suspension_travel"].setChecked(False),
          lambda: w.project.dynamics.max_suspension_travel),
-        (lambda: w.debug_shapes.setChecked(not w.debug_shapes.isChecked()), lambda: w.project.code.debug_shapes),
-        (lambda: _type_path(w.sensors_file, demo_copy / "other.xml"), lambda: w.project.code.sensors),
-        (lambda: w._numbers[("simulation", "physics_hz")].setValue(480.0), lambda: w.project.simulation.physics_hz),
+        (lambda: w.code_tab.debug_shapes.setChecked(not w.code_tab.debug_shapes.isChecked()),
+         lambda: w.project.code.debug_shapes),
+        (lambda: _type_path(w.code_tab.sensors_file, demo_copy / "other.xml"), lambda: w.project.code.sensors),
+        (lambda: w.field_widget("simulation.physics_hz").setValue(480.0), lambda: w.project.simulation.physics_hz),
         (lambda: (w.name_edit.setText("Renamed"), w.name_edit.editingFinished.emit()), lambda: w.project.name),
     ]
     for edit, read in cases:
         _undo_redo_round_trip(w, edit, read)
     # Every step undone: the project is the saved one again, and the window says so.
     assert w.project == Project.load(demo_copy / "demo.prj") and not w.dirty and not w.isWindowModified()
-    assert w._numbers[("simulation", "physics_hz")].value() == w.project.simulation.physics_hz
-    assert w.name_edit.text() == "SEAR demo" and w.terrain_file.path() == demo_copy / "terrain.obj"
+    assert w.field_widget("simulation.physics_hz").value() == w.project.simulation.physics_hz
+    assert w.name_edit.text() == "SEAR demo" and w.terrain_tab.terrain_file.path() == demo_copy / "terrain.obj"
 
 
 def test_a_wheel_position_step_restores_the_exact_coordinate(window):
     w = window
-    wid = next(wid for wid in w.wheel_offsets if w.project.wheels[wid].position is not None)
-    _undo_redo_round_trip(w, lambda: w.wheel_positions[wid][0].setValue(0.333),
+    wid = next(wid for wid in w.wheels_tab.wheel_offsets if w.project.wheels[wid].position is not None)
+    _undo_redo_round_trip(w, lambda: w.wheels_tab.wheel_positions[wid][0].setValue(0.333),
                           lambda: w.project.wheels[wid].position)
-    assert w.wheel_positions[wid][0].value() == w.project.wheels[wid].position[0]
+    assert w.wheels_tab.wheel_positions[wid][0].value() == w.project.wheels[wid].position[0]
 
 
 def test_the_clean_state_is_the_saved_project(window, answers):
     w = window
     assert not w.isWindowModified() and not w.commands["undo"].isEnabled()
-    w._numbers[("dynamics", "mass")].setValue(21.0)
-    w._numbers[("dynamics", "mass")].setValue(22.0)
+    w.field_widget("dynamics.mass").setValue(21.0)
+    w.field_widget("dynamics.mass").setValue(22.0)
     assert w.dirty and w.isWindowModified() and w.commands["undo"].text() == "&Undo Mass"
     assert w.save()
     assert not w.dirty and not w.isWindowModified()
@@ -105,7 +108,7 @@ def test_the_clean_state_is_the_saved_project(window, answers):
 
 
 def test_opening_a_project_starts_a_new_history(window, answers, demo_copy):
-    window._numbers[("dynamics", "mass")].setValue(21.0)
+    window.field_widget("dynamics.mass").setValue(21.0)
     answers.question = QMessageBox.StandardButton.Discard
     assert window.open_project(demo_copy / "demo.prj")
     assert window.history.count() == 0 and not window.commands["undo"].isEnabled() and not window.dirty
@@ -116,22 +119,23 @@ def test_reset_defaults_asks_naming_the_tab_and_is_undoable(window, answers):
     before = copy.deepcopy(w.project.dynamics)
     assert before != DEFAULT_DYNAMICS
     answers.question = QMessageBox.StandardButton.Cancel
-    w.reset_button.click()
+    w.dynamics_tab.reset_button.click()
     kind, text = answers.shown[-1]
     assert kind == "question" and "Vehicle Dynamics" in text
     assert w.project.dynamics == before and w.history.count() == 0  # cancelled: nothing changed
     answers.question = QMessageBox.StandardButton.Reset
     w.commands["reset_dynamics"].trigger()
-    assert w.project.dynamics == DEFAULT_DYNAMICS and w._numbers[("dynamics", "mass")].value() == 400.0
+    assert w.project.dynamics == DEFAULT_DYNAMICS and w.field_widget("dynamics.mass").value() == 400.0
     w.commands["undo"].trigger()
-    assert w.project.dynamics == before and w._numbers[("dynamics", "mass")].value() == before.mass
-    assert w.auto_suspension["suspension_rest_length"].isChecked() == (before.suspension_rest_length is None)
+    assert w.project.dynamics == before and w.field_widget("dynamics.mass").value() == before.mass
+    auto_rest = w.dynamics_tab.auto_suspension["suspension_rest_length"]
+    assert auto_rest.isChecked() == (before.suspension_rest_length is None)
 
 
 def _focus_mass(w, qtbot):
     """The Vehicle Dynamics tab's mass field with the keyboard focus and its text selected, as a user who
     clicked into it would have it."""
-    mass = w._numbers[("dynamics", "mass")]
+    mass = w.field_widget("dynamics.mass")
     w.tabs.setCurrentIndex(3)
     w.activateWindow()
     qtbot.waitUntil(w.isActiveWindow)
@@ -173,7 +177,7 @@ def test_closing_while_a_simulation_runs_offers_to_stop_it_or_cancel(window, ans
     process = QProcess(w)
     process.start("sleep", ["30"])
     assert process.waitForStarted(10_000)
-    w.process = process
+    w.sim_process.process = process
     answers.question = QMessageBox.StandardButton.Cancel
     w.close()
     kind, text = answers.shown[-1]
@@ -214,7 +218,7 @@ def test_one_row_of_buttons(window):
 def test_field_tooltips_are_wrapped(window, qtbot):
     from PySide6.QtWidgets import QToolTip
 
-    mass = window._numbers[("dynamics", "mass")]
+    mass = window.field_widget("dynamics.mass")
     window.tabs.setCurrentIndex(3)
     tip = mass.toolTip()
     assert tip.startswith("<p>") and "greater than 0" in tip

@@ -28,7 +28,7 @@ def _pybullet_urdf(name: str) -> Path:
 
 
 def _tree_item(window, kind: str, name: str):
-    matches = [i for i in window.urdf_panel._tree_items() if i.data(0, KIND_ROLE) == (kind, name)]
+    matches = [i for i in window.body_tab.urdf_panel._tree_items() if i.data(0, KIND_ROLE) == (kind, name)]
     assert len(matches) == 1, (kind, name)
     return matches[0]
 
@@ -67,16 +67,16 @@ def _two_boxes(tmp_path: Path, gap: float) -> Path:
 def test_a_urdf_chosen_shows_its_tree_wheels_and_preview_and_the_selected_link_is_highlighted(window, tmp_path):
     w = window
     w.tabs.setCurrentIndex(1)
-    assert not w.urdf_group.isVisibleTo(w)  # control: a mesh body (none here) shows no URDF part
-    _type_path(w.body_file, _pybullet_urdf("husky/husky.urdf"))
-    assert w.urdf_group.isVisibleTo(w)
-    assert not w._numbers[("body", "scale")].isEnabled()
-    panel = w.urdf_panel
+    assert not w.body_tab.urdf_group.isVisibleTo(w)  # control: a mesh body (none here) shows no URDF part
+    _type_path(w.body_tab.body_file, _pybullet_urdf("husky/husky.urdf"))
+    assert w.body_tab.urdf_group.isVisibleTo(w)
+    assert not w.field_widget("body.scale").isEnabled()
+    panel = w.body_tab.urdf_panel
     assert panel.summary.text().startswith("Robot 'husky_robot' from husky.urdf: 11 links, 10 joints")
     assert _tree_item(w, "link", "front_left_wheel_link").parent() is _tree_item(w, "joint", "front_left_wheel")
     assert panel.marks() == {"front_left_wheel": "left", "rear_left_wheel": "left", "front_right_wheel": "right",
                              "rear_right_wheel": "right"}
-    preview = w.body_preview
+    preview = w.body_tab.body_preview
     assert preview.stack.currentWidget() is preview.view
     assert {"base_link", "front_left_wheel_link", "top_plate_link"} <= set(preview.part_names())
     panel.tree.setCurrentItem(_tree_item(w, "link", "top_plate_link"))
@@ -84,21 +84,21 @@ def test_a_urdf_chosen_shows_its_tree_wheels_and_preview_and_the_selected_link_i
     assert tuple(preview._named["top_plate_link"][0][0].opts["color"][:3]) == HIGHLIGHT
     # the wheels tab: its mesh wheels are not used for a URDF robot, and says so
     w.tabs.setCurrentIndex(2)
-    assert w.wheels_urdf_note.isVisibleTo(w) and not any(g.isEnabled() for g in w.wheel_groups)
-    assert "front_left_wheel_link" in w.wheels_preview.part_names()
+    assert w.wheels_tab.wheels_urdf_note.isVisibleTo(w) and not any(g.isEnabled() for g in w.wheels_tab.wheel_groups)
+    assert "front_left_wheel_link" in w.wheels_tab.wheels_preview.part_names()
     w.tabs.setCurrentIndex(1)
     assert preview.highlighted == "top_plate_link"  # drawn again, the chosen link stays highlighted
-    _type_path(w.body_file, tmp_path / "body.stl")  # back to a mesh body
-    assert not w.urdf_group.isVisibleTo(w) and w._numbers[("body", "scale")].isEnabled()
+    _type_path(w.body_tab.body_file, tmp_path / "body.stl")  # back to a mesh body
+    assert not w.body_tab.urdf_group.isVisibleTo(w) and w.field_widget("body.scale").isEnabled()
 
 
 def test_marking_wheels_writes_the_project_and_undo_takes_it_back(window):
     w = window
     w.tabs.setCurrentIndex(1)
-    _type_path(w.body_file, _pybullet_urdf("racecar/racecar.urdf"))
+    _type_path(w.body_tab.body_file, _pybullet_urdf("racecar/racecar.urdf"))
     body = w.project.body
     assert (body.left_wheels, body.right_wheels, body.steering_joints) == (None, None, None)  # SEAR's proposal
-    combos = w.urdf_panel.wheel_combos
+    combos = w.body_tab.urdf_panel.wheel_combos
     assert combos["left_front_wheel_joint"].currentData() == "left"
     assert combos["left_steering_hinge_joint"].currentData() == "steering"
     combos["left_front_wheel_joint"].setCurrentIndex(combos["left_front_wheel_joint"].findData(None))
@@ -107,16 +107,16 @@ def test_marking_wheels_writes_the_project_and_undo_takes_it_back(window):
     assert set(body.steering_joints.split()) == {"left_steering_hinge_joint", "right_steering_hinge_joint"}
     assert w.dirty and w.history.undoText() == "Wheel joints"
     # the wheel no longer marked is drawn as a body part, a marked one as a wheel
-    colours = {name: tuple(items[0][0].opts["color"][:3]) for name, items in w.body_preview._named.items()}
+    colours = {name: tuple(items[0][0].opts["color"][:3]) for name, items in w.body_tab.body_preview._named.items()}
     assert colours["left_front_wheel"] != colours["left_rear_wheel"]
     w.history.undo()  # undo puts a copy of the body back: read it anew
     body = w.project.body
     assert (body.left_wheels, body.right_wheels, body.steering_joints) == (None, None, None)
-    assert w.urdf_panel.wheel_combos["left_front_wheel_joint"].currentData() == "left"
+    assert w.body_tab.urdf_panel.wheel_combos["left_front_wheel_joint"].currentData() == "left"
     w.history.redo()
     assert w.project.body.left_wheels == "left_rear_wheel_joint"
-    assert w.urdf_panel.wheel_combos["left_front_wheel_joint"].currentData() is None
-    w.urdf_panel.use_proposal()
+    assert w.body_tab.urdf_panel.wheel_combos["left_front_wheel_joint"].currentData() is None
+    w.body_tab.urdf_panel.use_proposal()
     body = w.project.body
     assert (body.left_wheels, body.right_wheels, body.steering_joints) == (None, None, None)
 
@@ -137,17 +137,17 @@ def test_a_package_mesh_is_found_once_its_package_root_is_added(window, tmp_path
   </link>
 </robot>
 """)
-    _type_path(w.body_file, urdf)
-    panel = w.urdf_panel
+    _type_path(w.body_tab.body_file, urdf)
+    panel = w.body_tab.urdf_panel
     assert "package://mybot/meshes/chassis.stl" in panel.summary.text()
     assert "was not found" in panel.summary.text() and "line 3" in panel.summary.text()
-    assert w.body_preview.stack.currentWidget() is w.body_preview.message
+    assert w.body_tab.body_preview.stack.currentWidget() is w.body_tab.body_preview.message
     assert not panel.tree.isEnabled() and panel.roots_list.isEnabled() and panel.add_root_button.isEnabled()
     panel.add_root(workspace)
     assert w.project.body.package_roots == str(workspace)
     assert panel.summary.text().startswith("Robot 'mybot'")
-    assert w.body_preview.part_names() == ["chassis"]
-    assert w.body_preview.stack.currentWidget() is w.body_preview.view
+    assert w.body_tab.body_preview.part_names() == ["chassis"]
+    assert w.body_tab.body_preview.stack.currentWidget() is w.body_tab.body_preview.view
     assert w.history.undoText() == "Package roots"
     w.history.undo()
     assert w.project.body.package_roots is None and "was not found" in panel.summary.text()
@@ -158,8 +158,8 @@ def test_the_collision_report_names_overlapping_links_and_is_made_again_on_deman
     w = window
     w.tabs.setCurrentIndex(1)
     path = _two_boxes(tmp_path, gap=0.05)
-    _type_path(w.body_file, path)
-    panel = w.urdf_panel
+    _type_path(w.body_tab.body_file, path)
+    panel = w.body_tab.urdf_panel
     assert panel.pages.tabText(3) == "Collision report"  # control: 5 cm apart, nothing overlaps
     assert panel.report_list.item(0).text().startswith("Nothing found")
     _two_boxes(tmp_path, gap=-0.1)  # the file changed on disk: now they overlap by 10 cm
@@ -170,7 +170,7 @@ def test_the_collision_report_names_overlapping_links_and_is_made_again_on_deman
     assert "'front_box'" in finding.text() and "'rear_box'" in finding.text() and "overlap" in finding.text()
     assert "Collision report made again: 1 found" in w.statusBar().currentMessage()
     panel.report_list.setCurrentItem(finding)
-    assert set(w.body_preview.highlighted_names) == {"front_box", "rear_box"}  # the pair, both highlighted
+    assert set(w.body_tab.body_preview.highlighted_names) == {"front_box", "rear_box"}  # the pair, both highlighted
 
 
 @pytest.mark.parametrize(("name", "text", "expected"), [
@@ -187,13 +187,13 @@ def test_a_bad_urdf_is_explained_in_the_window(window, tmp_path, name, text, exp
     w.tabs.setCurrentIndex(1)
     path = tmp_path / name
     path.write_text(text)
-    _type_path(w.body_file, path)
-    message = w.urdf_panel.summary.text()
+    _type_path(w.body_tab.body_file, path)
+    message = w.body_tab.urdf_panel.summary.text()
     assert message.startswith("The URDF cannot be used:") and str(path) in message and expected in message
     assert "Traceback" not in message
-    assert w.body_preview.message.text() in message
-    assert w.urdf_panel.tree.topLevelItemCount() == 0
-    assert w.urdf_group.isVisibleTo(w)
+    assert w.body_tab.body_preview.message.text() in message
+    assert w.body_tab.urdf_panel.tree.topLevelItemCount() == 0
+    assert w.body_tab.urdf_group.isVisibleTo(w)
 
 
 def test_a_saved_project_keeps_its_urdf_marks_and_package_roots(window, tmp_path, answers):
@@ -204,17 +204,17 @@ def test_a_saved_project_keeps_its_urdf_marks_and_package_roots(window, tmp_path
     racecar = _pybullet_urdf("racecar/racecar.urdf")
     shutil.copytree(racecar.parent, folder / "racecar")
     (folder / "packages").mkdir()
-    _type_path(w.body_file, folder / "racecar" / "racecar.urdf")
+    _type_path(w.body_tab.body_file, folder / "racecar" / "racecar.urdf")
     answers.save_path = str(folder / "car.prj")
     assert w.save_as()
-    w.urdf_panel.add_root(folder / "packages")
+    w.body_tab.urdf_panel.add_root(folder / "packages")
     assert w.project.body.package_roots == "packages"  # inside the project's folder: kept relative
-    combos = w.urdf_panel.wheel_combos
+    combos = w.body_tab.urdf_panel.wheel_combos
     combos["right_steering_hinge_joint"].setCurrentIndex(combos["right_steering_hinge_joint"].findData(None))
     assert w.save()
     answers.open_path = str(folder / "car.prj")
     w.project = type(w.project)()  # forget it, then open the file again
     assert w.open_project(folder / "car.prj")
     assert w.project.body.steering_joints == "left_steering_hinge_joint"
-    assert w.urdf_panel.wheel_combos["right_steering_hinge_joint"].currentData() is None
-    assert w.urdf_panel.roots() == [folder / "packages"]
+    assert w.body_tab.urdf_panel.wheel_combos["right_steering_hinge_joint"].currentData() is None
+    assert w.body_tab.urdf_panel.roots() == [folder / "packages"]

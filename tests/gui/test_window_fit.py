@@ -136,7 +136,7 @@ def test_a_remembered_window_larger_than_the_screen_is_brought_inside(qtbot):
 
 
 def test_settings_window_remembers_its_size_and_console_height(qtbot, demo_copy):
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
 
     _clear("settings")
     project = Project.load(demo_copy / "demo.prj")

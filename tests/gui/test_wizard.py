@@ -161,7 +161,7 @@ def test_select_edit_duplicate_remove(wizard):
 
 
 def test_save_links_the_file_to_the_project(qtbot, tmp_path, answers, demo_dir):
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
 
     window = SettingsWindow(Project(name="link"))
     qtbot.addWidget(window)
@@ -181,11 +181,11 @@ def test_save_links_the_file_to_the_project(qtbot, tmp_path, answers, demo_dir):
     original = wizard_module.SensorWizard.exec
     wizard_module.SensorWizard.exec = run_wizard
     try:
-        window.open_wizard()
+        window.code_tab.open_wizard()
     finally:
         wizard_module.SensorWizard.exec = original
     assert window.project.code.sensors == tmp_path / "link_sensors.xml"
-    assert window.sensors_file.path() == tmp_path / "link_sensors.xml"
+    assert window.code_tab.sensors_file.path() == tmp_path / "link_sensors.xml"
     assert [s.name for s in load_sensors(tmp_path / "link_sensors.xml")] == ["gps"]
     window.dirty = False
 

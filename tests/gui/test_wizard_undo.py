@@ -210,7 +210,7 @@ def test_the_datasheet_note_stays_while_editing(wizard):
 def test_every_long_tooltip_is_wrapped(wizard, qtbot):
     from PySide6.QtWidgets import QWidget
 
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
 
     settings = SettingsWindow()
     qtbot.addWidget(settings)

@@ -63,7 +63,7 @@ def _report(app: QApplication, window: QWidget, name: str) -> list[dict]:
 
 def main(project_path: Path) -> int:
     from sear.gui.app import configure_qt
-    from sear.gui.settings import SettingsWindow
+    from sear.gui.settings.window import SettingsWindow
     from sear.gui.simwindow import SimulationWindow
     from sear.gui.wizard import SensorWizard
     from sear.project import Project

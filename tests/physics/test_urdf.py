@@ -36,7 +36,7 @@ def urdf_project(folder: Path, urdf: Path, drive_type: str, engine_force: float)
     project.terrain.file = folder / "ground.obj"
     project.body.file = urdf
     project.body.start_altitude = 0.01
-    project.dynamics.drive_type = drive_type  # type: ignore[assignment]
+    project.dynamics.drive_type = drive_type
     project.dynamics.engine_force = engine_force
     project.dynamics.brake_force = 50.0
     project.path = folder / "urdf.prj"
