@@ -18,8 +18,8 @@ import pytest
 from scipy import ndimage
 from scipy.spatial import cKDTree
 
+from sear.loading import load_project
 from sear.runtime import GridImage, Simulation, load_arrays
-from sear.validate import load_project
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -11,8 +11,8 @@ from lxml import etree
 
 from sear.collision import MAX_ROBOTS
 from sear.errors import ProjectError
+from sear.loading import load_project
 from sear.project import DUPLICATE_OFFSET, Project, Robot
-from sear.validate import load_project
 
 
 @pytest.fixture
@@ -111,11 +111,12 @@ def test_every_robots_files_are_loaded_and_checked(demo: Path) -> None:
     other = project.duplicate_robot(0, "other")
     loaded = load_project(project)
     assert loaded.ok, loaded.problems
-    assert len(loaded.robot_sensors) == 2 and len(loaded.robot_code) == 2
-    assert [s.name for s in loaded.robot_sensors[1]] == [s.name for s in loaded.sensors]
-    assert loaded.models is not None and len(loaded.models.extra) == 1
+    assert len(loaded.robots) == 2 and all(robot.code is not None for robot in loaded.robots)
+    assert [s.name for s in loaded.robots[1].sensors] == [s.name for s in loaded.robots[0].sensors]
+    assert loaded.models is not None and len(loaded.models.robots) == 2
     # A missing file of the extra robot is reported with that robot's field; the first robot's are fine.
     other.body.file = demo.parent / "missing.stl"
     problems = load_project(project).problems
     assert [p.field for p in problems] == ["extra_robots.other.body.file"]
     assert "robot other" in problems[0].label
+

@@ -56,11 +56,11 @@ from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.preview import MeshPreview
 from sear.gui.urdfview import BODY_COLOUR, MARKS, WHEEL_COLOUR, UrdfPanel
 from sear.gui.widgets import FileField, NumberField, UndoHistory, WindowUndoKeys, wrap_tooltips
+from sear.models.filecheck import file_suffix
+from sear.models.meshfiles import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES
+from sear.models.robotdesc.parse import URDF_SUFFIXES, is_urdf, package_root_paths
 from sear.project import (
     DEFAULT_DYNAMICS,
-    HEIGHTMAP_SUFFIXES,
-    MESH_SUFFIXES,
-    URDF_SUFFIXES,
     WHEEL_IDS,
     Body,
     CodeSetup,
@@ -71,16 +71,13 @@ from sear.project import (
     SimulationSettings,
     Terrain,
     Wheel,
-    is_urdf,
     joint_names,
-    model_suffix,
-    package_root_paths,
 )
 from sear.resources import copy_demo, packaged
 
 if TYPE_CHECKING:
     from sear.gui.urdfview import RobotRows
-    from sear.robotdesc import RobotDescription
+    from sear.models.robotdesc.model import RobotDescription
 
 TEMPLATES = packaged("templates")
 ROBOT_SECTIONS = ("body", "wheels", "dynamics", "code")
@@ -858,7 +855,7 @@ class SettingsWindow(QMainWindow):
         self.relative_box.setEnabled(relative)
         self.absolute_box.setEnabled(not relative)
         heightmap = self.project.terrain.file is not None and \
-            model_suffix(self.project.terrain.file) in HEIGHTMAP_SUFFIXES
+            file_suffix(self.project.terrain.file) in HEIGHTMAP_SUFFIXES
         self._numbers[("terrain", "heightmap_size")].setEnabled(heightmap)
         self._numbers[("terrain", "heightmap_height")].setEnabled(heightmap)
         self._numbers[("terrain", "scale")].setEnabled(not heightmap)
@@ -885,7 +882,7 @@ class SettingsWindow(QMainWindow):
         self.setWindowModified(self.dirty)
 
     def _update_previews(self) -> None:
-        from sear.meshio import load_mesh, load_terrain
+        from sear.models.meshfiles import load_mesh, load_terrain
 
         index = self.tabs.currentIndex()
         pr, rb = self.project, self.robot
@@ -921,13 +918,14 @@ class SettingsWindow(QMainWindow):
     # --- a robot described by a URDF (Robot Body Model tab) --------------------------------------------------
 
     def _urdf_roots(self) -> list[Path]:
-        return package_root_paths(self.robot.body, self.project.path.parent if self.project.path else None)
+        folder = self.project.path.parent if self.project.path else None
+        return package_root_paths(self.robot.body.package_roots, folder)
 
     def _read_urdf(self, again: bool = False) -> tuple[RobotDescription, RobotRows, list] | SearError | None:
         """The project's URDF as read (description, the panel's rows with the collision report, the preview's
         parts), read again only when the file, its time stamp or the package roots changed (or `again`)."""
         from sear.gui.urdfview import robot_parts, robot_rows
-        from sear.robotdesc import load_urdf
+        from sear.models.robotdesc.parse import load_urdf
 
         path = self.robot.body.file
         assert path is not None
@@ -1314,7 +1312,7 @@ class SettingsWindow(QMainWindow):
 
     def simulate(self) -> bool:
         """Save, check, and start `sear run PROJECT.prj` as a separate process."""
-        from sear.validate import load_project
+        from sear.loading import load_project
 
         if self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning:
             QMessageBox.information(self, "Already simulating", "A simulation is running; stop it first.")
