@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sear import xmlio
+from sear import saving, xmlio
 from sear.collision import MAX_ROBOTS
 from sear.errors import ProjectError
 from sear.fields import FORMAT_VERSION, param
@@ -415,10 +415,10 @@ class Project:
         """Write the project to `path` (default: where it was loaded from) atomically.
 
         The previous file is kept as NAME.prj.bak; a save killed at any moment leaves both files whole
-        (xmlio.atomic_write); a link is followed (its target written, the link kept) and the file keeps its
-        permissions. The comments and layout of the file the project was read from are kept
-        (xmlio.write_document). A project with an invalid value (e.g. a negative
-        mass set in code) is refused with a ProjectError and nothing on disk changes.
+        (sear.saving.atomic_write); a link is followed (its target written, the link kept) and the file
+        keeps its permissions. The comments and layout of the file the project was read from are kept
+        (sear.saving.write_document). A project with an invalid value (e.g. a negative mass set in code)
+        is refused with a ProjectError and nothing on disk changes.
         """
         if path is None:
             path = self.path
@@ -433,10 +433,10 @@ class Project:
         except ProjectError as exc:
             raise ProjectError(f"not saved: {exc.message}", file=path, field=exc.field) from None
         root.set("version", str(FORMAT_VERSION))
-        xmlio.check_against_schema(root, "project.xsd", ROOT_TAG, path, "project")
+        saving.check_against_schema(root, "project.xsd", ROOT_TAG, path, "project")
         # The file the project was read from (or `path`) keeps its comments: its tree is updated in place.
         template = self.path if self.path is not None and self.path.is_file() else path
-        xmlio.write_document(path, root, template=template,
+        saving.write_document(path, root, template=template,
                              reads_back=lambda merged: self._same_as_element(merged, path.parent))
         self.path = path
         return path

@@ -10,7 +10,6 @@ from PIL import Image
 from sear.errors import ProjectError
 from sear.models.meshfiles import load_mesh, load_terrain
 from sear.project import Terrain
-
 from tests.physics.helpers import grid_mesh
 
 BOX = trimesh.creation.box(extents=(2.0, 1.0, 0.5))
