@@ -33,9 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from sear.loading import load_project  # noqa: E402
 from sear.resources import demo_project  # noqa: E402
 from sear.runtime.simulation import Simulation  # noqa: E402
-from sear.validate import load_project  # noqa: E402
 
 TARGET = 0.9
 """The real-time factor after over before must be at least this."""

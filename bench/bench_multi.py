@@ -78,8 +78,8 @@ def _cpu_of(pids: list[int]) -> float:
 def measure(robots: int, sensors: str, code: bool, seconds: float) -> tuple[float, float, float]:
     """One run: simulated seconds per wall-clock second, and CPU seconds per simulated second of the
     simulation's own process and of all the controller processes together."""
+    from sear.loading import load_project
     from sear.runtime.simulation import Simulation
-    from sear.validate import load_project
 
     with tempfile.TemporaryDirectory() as folder:
         project = make_project(Path(folder) / "world", robots, sensors, code)

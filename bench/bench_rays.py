@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sear.collision import ROBOT_COLLISION_GROUP  # noqa: E402
+from sear.models.loaded import load_models  # noqa: E402
 from sear.physics.world import World  # noqa: E402
 from sear.project import Project  # noqa: E402
 from sear.resources import demo_project  # noqa: E402
@@ -69,7 +70,7 @@ def bench_world(folder: Path) -> tuple[World, Project]:
     """The bench scene (see the module's docstring), settled for a second."""
     project = Project.load(demo_project())
     project.terrain.file = bench_terrain(folder)
-    world = World(project)
+    world = World(project, load_models(project))
     rng = np.random.default_rng(200)
     placed = 0
     while placed < 200:

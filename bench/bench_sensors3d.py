@@ -53,14 +53,14 @@ def child(kind: str, seconds: float) -> None:
     """One measurement, printed as JSON: simulated seconds per wall-clock second."""
     import time
 
+    from sear.loading import load_project
     from sear.resources import demo_project
     from sear.runtime.simulation import Simulation
-    from sear.validate import load_project
 
     loaded = load_project(demo_project())
     with tempfile.TemporaryDirectory() as folder:
         sim = Simulation(loaded, seed=3, log_path=Path(folder) / "a.csv",
-                         sensor_configs=[*loaded.sensors, *extra_sensors(kind)])
+                         sensor_configs=[*loaded.robots[0].sensors, *extra_sensors(kind)])
         try:
             sim.run(0.5)  # user code's init, first samples, caches
             start = time.perf_counter()

@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sear import resources  # noqa: E402
+from sear.loading import load_project  # noqa: E402
 from sear.runtime.logs import load_arrays  # noqa: E402
 from sear.runtime.simulation import Simulation  # noqa: E402
-from sear.validate import load_project  # noqa: E402
 
 WARM_UP_MIN = 5
 

@@ -47,9 +47,9 @@ def child(walls: int, boxes: int, seconds: float) -> None:
     """One measurement, printed as JSON: simulated seconds per wall-clock second."""
     import time
 
+    from sear.loading import load_project
     from sear.resources import demo_project
     from sear.runtime.simulation import Simulation
-    from sear.validate import load_project
 
     with tempfile.TemporaryDirectory() as folder:
         sim = Simulation(load_project(demo_project()), seed=3, log_path=Path(folder) / "a.csv")

@@ -23,8 +23,8 @@ from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from sear.gui.app import configure_qt  # noqa: E402
+from sear.loading import load_project  # noqa: E402
 from sear.runtime.simulation import Simulation  # noqa: E402
-from sear.validate import load_project  # noqa: E402
 
 SHOTS = {  # name: (project, simulated seconds, camera centre (x, y, z), distance, elevation, azimuth, plots)
     "occupancy_grid": ("occupancy_grid/occupancy_grid.prj", 24.0, (0.0, 0.0, 0.0), 11.0, 60, -90, ()),

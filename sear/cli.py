@@ -37,7 +37,7 @@ def _error(message: str) -> int:
 # --- subcommands ---------------------------------------------------------------------------------
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from sear.validate import load_project
+    from sear.loading import load_project
 
     loaded = load_project(args.project)
     if loaded.project is None:  # the project file itself: one paragraph, as for any SearError
@@ -51,10 +51,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for problem in loaded.problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_USER_ERROR
-    robot = loaded.models.robot if loaded.models is not None else None
-    body = f"URDF robot {robot.name!r} ({len(robot.links)} links)" if robot is not None else "body, 4 wheels"
-    print(f"{args.project}: OK ({loaded.project.name!r}: terrain, {body}, user code, "
-          f"{len(loaded.sensors)} sensors).")
+    robots = []
+    for index, robot in enumerate(loaded.robots):
+        urdf = robot.models.description if robot.models is not None else None
+        body = f"URDF robot {urdf.name!r} ({len(urdf.links)} links)" if urdf is not None else "body, 4 wheels"
+        robots.append(f"{loaded.project.robot_who(index)}{body}, user code, {len(robot.sensors)} sensors")
+    print(f"{args.project}: OK ({loaded.project.name!r}: terrain, {'; '.join(robots)}).")
     return EXIT_OK
 
 

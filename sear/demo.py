@@ -21,7 +21,7 @@ from typing import cast
 import numpy as np
 import trimesh
 
-from sear.meshio import make_tree
+from sear.models.meshfiles import make_tree
 
 DEMO_MODEL_FILES = (
     "terrain.obj", "body.stl", "wheel_lf.obj", "wheel_rf.obj", "wheel_lr.ply", "wheel_rr.ply", "tree.obj",

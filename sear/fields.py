@@ -232,14 +232,6 @@ class FieldInfo:
         hi = NUMBER_LIMIT if self.maximum is None else float(self.maximum)
         return lo, hi, self.exclusive_minimum, self.meaning()
 
-    def accepts(self, value: float) -> bool:
-        """Whether a number lies within the declared bounds (and those every number has: NUMBER_LIMIT,
-        SMALLEST_NUMBER)."""
-        if number_problem(value) is not None:
-            return False
-        lo, hi, exclusive, _meaning = self.bounds()
-        return (value > lo if exclusive else value >= lo) and value <= hi
-
 
 def number_problem(value: float) -> str | None:
     """Why a number read from a file cannot be used whatever its field (not finite, larger than

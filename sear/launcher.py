@@ -49,9 +49,9 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
     143 when terminated (SIGTERM). `log` never overwrites the project or its files, nor (without `force`)
     any existing file. `external`: instead of the project's user code, wait for a controller to connect
     (TCP on 127.0.0.1, the port and one-time token printed)."""
+    from sear.loading import load_project
     from sear.runtime.logs import check_log_path
     from sear.runtime.simulation import Simulation
-    from sear.validate import load_project
 
     loaded = load_project(project_path)
     if loaded.project is None:  # the project file itself: one paragraph, as for any SearError

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sear import xmlio
+from sear import saving, xmlio
 from sear.collision import MAX_ROBOTS
 from sear.drives import registry as drive_registry
 from sear.errors import ProjectError
@@ -28,42 +28,6 @@ from sear.xsd import project_xsd
 
 WHEEL_IDS: tuple[str, ...] = ("left_front", "right_front", "left_rear", "right_rear")
 """The four wheels, in the order the Wheel Models tab lists them."""
-
-MESH_SUFFIXES: tuple[str, ...] = (
-    ".obj", ".stl", ".ply", ".glb", ".gltf", ".off", ".dae", ".mesh.xml",
-)
-"""Model file types SEAR reads (trimesh's formats plus Ogre XML meshes)."""
-
-HEIGHTMAP_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
-"""Grey-scale image types accepted as terrain heightmaps."""
-
-
-def model_suffix(path: Path) -> str:
-    """The file type of a model path as MESH_SUFFIXES and HEIGHTMAP_SUFFIXES name it: lower case, and
-    '.mesh.xml' as one suffix for Ogre meshes."""
-    name = path.name.lower()
-    return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
-
-
-URDF_SUFFIXES: tuple[str, ...] = (".urdf",)
-"""Robot description files the Robot Body tab accepts besides meshes."""
-
-
-def is_urdf(path: Path | None) -> bool:
-    """Whether a body file is a URDF robot description (by its suffix; a .xacro too, which SEAR does not
-    expand but names as such in its message, sear.robotdesc.load_urdf)."""
-    return path is not None and path.suffix.lower() in (*URDF_SUFFIXES, ".xacro")
-
-
-def package_root_paths(body: Body, project_folder: Path | None) -> list[Path]:
-    """The body's package roots as folders: each entry of `package_roots` (';'-separated, '~' expanded),
-    relative ones resolved against `project_folder`."""
-    roots = []
-    for part in (body.package_roots or "").split(";"):
-        if part.strip():
-            root = Path(part.strip()).expanduser()
-            roots.append(root if root.is_absolute() or project_folder is None else project_folder / root)
-    return roots
 
 
 def joint_names(text: str | None) -> tuple[str, ...] | None:
@@ -449,10 +413,10 @@ class Project:
         """Write the project to `path` (default: where it was loaded from) atomically.
 
         The previous file is kept as NAME.prj.bak; a save killed at any moment leaves both files whole
-        (xmlio.atomic_write); a link is followed (its target written, the link kept) and the file keeps its
-        permissions. The comments and layout of the file the project was read from are kept
-        (xmlio.write_document). A project with an invalid value (e.g. a negative
-        mass set in code) is refused with a ProjectError and nothing on disk changes.
+        (sear.saving.atomic_write); a link is followed (its target written, the link kept) and the file
+        keeps its permissions. The comments and layout of the file the project was read from are kept
+        (sear.saving.write_document). A project with an invalid value (e.g. a negative mass set in code)
+        is refused with a ProjectError and nothing on disk changes.
         """
         if path is None:
             path = self.path
@@ -467,10 +431,10 @@ class Project:
         except ProjectError as exc:
             raise ProjectError(f"not saved: {exc.message}", file=path, field=exc.field) from None
         root.set("version", str(FORMAT_VERSION))
-        xmlio.check_against_schema(root, "project.xsd", ROOT_TAG, path, "project")
+        saving.check_against_schema(root, "project.xsd", ROOT_TAG, path, "project")
         # The file the project was read from (or `path`) keeps its comments: its tree is updated in place.
         template = self.path if self.path is not None and self.path.is_file() else path
-        xmlio.write_document(path, root, template=template,
+        saving.write_document(path, root, template=template,
                              reads_back=lambda merged: self._same_as_element(merged, path.parent))
         self.path = path
         return path
@@ -482,29 +446,36 @@ class Project:
         except (ValueError, TypeError, KeyError):
             return False
 
+    def robot_prefix(self, index: int) -> str:
+        """Where robot `index`'s fields are in the project: '' for the first robot (the top-level <body>,
+        <wheels>, ...), 'extra_robots.NAME.' for another; prefixed to a field within a robot
+        ('code.sensors'), it gives the dotted project field."""
+        return "" if index == 0 else f"extra_robots.{self.robots[index].name}."
+
+    def robot_who(self, index: int) -> str:
+        """How messages name robot `index`: 'robot NAME: ' when the project has several robots, else ''."""
+        return f"robot {self.robots[index].name}: " if self.extra_robots else ""
+
     def file_choices(self) -> dict[str, FileChoice]:
         """Every file the project refers to and where the settings window chooses it, by dotted field
-        ('terrain.file', 'wheels.left_front.file', 'code.sensors'), in the order a run reads them."""
-        choices = [FileChoice("terrain.file", "Terrain Model", "terrain file", self.terrain.file),
-                   FileChoice("body.file", "Robot Body Model", "body file", self.body.file)]
-        choices += [FileChoice(f"wheels.{wid}.file", "Wheel Models", f"{wheel_label(wid)} wheel file",
-                               self.wheels[wid].file) for wid in WHEEL_IDS]
-        choices += [FileChoice("code.user_code", "Code Setup", "user code file", self.code.user_code),
-                    FileChoice("code.sensors", "Code Setup", "sensors file", self.code.sensors)]
-        for robot in self.extra_robots:
-            choices += robot_file_choices(robot, f"extra_robots.{robot.name}.")
+        ('terrain.file', 'wheels.left_front.file', 'extra_robots.NAME.code.sensors'), in the order a run
+        reads them: the terrain, then each robot's."""
+        choices = [FileChoice("terrain.file", "Terrain Model", "terrain file", self.terrain.file)]
+        for index in range(len(self.robots)):
+            choices += self.robot_file_choices(index).values()
         return {choice.field: choice for choice in choices}
 
     def robot_file_choices(self, index: int) -> dict[str, FileChoice]:
         """The files of robot `index` (body, wheels, user code, sensors), keyed by their field within the
-        robot ('body.file', 'code.sensors', ...) as file_choices keys the first robot's."""
-        if index == 0:
-            every = self.file_choices()
-            return {key: every[key] for key in ("body.file", *(f"wheels.{w}.file" for w in WHEEL_IDS),
-                                                "code.user_code", "code.sensors")}
-        robot = self.extra_robots[index - 1]
-        prefix = f"extra_robots.{robot.name}."
-        return {choice.field[len(prefix):]: choice for choice in robot_file_choices(robot, prefix)}
+        robot ('body.file', 'code.sensors', ...); their fields are the project's (robot_prefix) and their
+        labels name the robot when the project has several (robot_who)."""
+        robot, prefix, who = self.robots[index], self.robot_prefix(index), self.robot_who(index)
+        choices = [FileChoice(f"{prefix}body.file", "Robot Body Model", f"{who}body file", robot.body.file)]
+        choices += [FileChoice(f"{prefix}wheels.{wid}.file", "Wheel Models", f"{who}{wheel_label(wid)} wheel file",
+                               robot.wheels[wid].file) for wid in WHEEL_IDS]
+        choices += [FileChoice(f"{prefix}code.user_code", "Code Setup", f"{who}user code file", robot.code.user_code),
+                    FileChoice(f"{prefix}code.sensors", "Code Setup", f"{who}sensors file", robot.code.sensors)]
+        return {choice.field[len(prefix):]: choice for choice in choices}
 
     def copy_own_files(self, folder: Path) -> list[tuple[FileChoice, Path]]:
         """Save As to another folder: make the new project independent of the old one, as a document
@@ -556,18 +527,6 @@ class FileChoice:
     label: str
     """How that tab and messages name it ('left front wheel file')."""
     path: Path | None
-
-
-def robot_file_choices(robot: Robot, prefix: str) -> list[FileChoice]:
-    """The files of an extra robot, their fields under `prefix` ('extra_robots.NAME.'), labels naming
-    the robot."""
-    who = f"robot {robot.name}: "
-    choices = [FileChoice(f"{prefix}body.file", "Robot Body Model", f"{who}body file", robot.body.file)]
-    choices += [FileChoice(f"{prefix}wheels.{wid}.file", "Wheel Models", f"{who}{wheel_label(wid)} wheel file",
-                           robot.wheels[wid].file) for wid in WHEEL_IDS]
-    choices += [FileChoice(f"{prefix}code.user_code", "Code Setup", f"{who}user code file", robot.code.user_code),
-                FileChoice(f"{prefix}code.sensors", "Code Setup", f"{who}sensors file", robot.code.sensors)]
-    return choices
 
 
 ROOT_TAG = "sear-project"

@@ -353,7 +353,7 @@ class UserCodeRunner(ControllerHost):
     label = "the user code"
 
     def __init__(self, path: str | Path, timeout: float = 5.0, *, code: types.CodeType | None = None) -> None:
-        """Compiles the file (`code`: compiled already, as sear.validate.load_project does), so a syntax
+        """Compiles the file (`code`: compiled already, as sear.loading.load_project does), so a syntax
         error is reported before any process starts; start() starts it."""
         self.path = Path(path)
         if code is None:

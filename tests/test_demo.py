@@ -11,7 +11,7 @@ import pytest
 
 from sear.demo import DEMO_MODEL_FILES, write_demo_models
 from sear.demo import main as demo_main
-from sear.meshio import load_mesh, load_terrain
+from sear.models.meshfiles import load_mesh, load_terrain
 from sear.physics.meshes import MAX_MESH_VERTICES
 from sear.project import Terrain
 

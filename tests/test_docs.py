@@ -68,7 +68,7 @@ def test_local_links_in_readme_and_docs_resolve():
 
 
 def test_user_code_doc_example_is_valid_user_code(tmp_path):
-    from sear.validate import check_user_code
+    from sear.codecheck import check_user_code
 
     blocks = re.findall(r"```python\n(.*?)```", (DOCS / "user-code.md").read_text(encoding="utf-8"), flags=re.S)
     assert blocks

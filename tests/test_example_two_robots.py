@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pybullet as p
 
+from sear.loading import load_project
 from sear.runtime.simulation import Simulation, TickResult
-from sear.validate import load_project
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "two_robots_avoid"
 GOAL_AHEAD = 10.0

@@ -18,10 +18,10 @@ import pytest
 from scipy import ndimage
 from scipy.spatial import cKDTree
 
+from sear.loading import load_project
 from sear.runtime.logs import load_arrays
 from sear.runtime.sim import GridImage
 from sear.runtime.simulation import Simulation
-from sear.validate import load_project
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

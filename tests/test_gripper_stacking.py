@@ -77,9 +77,9 @@ def test_user_code_stacks_three_boxes_into_a_tower(stacking):
 
 def test_a_sensor_named_like_the_grippers_is_a_problem_only_with_a_gripper(tmp_path):
     from sear.errors import ProjectError
+    from sear.loading import load_project
     from sear.sensors.compass import CompassConfig
     from sear.sensors.files import save_sensors
-    from sear.validate import load_project
 
     folder = tmp_path / "stacking"
     shutil.copytree(EXAMPLE, folder)

@@ -1,8 +1,11 @@
-"""The import-linter contracts in pyproject.toml (docs ARCHITECTURE "Layers") hold, and they can fail.
+"""The import-linter contracts in pyproject.toml (docs ARCHITECTURE "Layers") hold, and they can fail;
+and the package has no import cycle at all.
 
 `make test` runs `lint-imports` on the package itself; these tests run it on a copy of the package in a
-temporary folder, unchanged (it passes) and with one import that runs up a layer (it fails, naming
-the contract and the import), so a contract that checks nothing cannot pass unnoticed.
+temporary folder, unchanged (it passes) and with one import that runs up a layer or closes a loop (it
+fails, naming the contract and the import), so a contract that checks nothing cannot pass unnoticed. The
+cycle check below reads the import graph with grimp (the library import-linter reads it with) module by
+module, independently of the contracts.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def _lint_imports(folder: Path) -> subprocess.CompletedProcess[str]:
 def test_the_unchanged_package_keeps_every_contract(tmp_path):
     result = _lint_imports(_copy_of_the_package(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "BROKEN" not in result.stdout and "Contracts: 5 kept, 0 broken." in result.stdout
+    assert "BROKEN" not in result.stdout and "Contracts: 6 kept, 0 broken." in result.stdout
 
 
 @pytest.mark.parametrize(("module", "line", "contract", "chain"), [
@@ -52,6 +55,8 @@ def test_the_unchanged_package_keeps_every_contract(tmp_path):
      "The settings window, the wizard and their widgets load no physics",
      "sear.gui.settings.dynamics_tab -> sear.physics.vehicle"),
     ("drives/car.py", "import sear.project", "SEAR layers", "sear.drives.car -> sear.project"),
+    ("models/meshfiles.py", "import sear.models.robotdesc.parse", "No import cycles",
+     "No cycles are allowed in sear.models."),
 ])
 def test_an_import_that_breaks_a_contract_fails_the_check(tmp_path, module, line, contract, chain):
     folder = _copy_of_the_package(tmp_path)
@@ -62,3 +67,59 @@ def test_an_import_that_breaks_a_contract_fails_the_check(tmp_path, module, line
     broken = result.stdout.split("Broken contracts", 1)[-1]
     assert contract in broken, result.stdout
     assert chain in broken, result.stdout
+
+
+# --- no import cycle, module by module ------------------------------------------------------------
+
+def _cycles(graph) -> list[set[str]]:
+    """The import cycles of `graph` (a grimp ImportGraph): its strongly connected components of more than
+    one module, and the modules that import themselves (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            module, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[module] = min(low[module], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == index[module]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == module:
+                        break
+                if len(component) > 1 or module in graph.find_modules_directly_imported_by(module):
+                    found.append(component)
+    return found
+
+
+def test_no_module_of_the_package_imports_itself_through_others():
+    grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (.[test])")
+    graph = grimp.build_graph("sear", cache_dir=None)
+    assert _cycles(graph) == []
+    # Positive control: one import back from the mesh reader to the URDF reader closes a loop through
+    # sear.models.robotdesc.model (which reads meshes), and the check names the modules in it.
+    graph.add_import(importer="sear.models.meshfiles", imported="sear.models.robotdesc.parse")
+    (cycle,) = _cycles(graph)
+    assert {"sear.models.meshfiles", "sear.models.robotdesc.parse", "sear.models.robotdesc.model"} <= cycle

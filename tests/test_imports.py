@@ -30,13 +30,13 @@ def _imports_trimesh(modules: list[str], after: str) -> list[str]:
 
 
 @pytest.mark.parametrize("modules", [
-    ["sear.cli", "sear.runtime.simulation", "sear.validate"],
-    ["sear.physics.world", "sear.physics.vehicle", "sear.physics.meshes", "sear.meshio"],
+    ["sear.cli", "sear.runtime.simulation", "sear.loading"],
+    ["sear.physics.world", "sear.physics.vehicle", "sear.physics.meshes", "sear.models.meshfiles"],
     ["sear.gui.settings.window", "sear.gui.simwindow", "sear.gui.preview"],
 ])
 def test_entry_points_do_not_import_trimesh_until_a_model_is_read(modules):
     # The positive control: reading a model in the same process does import it.
-    before, after = _imports_trimesh(modules, after="import sear.meshio\nsear.meshio.make_tree()")
+    before, after = _imports_trimesh(modules, after="import sear.models.meshfiles\nsear.models.meshfiles.make_tree()")
     assert (before, after) == ("False", "True")
 
 

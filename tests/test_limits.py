@@ -19,8 +19,8 @@ from PIL import Image
 
 from sear import cli
 from sear.errors import ProjectError
+from sear.loading import load_project
 from sear.project import Project
-from sear.validate import load_project
 
 
 def _replace(path: Path, tag: str, value: str) -> int:
@@ -159,5 +159,5 @@ def test_ten_thousand_sensors_validate_within_five_seconds(demo_copy):
     start = time.perf_counter()
     loaded = load_project(demo_copy / "demo.prj")
     elapsed = time.perf_counter() - start
-    assert loaded.ok and len(loaded.sensors) == 10_000
+    assert loaded.ok and len(loaded.robots[0].sensors) == 10_000
     assert elapsed <= 5.0, elapsed

@@ -5,7 +5,7 @@ with one to three numeric fields (any the format declares, present in the demo o
 or random number: literals that overflow to infinity (1e999, 1e400), denormals (4.9e-324, 1e-320), NaN,
 INF, huge and tiny numbers, numbers just outside and inside the field's bounds, and random magnitudes
 from 1e-330 to 1e330; sensors files also get copies of a sensor (many sensors at once). Every variant
-goes through sear.validate.load_project, the code `sear validate` and `sear run` both start with: no
+goes through sear.loading.load_project, the code `sear validate` and `sear run` both start with: no
 exception may escape it, and each refusal names the file (and a line, for a value in a file).
 
 Of the variants that validate, a few (RUNS; RUNS_SLOW under the `slow` marker) are run as `sear run
@@ -32,9 +32,9 @@ import pytest
 from lxml import etree
 
 from sear.fields import fields_of, strip_optional
+from sear.loading import load_project
 from sear.project import Project
 from sear.sensors.registry import builtin_definitions
-from sear.validate import load_project
 
 SEED = 20261123
 VARIANTS = 1000

@@ -5,7 +5,7 @@ Each format starts from a small valid file made here (trimesh's export of a box,
 by hand, a PNG heightmap made with PIL) and is damaged in VARIANTS ways drawn from a seeded RNG:
 zero length, truncation at a random length, random byte flips, byte insertions and deletions, and in text
 formats numbers swapped for one another or replaced by hostile ones (NaN, 1e400, -1, huge indices).
-Each variant goes through sear.meshio's load functions (as `sear validate` and `sear run` read models);
+Each variant goes through sear.models.meshfiles's load functions (as `sear validate` and `sear run` read models);
 a sample goes through `sear validate` and `sear run --headless` themselves, and everything that loads is
 built into pybullet shapes the way a run builds them.
 """
@@ -27,7 +27,7 @@ import trimesh
 from PIL import Image
 
 from sear.errors import SearError
-from sear.meshio import load_mesh, load_terrain
+from sear.models.meshfiles import load_mesh, load_terrain
 from sear.project import Terrain
 
 pytestmark = pytest.mark.slow
@@ -211,7 +211,7 @@ def bullet():
 def build_shapes(client: int, path: Path, mesh: trimesh.Trimesh, name: str) -> None:
     """Build the pybullet shapes a run builds from a loaded model: a terrain's static meshes for
     heightmaps, a body's convex shape otherwise. A refusal must be a SearError naming the file."""
-    from sear.meshio import TerrainModel
+    from sear.models.meshfiles import TerrainModel
     from sear.physics.meshes import convex_collision_shape, create_terrain_bodies
 
     if name == "heightmap-png":
@@ -273,7 +273,7 @@ def test_degenerate_meshes_build_or_are_refused_naming_the_file(tmp_path, bullet
     assert (mesh is None) == zero_area
     if mesh is not None:
         build_shapes(bullet, path, mesh, "ply")
-        from sear.meshio import TerrainModel
+        from sear.models.meshfiles import TerrainModel
         from sear.physics.meshes import create_terrain_bodies
 
         assert len(create_terrain_bodies(bullet, TerrainModel(mesh=mesh, source=path))) == 1

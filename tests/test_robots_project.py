@@ -11,8 +11,8 @@ from lxml import etree
 
 from sear.collision import MAX_ROBOTS
 from sear.errors import ProjectError
+from sear.loading import load_project
 from sear.project import DUPLICATE_OFFSET, Project, Robot
-from sear.validate import load_project
 
 
 @pytest.fixture
@@ -111,11 +111,61 @@ def test_every_robots_files_are_loaded_and_checked(demo: Path) -> None:
     other = project.duplicate_robot(0, "other")
     loaded = load_project(project)
     assert loaded.ok, loaded.problems
-    assert len(loaded.robot_sensors) == 2 and len(loaded.robot_code) == 2
-    assert [s.name for s in loaded.robot_sensors[1]] == [s.name for s in loaded.sensors]
-    assert loaded.models is not None and len(loaded.models.extra) == 1
+    assert len(loaded.robots) == 2 and all(robot.code is not None for robot in loaded.robots)
+    assert [s.name for s in loaded.robots[1].sensors] == [s.name for s in loaded.robots[0].sensors]
+    assert loaded.models is not None and len(loaded.models.robots) == 2
     # A missing file of the extra robot is reported with that robot's field; the first robot's are fine.
     other.body.file = demo.parent / "missing.stl"
     problems = load_project(project).problems
     assert [p.field for p in problems] == ["extra_robots.other.body.file"]
     assert "robot other" in problems[0].label
+
+
+def _second_robot(demo: Path) -> tuple[Project, Robot]:
+    """The demo with a second robot, 'other', whose user code is a copy of its own (so it can be broken
+    alone)."""
+    project = Project.load(demo)
+    other = project.duplicate_robot(0, "other")
+    assert other.code.user_code is not None
+    own = demo.parent / "other_code.py"
+    shutil.copyfile(other.code.user_code, own)
+    other.code.user_code = own
+    return project, other
+
+
+def test_a_syntax_error_in_the_second_robots_code_names_that_robot(demo: Path) -> None:
+    project, other = _second_robot(demo)
+    assert load_project(project).ok  # positive control: both robots' code compiles
+    assert other.code.user_code is not None
+    other.code.user_code.write_text("def main_loop(sim):\n    x = (1,\n")
+    (problem,) = load_project(project).problems
+    assert problem.field == "extra_robots.other.code.user_code" and problem.tab == "Code Setup"
+    assert problem.file == other.code.user_code and problem.line == 2
+    assert str(problem).startswith(f"{other.code.user_code}, line 2: robot other: syntax error in the user code")
+    # The first robot's own code, broken the same way, is named as the first robot (the project has two).
+    assert project.code.user_code is not None
+    project.code.user_code.write_text("def main_loop(sim):\n    x = (1,\n")
+    first, second = load_project(project).problems
+    assert first.field == "code.user_code" and "robot robot: syntax error" in first.message
+    assert second.field == "extra_robots.other.code.user_code" and "robot other: syntax error" in second.message
+
+
+def test_a_missing_wheel_mesh_of_the_second_robot_names_that_robot(demo: Path) -> None:
+    project, other = _second_robot(demo)
+    other.wheels["left_rear"].file = demo.parent / "no_such_wheel.ply"
+    (problem,) = load_project(project).problems
+    assert problem.field == "extra_robots.other.wheels.left_rear.file" and problem.tab == "Wheel Models"
+    assert str(problem) == (f"Wheel Models: robot other: left rear wheel file: {demo.parent / 'no_such_wheel.ply'} "
+                            "does not exist; choose the file again or restore it.")
+
+
+def test_a_missing_mesh_in_the_second_robots_urdf_names_that_robot(demo: Path) -> None:
+    project, other = _second_robot(demo)
+    urdf = demo.parent / "other.urdf"
+    urdf.write_text('<robot name="o">\n  <link name="base">\n    <visual><geometry><mesh filename="gone.stl"/>'
+                    '</geometry></visual>\n  </link>\n</robot>\n')
+    other.body.file = urdf
+    (problem,) = load_project(project).problems
+    assert problem.field == "extra_robots.other.body.file" and problem.tab == "Robot Body Model"
+    assert problem.file == urdf and problem.line == 3 and problem.detail == "link 'base'"
+    assert problem.message.startswith("robot other: the mesh 'gone.stl' was not found")

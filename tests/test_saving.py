@@ -12,8 +12,8 @@ import pytest
 from lxml import etree
 
 from sear.project import Project
+from sear.saving import atomic_write
 from sear.sensors.files import load_sensors, save_sensors
-from sear.xmlio import atomic_write
 
 
 def _mode(path: Path) -> int:

@@ -53,7 +53,8 @@ def test_field_metadata_gives_the_bounds_the_schema_checks():
     assert (lat.minimum, lat.maximum, lat.unit) == (-90, 90, "°")
     assert lat.bounds()[3] == KINDS["latitude"].meaning
     mass = field_info(Dynamics, "mass")
-    assert mass.accepts(0.001) and not mass.accepts(0.0) and not mass.accepts(-1.0)
+    lo, _hi, excluded, _meaning = mass.bounds()
+    assert (lo, excluded) == (0.0, True)  # greater than 0
     assert mass.unit == "kg" and mass.label == "Mass"
     assert 'name="mass" type="positive"/>' in generate.builtin_texts()["project.xsd"]
     assert xmlio.schema("project.xsd") is xmlio.schema("project.xsd")  # parsed once

@@ -12,10 +12,10 @@ import pytest
 import trimesh
 
 from sear.errors import ProjectError
+from sear.loading import load_project
 from sear.project import Project
 from sear.resources import packaged
 from sear.starter import STARTER_FILES, create_new_project
-from sear.validate import load_project
 
 
 def test_a_new_project_validates_and_simulates_with_no_problems(tmp_path):
@@ -23,7 +23,7 @@ def test_a_new_project_validates_and_simulates_with_no_problems(tmp_path):
     assert project.path == tmp_path / "rover" / "rover.prj"
     loaded = load_project(Project.load(project.path))
     assert loaded.problems == []
-    assert [s.name for s in loaded.sensors] == ["front_sonar", "gps", "compass"]
+    assert [s.name for s in loaded.robots[0].sensors] == ["front_sonar", "gps", "compass"]
     validate = subprocess.run([sys.executable, "-m", "sear", "validate", str(project.path)], capture_output=True,
                               text=True, timeout=120)
     assert validate.returncode == 0 and "OK" in validate.stdout, validate.stderr

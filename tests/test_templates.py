@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from sear import resources
+from sear.loading import check_project
 from sear.project import Project
-from sear.validate import check_project
 
 TEMPLATES = resources.packaged("templates")
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sear.robotdesc import collision_report, load_urdf, propose_wheels
+from sear.models.robotdesc.parse import load_urdf
+from sear.models.robotdesc.report import collision_report
+from sear.models.robotdesc.wheels import propose_wheels
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "urdf.md"
 

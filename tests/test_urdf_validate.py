@@ -11,7 +11,7 @@ import pytest
 from sear.cli import main
 from sear.project import Project
 from sear.sensors.files import load_sensors, save_sensors
-from tests.test_robotdesc import BAD, ROBOT
+from tests.models.test_robotdesc import BAD, ROBOT
 
 
 def _urdf_demo(demo_copy: Path, urdf: Path) -> Path:

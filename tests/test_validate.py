@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sear.loading import check_project, load_project
 from sear.project import Project
-from sear.validate import check_project, load_project
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def _break(folder, case: str):
 
 def test_the_controls_of_the_broken_models_are_whole(tmp_path, demo_dir):
     # The damage is what the tests below catch: the same files whole load (a hand-made STL and PLY).
-    from sear.meshio import load_mesh
+    from sear.models.meshfiles import load_mesh
 
     (tmp_path / "whole.stl").write_bytes(_binary_stl_of_two_triangles())
     (tmp_path / "whole.ply").write_text(_PLY_HEAD + "3 0 1 2\n")
@@ -163,7 +163,7 @@ def _spy_everywhere(monkeypatch, function) -> list:
 
 
 def test_one_run_parses_the_sensors_file_once_and_reads_each_model_once(demo, monkeypatch, tmp_path, capsys):
-    import sear.meshio
+    import sear.models.meshfiles
     import sear.runtime.simulation
     import sear.sensors.files
     from sear import cli
@@ -171,8 +171,8 @@ def test_one_run_parses_the_sensors_file_once_and_reads_each_model_once(demo, mo
 
     monkeypatch.setattr(UserCodeRunner, "_compile", lambda self: pytest.fail("the user code was compiled twice"))
     parsed = _spy_everywhere(monkeypatch, sear.sensors.files.load_sensors)
-    meshes = _spy_everywhere(monkeypatch, sear.meshio.load_mesh)
-    terrains = _spy_everywhere(monkeypatch, sear.meshio.load_terrain)
+    meshes = _spy_everywhere(monkeypatch, sear.models.meshfiles.load_mesh)
+    terrains = _spy_everywhere(monkeypatch, sear.models.meshfiles.load_terrain)
     status = cli.main(["run", str(demo.path), "--headless", "--duration", "0.5", "--log", str(tmp_path / "a.csv")])
     assert status == 0, capsys.readouterr().err
     folder = demo.path.parent

@@ -72,12 +72,12 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
 
     from sear.batch.sweep import SweepError, apply_parameters
     from sear.errors import SearError
+    from sear.loading import load_project
     from sear.physics.contacts import touching
     from sear.project import Project
     from sear.runtime.simulation import Simulation
     from sear.state import quaternion_to_euler
     from sear.usercode import UserCodeRunner
-    from sear.validate import load_project
 
     out: dict[str, Any] = {"status": "ok", "error": ""}
     project = Project.load(spec["project"])
@@ -94,7 +94,7 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
     if loaded.project is None or loaded.problems:
         return {"status": "error", "error": "; ".join(str(p) for p in loaded.problems)}
     try:
-        apply_parameters(project, loaded.sensors, sensor_params)
+        apply_parameters(project, loaded.robots[0].sensors, sensor_params)
     except SweepError as exc:
         return {"status": "error", "error": exc.message}
 
@@ -186,7 +186,7 @@ def child(spec_path: str, output_path: str) -> None:
     os._exit(status)
 
 
-PRELOAD = ["sear.batch.worker", "sear.batch.sweep", "sear.runtime.simulation", "sear.validate",
+PRELOAD = ["sear.batch.worker", "sear.batch.sweep", "sear.runtime.simulation", "sear.loading",
            "sear.physics.contacts", "trimesh", "numpy"]
 """Modules the fork server imports once, so each worker starts without importing them again."""
 

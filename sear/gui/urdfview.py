@@ -35,12 +35,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sear.robotdesc import MAX_LINK_MASS
+from sear.models.robotdesc.report import MAX_LINK_MASS
 
 if TYPE_CHECKING:
     import trimesh
 
-    from sear.robotdesc import RobotDescription
+    from sear.models.robotdesc.model import RobotDescription
 
 MARKS = ("left", "right", "steering")
 """What a joint can be marked as: a left or right (driven) wheel, or a steering joint (car drive); a joint
@@ -477,7 +477,7 @@ class UrdfPanel(QWidget):
 
 
 
-# --- from the pure model (sear.robotdesc) ---------------------------------------------------------------------
+# --- from the pure model (sear.models.robotdesc) ---------------------------------------------------------------------
 
 BODY_COLOUR = (0.55, 0.6, 0.75)
 """RGB of the links in the preview (as a mesh body's)."""
@@ -488,7 +488,8 @@ WHEEL_COLOUR = (0.2, 0.2, 0.22)
 def robot_rows(desc: RobotDescription, *, report: bool = True) -> RobotRows:
     """What the panel shows of `desc`: its links and joints, SEAR's wheel proposal and (with `report`) the
     collision report."""
-    from sear.robotdesc import collision_report, propose_wheels
+    from sear.models.robotdesc.report import collision_report
+    from sear.models.robotdesc.wheels import propose_wheels
 
     proposal = propose_wheels(desc)
     marks = ({w.joint: "left" for w in proposal.left} | {w.joint: "right" for w in proposal.right}

@@ -1,6 +1,6 @@
 """Meshes to pybullet shapes: terrain tiles (static concave meshes) and convex shapes for moving bodies.
 
-The meshes come from sear.meshio, which reads model files without pybullet.
+The meshes come from sear.models.meshfiles, which reads model files without pybullet.
 
 Terrain collision: static concave triangle meshes, for mesh files and heightmap images alike.
 pybullet's GEOM_HEIGHTFIELD was weighed and rejected, because a triangle mesh is the robust choice:
@@ -19,7 +19,7 @@ pybullet's GEOM_HEIGHTFIELD was weighed and rejected, because a triangle mesh is
 A concave mesh shape holds at most 131,072 vertices and 524,288 indices (174,762 triangles); past
 either limit pybullet fails (with "invalid mesh filename" or "Number of indices exceeds the maximum").
 Larger terrains are split into tiles, each its own static body, no gaps (tiles share border vertices).
-The price is memory: heightmap images are limited to sear.meshio.MAX_HEIGHTMAP_SAMPLES pixels.
+The price is memory: heightmap images are limited to sear.models.meshfiles.MAX_HEIGHTMAP_SAMPLES pixels.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from sear.errors import ProjectError
 if TYPE_CHECKING:
     import trimesh
 
-    from sear.meshio import TerrainModel
+    from sear.models.meshfiles import TerrainModel
 
 MAX_MESH_VERTICES = 131_072
 """pybullet's limit of vertices in one concave mesh shape (past it: a misleading 'invalid mesh' error)."""

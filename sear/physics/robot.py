@@ -14,7 +14,7 @@ from __future__ import annotations
 import pybullet as p
 
 from sear.collision import ROBOT_BODY_MASK, robot_group
-from sear.meshio import RobotModels
+from sear.models.loaded import RobotModels
 from sear.physics.urdf import UrdfVehicle, build_urdf_vehicle
 from sear.physics.vehicle import Vehicle
 from sear.project import WHEEL_IDS, Robot
@@ -24,11 +24,11 @@ def build_vehicle(client: int, robot: Robot, models: RobotModels, index: int,
                   position: tuple[float, float, float],
                   orientation: tuple[float, float, float, float]) -> Vehicle | UrdfVehicle:
     """Robot number `index` (0-based, its order in Project.robots) of a world in pybullet `client`: its
-    body and wheels from `models` (or its URDF links, when `models.description` is set), its dynamics from
+    body and wheels from `models` (a URDF robot's links, when `models.description` is set), its dynamics from
     `robot`, standing at `position` (m, world frame, body model origin or URDF root link frame) with
     `orientation` (quaternion x, y, z, w)."""
     if models.description is not None:
-        urdf = build_urdf_vehicle(client, models.description, robot.body, robot.dynamics, position, orientation)
+        urdf = build_urdf_vehicle(client, models, robot.dynamics, position, orientation)
         for link in urdf.link_index.values():
             p.setCollisionFilterGroupMask(urdf.body_id, link, robot_group(index), ROBOT_BODY_MASK,
                                           physicsClientId=client)

@@ -5,7 +5,7 @@ reset, wheel_transforms, body_id, cog, body_mesh, wheel_meshes), so the world, t
 and the `sim` calls drive either without knowing which.
 
 How the project's drive maps onto the joints (wheels: the joints marked on the Robot Body tab, or
-sear.robotdesc's proposal):
+sear.models.robotdesc.wheels' proposal):
 - the engine force F (N, Vehicle Dynamics' "Acceleration force" at full throttle) is shared by the
   driven wheels as a torque limit: a driven wheel's motor turns it towards its top speed with at most
   F_wheel · r N·m (r its radius), so it pushes the ground with at most F_wheel. Top speed: the joint's
@@ -44,9 +44,11 @@ import pybullet as p
 from sear.collision import ROBOT_COLLISION_GROUP
 from sear.drives.base import WheelPlace
 from sear.errors import ProjectError
+from sear.models.loaded import RobotModels
+from sear.models.robotdesc.model import RobotDescription
+from sear.models.robotdesc.wheels import UrdfWheels, wheel_ids
 from sear.physics.inputs import DriveInputs
-from sear.project import Body, Dynamics, joint_names
-from sear.robotdesc import RobotDescription, UrdfWheels, choose_wheels, resolved_urdf, wheel_ids
+from sear.project import Dynamics
 from sear.state import VehicleState
 
 if TYPE_CHECKING:
@@ -73,7 +75,7 @@ class UrdfVehicle(DriveInputs):
         self.wheels = wheels
         with tempfile.TemporaryDirectory(prefix="sear-urdf-") as folder:
             resolved = Path(folder) / desc.path.name
-            resolved.write_bytes(resolved_urdf(desc))
+            resolved.write_bytes(desc.resolved)
             with _captured_output() as said:
                 try:
                     self.body_id = p.loadURDF(str(resolved), basePosition=position, baseOrientation=orientation,
@@ -235,22 +237,15 @@ class UrdfVehicle(DriveInputs):
         """Nothing to do before a step: pybullet's joint motors hold the targets `_inputs_changed` set."""
 
 
-def build_urdf_vehicle(client: int, desc: RobotDescription, body: Body, dynamics: Dynamics,
-                       position: tuple[float, float, float],
+def build_urdf_vehicle(client: int, models: RobotModels, dynamics: Dynamics, position: tuple[float, float, float],
                        orientation: tuple[float, float, float, float]) -> UrdfVehicle:
-    """The robot of a URDF body (the world's factory calls this for a body file that is a URDF): its wheels
-    as the Robot Body tab marks them (else SEAR's proposal), its root link frame at `position` /
-    `orientation`, and the window's meshes: the body (every link but the wheels) and each wheel in its
-    own link frame. Raises ProjectError for a wheel field naming a joint the URDF lacks."""
-    wheels = choose_wheels(desc, joint_names(body.left_wheels), joint_names(body.right_wheels),
-                           joint_names(body.steering_joints))
-    wheel_links = {link for w in wheels.left + wheels.right for link in desc.subtree(w.link)}
-    body_mesh = desc.visual_mesh([name for name in desc.links if name not in wheel_links])
-    ids = wheel_ids(wheels)
-    wheel_meshes = {ids[w.joint]: desc.visual_mesh(desc.subtree(w.link), frame=w.link)
-                    for w in wheels.left + wheels.right}
-    return UrdfVehicle(client, desc, wheels, dynamics, position, orientation, body_mesh=body_mesh,
-                       wheel_meshes=wheel_meshes)
+    """The robot of a URDF body (the world's factory calls this for a body file that is a URDF): its
+    description and the wheels chosen on it as loaded (sear.models.urdf_robot_models), its root link frame
+    at `position` / `orientation`, and the window's meshes: the body (every link but the wheels) and each
+    wheel in its own link frame."""
+    assert models.description is not None and models.urdf_wheels is not None
+    return UrdfVehicle(client, models.description, models.urdf_wheels, dynamics, position, orientation,
+                       body_mesh=models.body, wheel_meshes=models.wheels)
 
 
 @contextmanager

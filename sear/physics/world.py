@@ -27,14 +27,15 @@ from sear.collision import (
 )
 from sear.errors import ProjectError
 from sear.geo import geodetic_to_enu
-from sear.meshio import Models, RobotModels, load_models, make_tree
+from sear.models.loaded import Models, RobotModels
+from sear.models.meshfiles import make_tree
+from sear.models.robotdesc.model import RobotDescription
 from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
 from sear.physics.robot import build_vehicle
 from sear.physics.urdf import UrdfVehicle
 from sear.physics.vehicle import Vehicle
-from sear.project import WHEEL_IDS, Body, Project, Robot
-from sear.robotdesc import RobotDescription, lowest_point
+from sear.project import Body, Project, Robot
 
 if TYPE_CHECKING:
     import trimesh
@@ -44,7 +45,7 @@ TRUNK_SECTIONS = 128
 its faces lie at most 0.15 m x (1 - cos(180°/128)) = 0.05 mm inside the cylinder, 3.7 mm from an edge."""
 GRAVITY = 9.81
 TRUNK_RADIUS = 0.15
-"""Radius of a tree's trunk (sear.meshio.make_tree draws the same tree), m."""
+"""Radius of a tree's trunk (sear.models.meshfiles.make_tree draws the same tree), m."""
 TABLE_TOP = 0.04
 """Thickness of a table's top (World.add_table), m; at most a quarter of the table's height."""
 TABLE_LEG = 0.05
@@ -75,12 +76,11 @@ class Obstacle:
 
 
 class World:
-    """Terrain, vehicle and obstacles of a project in a pybullet client (DIRECT unless one is given).
+    """Terrain, vehicles and obstacles of a project in a pybullet client (DIRECT unless one is given),
+    built from the project's `models` as loaded (sear.loading reads them once, for checking and running;
+    nothing is read or derived again here)."""
 
-    `models` are the project's terrain, body and wheel meshes as sear.meshio read them (sear.loading
-    reads them once for checking and running); when None they are read here."""
-
-    def __init__(self, project: Project, *, connection: int | None = None, models: Models | None = None) -> None:
+    def __init__(self, project: Project, models: Models, *, connection: int | None = None) -> None:
         self.project = project
         self._own_client = connection is None
         self.client = p.connect(p.DIRECT) if connection is None else connection
@@ -94,18 +94,13 @@ class World:
         p.setGravity(0, 0, -GRAVITY, physicsClientId=self.client)
         p.setPhysicsEngineParameter(fixedTimeStep=self.dt, numSubSteps=0, physicsClientId=self.client)
         try:
-            if models is None:
-                models = load_models(project)
             self.terrain = models.terrain
             self.terrain_ids = create_terrain_bodies(self.client, self.terrain)
             for tid in self.terrain_ids:
                 p.setCollisionFilterGroupMask(tid, -1, STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP,
                                               STATIC_COLLISION_MASK, physicsClientId=self.client)
-            # The terrain's tiles share one triangle set here: hits on the terrain report its first body.
-            self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
-                                                      np.asarray(self.terrain.mesh.faces)))
             self.geodetic_origin = self._geodetic_origin()
-            self.robot = models.robot
+            self.robot = models.robots[0].description
             """The first robot's URDF description (None for a mesh body)."""
             self.vehicles: list[Vehicle | UrdfVehicle] = []
             """Every robot's vehicle, in Project.robots' order (built by sear.physics.robot.build_vehicle)."""
@@ -116,7 +111,7 @@ class World:
             self.grippers: dict[int, GripperBody] = {}
             """The grippers (sear.physics.gripper) of the robots whose body has one, by robot index."""
             for index, robot in enumerate(project.robots):
-                self._build_vehicle(index, robot, models.robot_models(index))
+                self._build_vehicle(index, robot, models.robots[index])
             self.vehicle = self.vehicles[0]
             """The first robot's vehicle (a one-robot world's only one)."""
             self.gripper: GripperBody | None = self.grippers.get(0)
@@ -128,6 +123,9 @@ class World:
             self.falls: list[tuple[float, float, float]] = []
             """(time s, x m, y m) of every fall off the terrain's edge: when the robot was put back, and the
             point of the terrain's edge nearest to where it fell."""
+            # The terrain's tiles share one triangle set here: hits on the terrain report its first body.
+            self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
+                                                      np.asarray(self.terrain.mesh.faces)))
         except BaseException:
             self.close()
             raise
@@ -143,11 +141,7 @@ class World:
 
     def _build_vehicle(self, index: int, robot: Robot, models: RobotModels) -> Vehicle | UrdfVehicle:
         """Robot `index`'s vehicle (and gripper) at its start pose, added to `vehicles` and `start_poses`."""
-        if models.description is not None:  # a URDF robot: at rest on its lowest collision point
-            start = self._start_pose_with(robot.body, -lowest_point(models.description))
-        else:
-            positions = {wid: robot.wheels[wid].position for wid in WHEEL_IDS}
-            start = self._start_pose(robot.body, models.wheels, positions)
+        start = self._start_pose(robot.body, -models.lowest)
         self.start_poses.append(start)
         self.descriptions.append(models.description)
         vehicle = build_vehicle(self.client, robot, models, index, tuple(start[0]), tuple(start[1]))
@@ -180,29 +174,20 @@ class World:
         """The first robot's start orientation (quaternion x, y, z, w)."""
         return self.start_poses[0][1]
 
-    def _start_pose(self, body: Body, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
-        """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
-        terrain (relative start) or at the given altitude above sea level (absolute start)."""
-        bottoms = []
-        for wid in WHEEL_IDS:
-            mesh = wheels[wid]
-            lo, hi = mesh.bounds
-            centre = np.asarray(positions[wid] if positions[wid] is not None else (lo + hi) / 2.0)
-            bottoms.append(centre[2] - (hi[2] - lo[2]) / 2.0)
-        return self._start_pose_with(body, -min(bottoms))
-
-    def _start_pose_with(self, body: Body, clearance: float) -> tuple[np.ndarray, np.ndarray]:
-        """The start pose of a body frame `clearance` m above the robot's lowest point (`body`: the
-        robot's Robot Body Model fields, which hold its start)."""
+    def _start_pose(self, body: Body, clearance: float) -> tuple[np.ndarray, np.ndarray]:
+        """Body frame origin and orientation at the start, the body frame `clearance` m above the robot's
+        lowest point (RobotModels.lowest): that point `start_altitude` above the terrain (relative start)
+        or at the given altitude above sea level (absolute start; `body`: the robot's Robot Body Model
+        fields, which hold its start)."""
         orientation = np.asarray(body.rotation, dtype=float)
-        if body.start_mode == "absolute":
+        if body.start_mode == "relative":
+            east, north = body.start_east, body.start_north
+            z = self.terrain_height(east, north) + body.start_altitude + clearance
+        else:
             east, north, up = geodetic_to_enu(body.start_latitude, body.start_longitude, body.start_abs_altitude,
                                               *self.geodetic_origin)
             ground = self.terrain_height(east, north)
             z = max(up, ground + 0.01) + clearance
-        else:
-            east, north = body.start_east, body.start_north
-            z = self.terrain_height(east, north) + body.start_altitude + clearance
         return np.array([east, north, z]), orientation / np.linalg.norm(orientation)
 
     def reset_vehicle(self, index: int | None = None) -> None:

@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sear.errors import ProjectError, UserCodeError
+from sear.loading import Loaded
+from sear.models.loaded import load_models
 from sear.physics.world import World
 from sear.project import Project, Robot
 from sear.runtime.logs import CsvLog, check_log_path
@@ -40,7 +42,6 @@ from sear.sensors.mounting import mounted
 from sear.sensors.suite import SensorSuite
 from sear.state import VehicleState
 from sear.usercode import ControllerHost
-from sear.validate import Loaded
 
 HISTORY_PIECE = 100_000
 """Characters of one piece of output Simulation.output_history keeps (its end)."""
@@ -70,7 +71,7 @@ class Simulation:
                  realtime: bool = False, output: Callable[[str], None] | None = None,
                  sensor_configs: list[SensorConfig] | None = None,
                  controller: Callable[[dict[str, Any]], ControllerHost] | None = None) -> None:
-        """`project` is what sear.validate.load_project loaded (its sensors, compiled user code and models
+        """`project` is what sear.loading.load_project loaded (its sensors, compiled user code and models
         are used as they are: nothing is read twice), or a bare Project, whose files are read here.
         `sensor_configs`: the first robot's sensors instead of its sensors file's. `controller`: instead of
         the first robot's user code, the controller it returns when given the protocol's welcome fields
@@ -83,8 +84,8 @@ class Simulation:
                 problem = project.problems[0] if project.problems else "the project was not loaded"
                 raise ProjectError(f"cannot simulate: {problem}")
             models = project.models
-            robot_sensors = list(project.robot_sensors)
-            robot_code = list(project.robot_code)
+            robot_sensors = [robot.sensors for robot in project.robots]
+            robot_code = [robot.code for robot in project.robots]
             project = project.project
         self.project = project
         self.seed = seed
@@ -95,7 +96,7 @@ class Simulation:
         """True once standard output's reader went away (a closed pipe): a headless run ends there."""
         self.rng = np.random.default_rng(seed)
         """The first robot's sensors' noise; robot k > 0 draws from default_rng([seed, k])."""
-        self.world = World(project, models=models)
+        self.world = World(project, models if models is not None else load_models(project))
         self.robots: list[RobotRun] = []
         self.driven = 0
         """The robot the keyboard drives and the window's camera follows (an index into `robots`)."""

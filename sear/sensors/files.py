@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sear import xmlio
+from sear import saving, xmlio
 from sear.errors import ProjectError
 from sear.fields import FORMAT_VERSION
 from sear.sensors.config import ROOT_TAG, SensorConfig, consistency_problems
@@ -62,7 +62,7 @@ def load_sensors(path: str | Path) -> list[SensorConfig]:
 
 def save_sensors(path: str | Path, sensors: list[SensorConfig]) -> Path:
     """Write sensor definitions atomically (previous file kept as NAME.bak), through a link to its target,
-    keeping the file's permissions and, when it exists, its comments and layout (xmlio.write_document).
+    keeping the file's permissions and, when it exists, its comments and layout (sear.saving.write_document).
 
     Refuses, without touching the disk, duplicate or empty names and values the loader would reject.
     """
@@ -87,9 +87,9 @@ def save_sensors(path: str | Path, sensors: list[SensorConfig]) -> Path:
     except ProjectError as exc:
         raise ProjectError(f"not saved: {exc.message}", file=path, field=exc.field) from None
     root = xmlio.etree.fromstring(data)
-    xmlio.check_against_schema(root, "sensors.xsd", ROOT_TAG, path, "sensors file")
+    saving.check_against_schema(root, "sensors.xsd", ROOT_TAG, path, "sensors file")
     # A hand-written file keeps its comments and layout: its tree is updated in place.
-    return xmlio.write_document(path, root, template=path if path.is_file() else None,
+    return saving.write_document(path, root, template=path if path.is_file() else None,
                                 reads_back=lambda merged: _reads_back(merged, sensors))
 
 

@@ -2,7 +2,7 @@
 
 A sensor's pose is given in its link's frame; the simulation and the sensor models work in the body
 frame (the URDF's root link), so the pose is carried over once, through the URDF's joints at their zero
-pose. Only links fixed to the base are accepted (sear.robotdesc.mount_on_link), so the carried pose stays
+pose. Only links fixed to the base are accepted (sear.models.robotdesc.mounting), so the carried pose stays
 true however the robot moves and its readings follow that link.
 """
 
@@ -12,7 +12,8 @@ import math
 from dataclasses import replace
 
 from sear.errors import ProjectError
-from sear.robotdesc import RobotDescription, mount_on_link
+from sear.models.robotdesc.model import RobotDescription
+from sear.models.robotdesc.mounting import mount_on_link
 from sear.sensors.config import Pose, SensorConfig
 
 

@@ -109,8 +109,8 @@ NOTE = "fine"
 
 @pytest.mark.parametrize(("note", "expected"), [('"fine"', "fine"), ("[1, 2]", None)])
 def test_result_is_asked_of_a_run_style_controller_before_it_stops(tmp_path, note, expected):
+    from sear.loading import load_project
     from sear.runtime.simulation import Simulation
-    from sear.validate import load_project
 
     prj = make_project(tmp_path)
     (tmp_path / "user_code.py").write_text(RUN_STYLE.replace('NOTE = "fine"', f"NOTE = {note}"))

@@ -9,9 +9,10 @@ import pytest
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from sear.codecheck import check_user_code
 from sear.gui.settings.window import SettingsWindow
+from sear.loading import check_project, load_project
 from sear.project import DEFAULT_DYNAMICS, Project
-from sear.validate import check_project, check_user_code, load_project
 
 pytestmark = pytest.mark.gl
 

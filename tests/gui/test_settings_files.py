@@ -13,10 +13,10 @@ from PySide6.QtCore import QProcess
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from sear.gui.settings.window import SettingsWindow
+from sear.loading import load_project
 from sear.project import Project
 from sear.resources import demo_folder
 from sear.sensors.files import load_sensors, save_sensors
-from sear.validate import load_project
 
 pytestmark = pytest.mark.gl
 

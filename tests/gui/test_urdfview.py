@@ -231,7 +231,7 @@ def test_pybullet_data_robots_show_their_tree_wheels_and_links(qtbot, urdf, left
     from lxml import etree
 
     from sear.gui.urdfview import robot_parts, robot_rows
-    from sear.robotdesc import load_urdf
+    from sear.models.robotdesc.parse import load_urdf
 
     path = _pybullet_urdf(urdf)
     root = etree.parse(str(path)).getroot()

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from sear.models.loaded import load_models
 from sear.physics.world import World
 from sear.project import Project
 
@@ -16,7 +17,7 @@ def make_world() -> Iterator[Callable[[Project], World]]:
     worlds: list[World] = []
 
     def make(project: Project) -> World:
-        world = World(project)
+        world = World(project, load_models(project))
         worlds.append(world)
         return world
 

@@ -8,7 +8,7 @@ import pytest
 import trimesh
 from PIL import Image
 
-from sear.meshio import TerrainModel, load_terrain
+from sear.models.meshfiles import TerrainModel, load_terrain
 from sear.physics.meshes import (
     MAX_MESH_VERTICES,
     convex_collision_shape,

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from sear.models.loaded import load_models
 from sear.physics.world import World
 
 from .helpers import G, plane_mesh, rover_project, run, static_box, yaw
@@ -116,7 +117,7 @@ def test_more_damping_means_fewer_oscillations(tmp_path):
     for c in (0.3, 6.0):
         project = rover_project(tmp_path / f"d{c}", suspension_compression=c, suspension_damping=c)
         project.body.start_altitude = 0.15
-        world = World(project)
+        world = World(project, load_models(project))
         counts[c] = _oscillations(world)
         world.close()
     assert counts[0.3] > counts[6.0]

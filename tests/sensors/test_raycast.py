@@ -11,6 +11,7 @@ import pybullet as p
 import pytest
 
 from sear.collision import StaticShape, StaticWorld
+from sear.models.loaded import load_models
 from sear.physics.world import World
 from sear.project import Project
 from sear.resources import demo_project
@@ -24,7 +25,8 @@ RAYS = 100_000
 def scene():
     """The demo terrain with fixed walls, trees and boxes (one of them tilted) and movable boxes, some at
     rest and some falling, plus the robot; 100,000 seeded rays, half of them aimed at obstacles."""
-    world = World(Project.load(demo_project()))
+    project = Project.load(demo_project())
+    world = World(project, load_models(project))
     try:
         for i in range(6):
             world.add_wall(-10.0 + 4.0 * i, 12.0, -8.0 + 4.0 * i, 15.0, height=1.0 + 0.3 * i)

@@ -11,6 +11,7 @@ import numpy as np
 import pybullet as p
 import pytest
 
+from sear.models.loaded import load_models
 from sear.physics.world import World
 from sear.sensors.raycast import RayCaster
 from tests.physics.helpers import rover_project
@@ -25,7 +26,7 @@ def world(tmp_path_factory):
     yaw = 0.7
     other.body.rotation = (0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
     project.add_robot(other)
-    world = World(project)
+    world = World(project, load_models(project))
     for _ in range(240):  # settle: the other robot rests tilted a little on its suspension
         world.step()
     yield world

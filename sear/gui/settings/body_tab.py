@@ -26,20 +26,13 @@ from sear.gui.preview import MeshPreview
 from sear.gui.settings.tab import MESH_FILTER, EditedProject, SettingsTab, label, with_preview
 from sear.gui.urdfview import BODY_COLOUR, MARKS, WHEEL_COLOUR, UrdfPanel
 from sear.gui.widgets import FileField, NumberField
-from sear.project import (
-    MESH_SUFFIXES,
-    URDF_SUFFIXES,
-    WHEEL_IDS,
-    Body,
-    Gripper,
-    is_urdf,
-    joint_names,
-    package_root_paths,
-)
+from sear.models.meshfiles import MESH_SUFFIXES
+from sear.models.robotdesc.parse import URDF_SUFFIXES, is_urdf, package_root_paths
+from sear.project import WHEEL_IDS, Body, Gripper, joint_names
 
 if TYPE_CHECKING:
     from sear.gui.urdfview import RobotRows
-    from sear.robotdesc import RobotDescription
+    from sear.models.robotdesc.model import RobotDescription
 
 BODY_FILTER = ("Robot bodies (" + " ".join(f"*{s}" for s in URDF_SUFFIXES + MESH_SUFFIXES)
                + ");;URDF robot descriptions (" + " ".join(f"*{s}" for s in URDF_SUFFIXES) + ");;" + MESH_FILTER)
@@ -229,7 +222,7 @@ class BodyTab(SettingsTab):
     def show_robot(self, preview: MeshPreview) -> None:
         """Draw the chosen robot in `preview`: its body model and wheel models where the project puts them,
         or its URDF's links (wheels darker); a message when there is nothing to draw or it cannot be read."""
-        from sear.meshio import load_mesh  # reads models: trimesh is loaded only now
+        from sear.models.meshfiles import load_mesh  # reads models: trimesh is loaded only now
 
         robot = self.robot
         try:
@@ -253,13 +246,14 @@ class BodyTab(SettingsTab):
             preview.show_message(str(exc))
 
     def _urdf_roots(self) -> list[Path]:
-        return package_root_paths(self.robot.body, self.project.path.parent if self.project.path else None)
+        folder = self.project.path.parent if self.project.path else None
+        return package_root_paths(self.robot.body.package_roots, folder)
 
     def _read_urdf(self, again: bool = False) -> tuple[RobotDescription, RobotRows, list] | SearError | None:
         """The project's URDF as read (description, the panel's rows with the collision report, the preview's
         parts), read again only when the file, its time stamp or the package roots changed (or `again`)."""
         from sear.gui.urdfview import robot_parts, robot_rows
-        from sear.robotdesc import load_urdf
+        from sear.models.robotdesc.parse import load_urdf
 
         path = self.robot.body.file
         assert path is not None

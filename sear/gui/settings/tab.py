@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QVBoxLayout, 
 from sear.fields import field_info
 from sear.gui.preview import MeshPreview
 from sear.gui.widgets import NumberField
+from sear.models.meshfiles import MESH_SUFFIXES
 from sear.project import (
-    MESH_SUFFIXES,
     Body,
     CodeSetup,
     Dynamics,

@@ -11,7 +11,8 @@ from sear.fielddocs import field_docs
 from sear.gui.preview import MeshPreview
 from sear.gui.settings.tab import EditedProject, SettingsTab, with_preview
 from sear.gui.widgets import FileField
-from sear.project import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, Terrain, model_suffix
+from sear.models.meshfiles import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, file_suffix
+from sear.project import Terrain
 
 TERRAIN_FILTER = ("Terrain models and heightmaps (" + " ".join(f"*{s}" for s in MESH_SUFFIXES + HEIGHTMAP_SUFFIXES)
                   + ");;Models (" + " ".join(f"*{s}" for s in MESH_SUFFIXES)
@@ -53,13 +54,13 @@ class TerrainTab(SettingsTab):
     def update_enabled(self) -> None:
         """A heightmap's size and height apply to heightmap images only, the scale to models only."""
         file = self.project.terrain.file
-        heightmap = file is not None and model_suffix(file) in HEIGHTMAP_SUFFIXES
+        heightmap = file is not None and file_suffix(file) in HEIGHTMAP_SUFFIXES
         self.numbers[("terrain", "heightmap_size")].setEnabled(heightmap)
         self.numbers[("terrain", "heightmap_height")].setEnabled(heightmap)
         self.numbers[("terrain", "scale")].setEnabled(not heightmap)
 
     def update_preview(self) -> None:
-        from sear.meshio import load_terrain  # reads models: trimesh is loaded only now
+        from sear.models.meshfiles import load_terrain  # reads models: trimesh is loaded only now
 
         try:
             if self.project.terrain.file is None:

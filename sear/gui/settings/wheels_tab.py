@@ -11,7 +11,8 @@ from sear.fielddocs import field_docs
 from sear.gui.preview import MeshPreview
 from sear.gui.settings.tab import MESH_FILTER, EditedProject, SettingsTab, with_preview
 from sear.gui.widgets import FileField, NumberField
-from sear.project import WHEEL_IDS, Wheel, is_urdf, wheel_label
+from sear.models.robotdesc.parse import is_urdf
+from sear.project import WHEEL_IDS, Wheel, wheel_label
 
 
 class WheelsTab(SettingsTab):

@@ -297,7 +297,7 @@ class SettingsWindow(ProjectWindow):
 
     def simulate(self) -> bool:
         """Save, check, and start `sear run PROJECT.prj` as a separate process."""
-        from sear.validate import load_project
+        from sear.loading import load_project
 
         if self.sim_process.is_running():
             QMessageBox.information(self, "Already simulating", "A simulation is running; stop it first.")

@@ -1,10 +1,11 @@
 """Reading model files: mesh files and heightmap images into trimesh meshes, in SEAR's frame and units.
 
-Pure (no pybullet, no Qt), so the settings window's previews, `sear validate` and a run read models with
-the same code. Every failure a user can cause becomes a ProjectError naming the file and the settings tab
-it came from, with a sentence saying what to do. trimesh (and through it scipy and networkx, most of
-SEAR's start-up time) is imported only when a model is actually read or made, not when this module is.
-sear.physics.meshes turns what is read here into pybullet shapes.
+Pure (no pybullet, no Qt) and self-contained (it knows files, not projects), so the settings window's
+previews, `sear validate` and a run read models with the same code. Every failure a user can cause
+becomes a ProjectError naming the file and the settings tab it came from, with a sentence saying what
+to do. trimesh (and through it scipy and networkx, most of SEAR's start-up time) is imported only when a
+model is actually read or made, not when this module is. sear.physics.meshes turns what is read here
+into pybullet shapes.
 """
 
 from __future__ import annotations
@@ -15,31 +16,31 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.project import (
-    FIRST_ROBOT_NAME,
-    HEIGHTMAP_SUFFIXES,
-    MESH_SUFFIXES,
-    WHEEL_IDS,
-    Body,
-    Project,
-    Robot,
-    Terrain,
-    is_urdf,
-    model_suffix,
-    package_root_paths,
-    wheel_label,
-)
 
 if TYPE_CHECKING:
     import trimesh
 
-    from sear.robotdesc import RobotDescription
+MESH_SUFFIXES: tuple[str, ...] = (
+    ".obj", ".stl", ".ply", ".glb", ".gltf", ".off", ".dae", ".mesh.xml",
+)
+"""Model file types SEAR reads (trimesh's formats plus Ogre XML meshes), as file_suffix names them."""
+
+HEIGHTMAP_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+"""Grey-scale image types accepted as terrain heightmaps."""
+
+
+def file_suffix(path: Path) -> str:
+    """The type of a file by its name as SEAR's lists of types name it: its suffix in lower case, and
+    '.mesh.xml' as one suffix (Ogre meshes)."""
+    name = path.name.lower()
+    return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
+
 
 MAX_HEIGHTMAP_SAMPLES = 2049 * 2049
 """Largest heightmap image, pixels (a 2049 x 2049 image). Measured here: 1025² loads into pybullet in
@@ -99,7 +100,7 @@ def load_mesh(path: str | Path, *, scale: float = 1.0, tab: str = "") -> trimesh
         raise _fail(path, tab, "the model file does not exist; choose it again on that tab.")
     if path.is_dir():
         raise _fail(path, tab, "this is a folder, not a model file; choose a model file on that tab.")
-    suffix = model_suffix(path)
+    suffix = file_suffix(path)
     if suffix not in MESH_SUFFIXES:
         hint = (" Binary Ogre .mesh files must be converted to XML first: OgreXMLConverter NAME.mesh"
                 if suffix == ".mesh" else "")
@@ -158,7 +159,7 @@ def _read_trimesh(path: Path, tab: str) -> trimesh.Trimesh:
     try:
         loaded = trimesh.load(str(path), force="mesh", process=False)
     except Exception as exc:  # trimesh and its loaders raise many types for damaged files
-        raise _fail(path, tab, f"the file could not be read as {model_suffix(path)} ({_short(exc)}); it may be "
+        raise _fail(path, tab, f"the file could not be read as {file_suffix(path)} ({_short(exc)}); it may be "
                                "damaged or in another format: export it again.") from None
     if isinstance(loaded, trimesh.Scene):  # force='mesh' leaves an empty Scene when there is no geometry
         meshes = [g for g in loaded.dump() if isinstance(g, trimesh.Trimesh)] if loaded.geometry else []
@@ -355,6 +356,15 @@ def _ogre_faces(sub, operation: str, path: Path, tab: str) -> np.ndarray:
 
 # --- terrain -------------------------------------------------------------------------------------
 
+class TerrainFields(Protocol):
+    """What load_terrain reads of a project's terrain (sear.project.Terrain has these fields)."""
+
+    file: Path | None
+    scale: float
+    heightmap_size: float
+    heightmap_height: float
+
+
 @dataclass
 class TerrainModel:
     """The terrain as loaded: a mesh in the world frame (x east, y north, z up, metres).
@@ -371,7 +381,7 @@ class TerrainModel:
     source: Path | None = None
 
 
-def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainModel:
+def load_terrain(terrain: TerrainFields, *, tab: str = "Terrain Model") -> TerrainModel:
     """Read the project's terrain (a mesh file or a grey-scale heightmap image) centred on the origin.
 
     Mesh files are scaled by `terrain.scale` and shifted in x and y so their bounding-box centre is the
@@ -384,7 +394,7 @@ def load_terrain(terrain: Terrain, *, tab: str = "Terrain Model") -> TerrainMode
     if terrain.file is None:
         raise ProjectError("no terrain file is chosen; choose one on the Terrain Model tab.", field=tab or None)
     path = Path(terrain.file)
-    if model_suffix(path) in HEIGHTMAP_SUFFIXES:
+    if file_suffix(path) in HEIGHTMAP_SUFFIXES:
         return _load_heightmap(path, terrain, tab)
     try:
         stat = path.stat()
@@ -423,7 +433,7 @@ def _vertex_colours(mesh: trimesh.Trimesh) -> np.ndarray | None:
     return None
 
 
-def _load_heightmap(path: Path, terrain: Terrain, tab: str) -> TerrainModel:
+def _load_heightmap(path: Path, terrain: TerrainFields, tab: str) -> TerrainModel:
     import trimesh
     from PIL import Image
 
@@ -479,75 +489,6 @@ def _load_heightmap(path: Path, terrain: Terrain, tab: str) -> TerrainModel:
     faces = np.concatenate([np.column_stack([sw, se, ne]), np.column_stack([sw, ne, nw])])  # facing up
     mesh = trimesh.Trimesh(vertices, faces, process=False)
     return TerrainModel(mesh=mesh, heightfield=heights, source=path)
-
-
-# --- a project's models ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Models:
-    """A project's models as read: the terrain, the robot body and its four wheels (by WHEEL_IDS), in
-    metres, each in its own model frame scaled by the project's scale. A URDF body: `robot` is its
-    description, `body` its visual shapes at the zero pose (root link frame) and `wheels` empty."""
-
-    terrain: TerrainModel
-    body: trimesh.Trimesh
-    wheels: dict[str, trimesh.Trimesh]
-    robot: RobotDescription | None = None
-    """The first robot's URDF description (None for a mesh body)."""
-    extra: tuple[RobotModels, ...] = ()
-    """The models of each of the project's extra robots (Project.extra_robots), in order."""
-
-    def robot_models(self, index: int) -> RobotModels:
-        """The models of robot `index` (0: the first robot: `body`, `wheels` and `robot`)."""
-        return RobotModels(self.body, self.wheels, self.robot) if index == 0 else self.extra[index - 1]
-
-
-@dataclass(frozen=True)
-class RobotModels:
-    """One robot's body and four wheels (by WHEEL_IDS), in metres, scaled by its body's scale; for a URDF
-    body its description, its visual shapes at the zero pose as `body` and no wheels."""
-
-    body: trimesh.Trimesh
-    wheels: dict[str, trimesh.Trimesh]
-    description: RobotDescription | None = None
-
-
-def load_robot_models(robot: Robot, folder: Path | None = None) -> RobotModels:
-    """Read one robot's body and wheel models, or its URDF (package roots resolved against the project's
-    `folder`); ProjectError for the first that is missing or broken."""
-    who = "" if robot.name == FIRST_ROBOT_NAME else f"robot {robot.name}: "
-    if robot.body.file is None:
-        raise ProjectError(f"{who}no robot body model is chosen; choose one on the Robot Body Model tab.")
-    if is_urdf(robot.body.file):
-        description = load_robot(robot.body, folder)
-        return RobotModels(description.visual_mesh(description.links), {}, description)
-    body = load_mesh(robot.body.file, scale=robot.body.scale, tab="Robot Body Model")
-    wheels = {}
-    for wid in WHEEL_IDS:
-        wheel = robot.wheels[wid]
-        if wheel.file is None:
-            raise ProjectError(f"{who}no {wheel_label(wid)} wheel model is chosen; choose one on the Wheel Models "
-                               "tab.")
-        wheels[wid] = load_mesh(wheel.file, scale=robot.body.scale, tab="Wheel Models")
-    return RobotModels(body, wheels)
-
-
-def load_models(project: Project) -> Models:
-    """Read every model of `project` (the run's order: terrain, then each robot's body and wheels). Raises
-    the first ProjectError; sear.loading reads them one by one to report every problem at once."""
-    terrain = load_terrain(project.terrain)
-    folder = project.path.parent if project.path is not None else None
-    robots = [load_robot_models(robot, folder) for robot in project.robots]
-    return Models(terrain, robots[0].body, robots[0].wheels, robots[0].description, tuple(robots[1:]))
-
-
-def load_robot(body: Body, folder: Path | None) -> RobotDescription:
-    """A URDF robot body as sear.robotdesc reads it, its package roots resolved against the project's
-    `folder`. Raises ProjectError (naming the URDF, line and element) for bad input."""
-    from sear.robotdesc import load_urdf
-
-    assert body.file is not None
-    return load_urdf(body.file, package_root_paths(body, folder))
 
 
 # --- shapes SEAR makes itself ----------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The pure URDF model (sear.robotdesc): real descriptions from pybullet_data, a URDF written here whose
-links overlap, and one clear message for each kind of bad input."""
+"""The pure URDF model (the sear.models.robotdesc package): real descriptions from pybullet_data, a URDF
+written here whose links overlap, and one clear message for each kind of bad input."""
 
 from __future__ import annotations
 
@@ -11,14 +11,9 @@ import pytest
 import trimesh
 
 from sear.errors import ProjectError
-from sear.robotdesc import (
-    collision_report,
-    load_urdf,
-    lowest_point,
-    propose_wheels,
-    resolved_urdf,
-    tree_rows,
-)
+from sear.models.robotdesc.parse import load_urdf
+from sear.models.robotdesc.report import collision_report
+from sear.models.robotdesc.wheels import propose_wheels
 
 DATA = Path(pybullet_data.getDataPath())
 HUSKY = DATA / "husky" / "husky.urdf"
@@ -28,9 +23,9 @@ RACECAR = DATA / "racecar" / "racecar.urdf"
 def test_husky_tree_and_wheels() -> None:
     desc = load_urdf(HUSKY)
     assert desc.root == "base_footprint"
-    rows = tree_rows(desc)
-    assert {r.link for r in rows} == set(desc.links) and len(rows) == 11
-    assert next(r for r in rows if r.link == "base_link").mass == pytest.approx(33.455)
+    assert sorted(desc.subtree(desc.root)) == sorted(desc.links) and len(desc.links) == 11  # one tree
+    inertial = desc.links["base_link"].inertial
+    assert inertial is not None and inertial.mass == pytest.approx(33.455)
     wheels = propose_wheels(desc)
     assert {w.joint for w in wheels.left} == {"front_left_wheel", "rear_left_wheel"}
     assert {w.joint for w in wheels.right} == {"front_right_wheel", "rear_right_wheel"}
@@ -42,7 +37,7 @@ def test_husky_tree_and_wheels() -> None:
     assert front_left.radius == pytest.approx(0.17775)
     assert front_left.forward_sign == 1.0
     # The wheels' bottoms are the lowest points: wheel centre height minus radius.
-    assert lowest_point(desc) == pytest.approx(0.14493 + 0.03282 - 0.17775, abs=1e-6)
+    assert desc.lowest_point() == pytest.approx(0.14493 + 0.03282 - 0.17775, abs=1e-6)
 
 
 def test_racecar_wheels_and_steering() -> None:
@@ -156,7 +151,7 @@ def test_package_paths_resolve_against_roots_and_the_urdf_folder(tmp_path: Path)
     assert error.value.field == "link 'base'" and str(urdf) in str(error.value)
     desc = load_urdf(urdf, package_roots=[tmp_path])
     assert desc.links["base"].collisions[0].mesh == tmp_path / "mybot" / "meshes" / "b.stl"
-    assert str(tmp_path / "mybot" / "meshes" / "b.stl").encode() in resolved_urdf(desc)
+    assert str(tmp_path / "mybot" / "meshes" / "b.stl").encode() in desc.resolved
     # A ROS layout without roots: mybot/urdf/robot.urdf finds package://mybot/ above itself.
     (tmp_path / "mybot" / "urdf").mkdir()
     assert load_urdf(_write(tmp_path / "mybot" / "urdf", text)).links["base"].collisions[0].mesh is not None

@@ -1,4 +1,4 @@
-"""Reading model files (sear.meshio): every format, every bad input, repair, the cache, heightmaps."""
+"""Reading model files (sear.models.meshfiles): every format, every bad input, repair, the cache, heightmaps."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import trimesh
 from PIL import Image
 
 from sear.errors import ProjectError
-from sear.meshio import load_mesh, load_terrain
+from sear.models.meshfiles import load_mesh, load_terrain
 from sear.project import Terrain
-
-from .physics.helpers import grid_mesh
+from tests.physics.helpers import grid_mesh
 
 BOX = trimesh.creation.box(extents=(2.0, 1.0, 0.5))
 
