@@ -728,7 +728,7 @@ class Simulation:
         sensors = SensorSuite(configs, rng=rng, client=world.client, ignore_bodies=world.robot_body_ids(index),
                               origin=world.geodetic_origin, body=vehicle.body_id if aligned else None,
                               body_centre=vehicle.cog, static_world=world.static_world,
-                              accessories=self._accessories(index, robot, configs, rng), robot_index=index)
+                              accessories=self._accessories(index, robot, configs, rng))
         return RobotRun(self, index, robot, sensors, code)
 
     def _accessories(self, index: int, robot: Robot, configs: list[SensorConfig],

@@ -47,7 +47,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sear.collision import MAX_ROBOTS
 from sear.errors import Problem, ProjectError, SearError
 from sear.fielddocs import field_docs
 from sear.fields import field_info
@@ -652,9 +651,6 @@ class SettingsWindow(QMainWindow):
         self.robot_list.blockSignals(False)
         self.robot_index = index
         self.robot_buttons["remove"].setEnabled(len(robots) > 1)
-        full = len(robots) >= MAX_ROBOTS
-        for key in ("add", "duplicate"):
-            self.robot_buttons[key].setEnabled(not full)
 
     def _robot_chosen(self, row: int) -> None:
         if 0 <= row != self.robot_index:

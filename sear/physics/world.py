@@ -150,7 +150,7 @@ class World:
             start = self._start_pose(robot.body, models.wheels, positions)
         self.start_poses.append(start)
         self.descriptions.append(models.description)
-        vehicle = build_vehicle(self.client, robot, models, index, tuple(start[0]), tuple(start[1]))
+        vehicle = build_vehicle(self.client, robot, models, tuple(start[0]), tuple(start[1]))
         self.vehicles.append(vehicle)
         if robot.body.gripper is not None:
             if not isinstance(vehicle, Vehicle):
