@@ -114,7 +114,7 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
 
     def after_tick(tick: Any) -> bool:
         nonlocal path_length, last, collisions, contacts
-        now = touching(world)
+        now = touching(world, 0)
         collisions += len(now - contacts)
         contacts = now
         for sensor in tick.sampled:

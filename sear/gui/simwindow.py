@@ -1115,7 +1115,7 @@ class SimulationWindow(QMainWindow):
             elevation = math.degrees(math.asin(max(-1.0, min(1.0, forward[2]))))
             # Looking along the sensor's axis from its mount raised 5 cm above the hull's top (body frame), so
             # a sensor mounted inside the body does not show the inside of the hull.
-            top = float(self.simulation.world.vehicle.body_mesh.bounds[1][2])
+            top = float(self.simulation.robots[0].vehicle.body_mesh.bounds[1][2])
             lift = max(0.0, top + 0.05 - float(sensor.mount_position[2]))
             eye = origin + body_rotation(self.simulation.state) @ np.array([0.0, 0.0, lift])
             self.view.setCameraPosition(pos=Vector(*(eye + forward * 2.0)), distance=2.0, elevation=-elevation,

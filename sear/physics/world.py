@@ -105,8 +105,6 @@ class World:
             self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
                                                       np.asarray(self.terrain.mesh.faces)))
             self.geodetic_origin = self._geodetic_origin()
-            self.robot = models.robot
-            """The first robot's URDF description (None for a mesh body)."""
             self.vehicles: list[Vehicle | UrdfVehicle] = []
             """Every robot's vehicle, in Project.robots' order (built by sear.physics.robot.build_vehicle)."""
             self.start_poses: list[tuple[np.ndarray, np.ndarray]] = []
@@ -117,10 +115,6 @@ class World:
             """The grippers (sear.physics.gripper) of the robots whose body has one, by robot index."""
             for index, robot in enumerate(project.robots):
                 self._build_vehicle(index, robot, models.robot_models(index))
-            self.vehicle = self.vehicles[0]
-            """The first robot's vehicle (a one-robot world's only one)."""
-            self.gripper: GripperBody | None = self.grippers.get(0)
-            """The first robot's gripper, when its body has one."""
             self.fell: list[int] = []
             """The robots (indices) that fell off the terrain's edge on the last step."""
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
@@ -170,16 +164,6 @@ class World:
                 pass
         return vehicle
 
-    @property
-    def start_position(self) -> np.ndarray:
-        """The first robot's start position (m, world frame)."""
-        return self.start_poses[0][0]
-
-    @property
-    def start_orientation(self) -> np.ndarray:
-        """The first robot's start orientation (quaternion x, y, z, w)."""
-        return self.start_poses[0][1]
-
     def _start_pose(self, body: Body, wheels: dict, positions: dict) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start: the lowest wheel point `altitude` above the
         terrain (relative start) or at the given altitude above sea level (absolute start)."""
@@ -214,7 +198,7 @@ class World:
             if i in self.grippers:
                 self.grippers[i].reset()
 
-    def robot_body_ids(self, index: int = 0) -> list[int]:
+    def robot_body_ids(self, index: int) -> list[int]:
         """Bodies that make up robot `index` (its own sensors' rays must ignore them)."""
         gripper = self.grippers.get(index)
         return [self.vehicles[index].body_id] + ([gripper.body_id] if gripper is not None else [])

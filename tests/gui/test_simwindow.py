@@ -56,7 +56,7 @@ def test_holding_u_drives_forward_and_h_turns_left(window):
     QTest.keyRelease(w.view, Qt.Key.Key_U)
     QTest.keyRelease(w.view, Qt.Key.Key_H)
     w.advance(0.1)
-    assert w.simulation.world.vehicle.engine_force == 0.0 and w.simulation.world.vehicle.steering == 0.0
+    assert w.simulation.world.vehicles[0].engine_force == 0.0 and w.simulation.world.vehicles[0].steering == 0.0
 
 
 def test_several_keys_at_once_and_autorepeat_ignored(window):
@@ -68,7 +68,7 @@ def test_several_keys_at_once_and_autorepeat_ignored(window):
     QApplication.sendEvent(w.view, repeat)
     assert Qt.Key.Key_Right in w.view.held
     w.advance(1.0)
-    assert w.simulation.world.vehicle.engine_force > 0 and w.simulation.world.vehicle.steering < 0
+    assert w.simulation.world.vehicles[0].engine_force > 0 and w.simulation.world.vehicles[0].steering < 0
     assert _yaw(w) < 0  # turned right (clockwise)
 
 
@@ -78,7 +78,7 @@ def test_enter_resets_and_space_starts_user_code(window):
     w.advance(1.0)
     QTest.keyRelease(w.view, Qt.Key.Key_U)
     QTest.keyClick(w.view, Qt.Key.Key_Return)
-    assert np.allclose(w.simulation.state.position, w.simulation.world.start_position)
+    assert np.allclose(w.simulation.state.position, w.simulation.world.start_poses[0][0])
     assert "press Space" in w.status.text()
     QTest.keyClick(w.view, Qt.Key.Key_Space)
     assert w.simulation.user_started and w.camera_mode == "follow"

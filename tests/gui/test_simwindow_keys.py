@@ -88,7 +88,7 @@ def test_space_on_the_camera_box_starts_the_user_code_and_opens_no_drop_down(win
     w.advance(1.0)
     QTest.keyRelease(w.fields_list, Qt.Key.Key_Up)
     QTest.keyClick(w.fields_list, Qt.Key.Key_Return)
-    assert np.allclose(w.simulation.state.position, w.simulation.world.start_position)
+    assert np.allclose(w.simulation.state.position, w.simulation.world.start_poses[0][0])
 
 
 def test_a_text_field_keeps_its_keys_and_esc_gives_the_focus_back_to_the_view(window):
