@@ -851,12 +851,12 @@ class Simulation:
         for run in self.robots:
             run.start_user_code()
 
-    def collect_result(self) -> Any:
-        """What the first robot's user code's optional result(sim) hook returns now (a dict of names to
-        numbers or text; None without the hook, or when the user code is not running): `sear batch` asks at
-        the end of a run, over the protocol's `collect` turn. A failure there is the user code's error, as
-        in any hook."""
-        run = self.robots[0]
+    def collect_result(self, index: int) -> Any:
+        """What robot `index`'s user code's optional result(sim) hook returns now (a dict of names to
+        numbers or text; None without the hook, or when the user code is not running): `sear batch` asks
+        each robot at the end of a run, over the protocol's `collect` turn. A failure there is the user
+        code's error, as in any hook."""
+        run = self.robots[index]
         runner = run.runner
         if runner is None or not run.user_code_running:
             return None
