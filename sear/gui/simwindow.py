@@ -449,7 +449,7 @@ class SimulationWindow(QMainWindow):
             code = f"user code {why} (see the console){again}; you can still drive"
         elif sim.user_code_running:
             code = "user code running"
-        elif sim.runner is None:
+        elif all(run.runner is None for run in sim.robots):
             code = "no user code"
         elif sim.user_started:
             code = "user code finished: Space restarts it" if sim.can_restart else "user code finished"
