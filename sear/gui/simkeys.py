@@ -10,15 +10,17 @@ keys are held to drive.
 from __future__ import annotations
 
 import traceback
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
     QComboBox,
     QDockWidget,
     QLineEdit,
+    QMainWindow,
     QMenuBar,
     QPlainTextEdit,
     QTextEdit,
@@ -26,7 +28,9 @@ from PySide6.QtWidgets import (
 )
 
 if TYPE_CHECKING:
-    from sear.gui.simwindow import SimulationWindow
+    from sear.gui.simcamera import Cameras
+    from sear.gui.simview import SimView
+    from sear.runtime import Simulation
 
 DRIVE_KEYS = {
     Qt.Key.Key_U: "forward", Qt.Key.Key_Up: "forward",
@@ -79,14 +83,32 @@ def is_text_field(widget: QWidget | None) -> bool:
     return isinstance(widget, QComboBox) and widget.isEditable()
 
 
-class KeyRouter(QObject):
-    """Sends the simulation window's keys to it whichever of its widgets has the focus (an event filter
-    on the application: a key press goes to the focused widget, and the Camera box would open on Space
-    and the plot list would search for U). Popups (the Camera box's list, menus) and dialogs keep theirs."""
+class KeyTarget(Protocol):
+    """What the keys act on (sear.gui.simwindow.SimulationWindow)."""
 
-    def __init__(self, window: SimulationWindow) -> None:
+    simulation: Simulation
+    view: SimView
+    """Keeps the keys held (SimView.held); Esc gives it the focus."""
+    cameras: Cameras
+    commands: dict[str, QAction]
+
+    def start_user_code(self) -> None: ...
+
+    def reset(self) -> None: ...
+
+    def next_robot(self) -> None: ...
+
+
+class KeyRouter(QObject):
+    """Sends the keys of `window` (and of its docks) to `target` whichever of its widgets has the focus (an
+    event filter on the application: a key press goes to the focused widget, and the Camera box would
+    open on Space and the plot list would search for U). Popups (the Camera box's list, menus) and dialogs
+    keep theirs."""
+
+    def __init__(self, window: QMainWindow, target: KeyTarget) -> None:
         super().__init__(window)
         self.window = window
+        self.target = target
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
@@ -108,8 +130,8 @@ class KeyRouter(QObject):
         Driving and camera keys are held (auto-repeat ignored), Enter and Space act once, Esc gives the
         focus to the 3-D view: whichever widget has the focus, except a text field being typed in, which
         keeps all but Esc. Keys with Ctrl or Alt are left to the shortcuts (Ctrl+Q, Ctrl+W, ...)."""
-        window = self.window
-        simulation, held = window.simulation, window.view.held
+        target = self.target
+        simulation, held = target.simulation, target.view.held
         key = Qt.Key(event.key())
         gripper_key = (simulation.driven in simulation.world.grippers
                        and (key in GRIPPER_LIFT_KEYS or key == GRIPPER_KEY))
@@ -125,7 +147,7 @@ class KeyRouter(QObject):
         if modifiers != Qt.KeyboardModifier.NoModifier:
             return False
         if key == Qt.Key.Key_Escape:
-            window.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            target.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
             return True
         if not ours or is_text_field(QApplication.focusWidget() or widget) or is_text_field(widget):
             return False
@@ -133,7 +155,7 @@ class KeyRouter(QObject):
             return True
         if key in DRIVE_KEYS:
             held.add(key)
-            window.cameras.driving()
+            target.cameras.driving()
         elif key in CAMERA_KEYS:
             held.add(key)
         elif key in GRIPPER_LIFT_KEYS:
@@ -144,11 +166,11 @@ class KeyRouter(QObject):
             lift = sum(GRIPPER_LIFT_KEYS[k] for k in held if k in GRIPPER_LIFT_KEYS)
             simulation.set_gripper_input(open=not gripper.open_command, lift=lift)
         elif key == Qt.Key.Key_Space:
-            window.start_user_code()
+            target.start_user_code()
         elif key == Qt.Key.Key_F1:
-            window.commands["help"].toggle()
+            target.commands["help"].toggle()
         elif robot_key:
-            window.next_robot()
+            target.next_robot()
         else:
-            window.reset()
+            target.reset()
         return True

@@ -112,7 +112,7 @@ class SimulationWindow(QMainWindow):
         self.setWindowTitle(f"{simulation.project.name} — SEAR simulation")
         self._build()
         self._build_menus()
-        self.key_router = KeyRouter(self)
+        self.key_router = KeyRouter(self, self)
         app = QApplication.instance()
         if app is not None:
             app.installEventFilter(self.key_router)
