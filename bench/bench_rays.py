@@ -88,10 +88,11 @@ def bench_world(folder: Path) -> tuple[World, Project]:
 
 def _measure(world: World, configs, repeats: int, blocks: int) -> tuple[int, float, float, list[float]]:
     """Rays per sample, median seconds per sample through SEAR and bare, and the ratio of each block."""
-    state = world.vehicle.state(0.0)
+    vehicle = world.vehicles[0]
+    state = vehicle.state(0.0)
     suite = SensorSuite(configs, rng=np.random.default_rng(0), client=world.client,
-                        ignore_bodies=world.robot_body_ids(), body=world.vehicle.body_id,
-                        body_centre=world.vehicle.cog, static_world=world.static_world)
+                        ignore_bodies=world.robot_body_ids(0), body=vehicle.body_id,
+                        body_centre=vehicle.cog, static_world=world.static_world)
     # Only the sensors that cast rays: the others' models are measured by bench/run_bench.py.
     suite.sensors = [s for s in suite.sensors if s.ray_count]
     starts = np.concatenate([s.rays(state)[0] for s in suite.sensors])

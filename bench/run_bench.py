@@ -111,7 +111,7 @@ def _breakdown_round(simulation: Simulation, seconds: float) -> tuple[dict[str, 
     """One instrumented round: time per phase (s, totals) and wall time (s)."""
     spent: dict[str, float] = defaultdict(float)
     steps = round(seconds * simulation.physics_hz)
-    vehicle, sensors, runner, log = (simulation.world.vehicle, simulation.sensors, simulation.runner,
+    vehicle, sensors, runner, log = (simulation.world.vehicles[0], simulation.sensors, simulation.runner,
                                      simulation.log)
     saved = {(vehicle, "update"): vehicle.update, (vehicle, "state"): vehicle.state,
              (sensors, "update"): sensors.update, (sensors.caster, "cast"): sensors.caster.cast}

@@ -42,7 +42,7 @@ def shoot(app: QApplication, name: str, out: Path) -> None:
     project, seconds, centre, distance, elevation, azimuth, plots = SHOTS[name]
     simulation = Simulation(load_project(ROOT / "examples" / project), seed=1, output=lambda text: None)
     window = SimulationWindow(simulation)
-    fields = window.fields_list
+    fields = window.plots.fields_list
     for i in range(fields.count()):
         fields.item(i).setCheckState(Qt.CheckState.Checked if fields.item(i).text() in plots
                                      else Qt.CheckState.Unchecked)
@@ -54,7 +54,7 @@ def shoot(app: QApplication, name: str, out: Path) -> None:
     window.timer.stop()  # stepped by hand to the chosen moment
     window.start_user_code()
     window.advance(seconds)
-    window.camera_box.setCurrentIndex(window.camera_box.findData("free"))
+    window.cameras.box.setCurrentIndex(window.cameras.box.findData("free"))
     window.view.setCameraPosition(pos=Vector(*centre), distance=distance, elevation=elevation, azimuth=azimuth)
     window.draw()
     window.set_paused(True)

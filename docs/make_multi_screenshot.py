@@ -39,13 +39,13 @@ def main(out: Path) -> int:
     window.timer.stop()  # stepped by hand to the chosen moment below
     window.start_user_code()
     window.commands["rays"].setChecked(True)
-    for index in range(window.fields_list.count()):  # both robots' sonar: the plot shows them meet
-        item = window.fields_list.item(index)
+    for index in range(window.plots.fields_list.count()):  # both robots' sonar: the plot shows them meet
+        item = window.plots.fields_list.item(index)
         item.setCheckState(Qt.CheckState.Checked if item.text().endswith("front_sonar.distance")
                            else Qt.CheckState.Unchecked)
     window.advance(4.9)  # both swerving to their right, about to pass
     window.next_robot()
-    window.camera_box.setCurrentIndex(window.camera_box.findData("free"))
+    window.cameras.box.setCurrentIndex(window.cameras.box.findData("free"))
     middle = sum(run.state.position for run in simulation.robots) / len(simulation.robots)
     window.view.setCameraPosition(pos=Vector(*middle), distance=6.5, elevation=35, azimuth=-115)
     window.timer.start(15)

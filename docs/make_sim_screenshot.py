@@ -42,7 +42,7 @@ def main(out: Path) -> int:
     window.start_user_code()
     window.commands["rays"].setChecked(True)
     window.advance(19.0)  # on the second leg, passing the tree at (6, 16) on its right
-    window.camera_box.setCurrentIndex(window.camera_box.findData("free"))
+    window.cameras.box.setCurrentIndex(window.cameras.box.findData("free"))
     state = simulation.state
     yaw = math.degrees(quaternion_to_euler(state.orientation)[2])
     window.view.setCameraPosition(pos=Vector(*state.position), distance=8.5, elevation=28, azimuth=yaw - 150)

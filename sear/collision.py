@@ -1,8 +1,13 @@
 """Collision filter group bits shared by the physics bodies and the sensors' rays.
 
 A model-layer module so that sear.physics (which gives the bodies their groups) and the ray module in
-sear.sensors (which leaves groups out of its rays' mask) agree on the bits without one importing the
-other.
+sear.sensors (which casts the sensors' rays) agree on the bits without one importing the other.
+
+Every robot's bodies share one group, ROBOT_COLLISION_GROUP, however many robots a world holds: robots
+collide with each other, the terrain and the obstacles, and the wheels' suspension rays leave all robots
+out (NOT_ROBOTS_MASK). A robot's sensors see every other robot and never their own: the ray caster
+(sear.sensors.raycast) knows each robot's bodies and drops hits on its own robot after the cast, so no
+group bit per robot is needed and nothing caps the number of robots.
 """
 
 from __future__ import annotations
@@ -10,33 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 ROBOT_COLLISION_GROUP = 0x40
-"""Collision filter group bit of the robot's bodies; the sensors' rays leave it out of their mask.
-Not 1 or 2: Bullet gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
-
-MAX_ROBOTS = 23
-"""Robots one world holds at most: each has a collision group bit of its own (robot_group), bits 8 to 30
-of pybullet's 32-bit signed groups, so that its sensors' rays can leave out its own body and still see
-the other robots."""
-ALL_ROBOT_GROUPS = ROBOT_COLLISION_GROUP | sum(1 << (8 + i) for i in range(MAX_ROBOTS))
-"""Every bit a robot's body can carry."""
-NOT_ROBOTS_MASK = 0xFFFF & ~ALL_ROBOT_GROUPS
-"""A ray mask that leaves out every robot (a wheel's suspension ray)."""
+"""Collision filter group bit of every robot's bodies (chassis, URDF links, gripper). Not 1 or 2: Bullet
+gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
 ROBOT_BODY_MASK = 0x7FFFFFFF
 """A robot body's mask: it collides with everything, other robots included."""
-
-
-def robot_group(index: int) -> int:
-    """Collision group of robot `index` (0-based) of a world: ROBOT_COLLISION_GROUP and its own bit."""
-    if not 0 <= index < MAX_ROBOTS:
-        raise ValueError(f"a world holds at most {MAX_ROBOTS} robots, not robot number {index + 1}")
-    return ROBOT_COLLISION_GROUP | (1 << (8 + index))
-
-
-def sensor_ray_mask(index: int) -> int:
-    """The ray mask of robot `index`'s sensors: everything but that robot's own body (its own bit and
-    the group bit all robots share are left out; the other robots are hit through their own bits)."""
-    return NOT_ROBOTS_MASK | (ALL_ROBOT_GROUPS & ~robot_group(index))
-
+NOT_ROBOTS_MASK = 0xFFFF & ~ROBOT_COLLISION_GROUP
+"""A ray mask that leaves out every robot (a wheel's suspension ray)."""
 
 TERRAIN_COLLISION_GROUP = 0x80
 """Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Literal
 
 from sear import saving, xmlio
-from sear.collision import MAX_ROBOTS
 from sear.drives import registry as drive_registry
 from sear.errors import ProjectError
 from sear.fields import FORMAT_VERSION, param
@@ -311,7 +310,7 @@ class Project:
     has extra robots: it then prefixes the first robot's log columns."""
     extra_robots: list[Robot] = param(default_factory=list)
     """Robots besides the first, each with its own body, start pose, wheels, dynamics, user code and
-    sensors (at most MAX_ROBOTS robots in all)."""
+    sensors."""
     path: Path | None = field(default=None, compare=False)
     """Where this project lives on disk; not part of equality (a moved project is the same project)."""
 
@@ -325,12 +324,9 @@ class Project:
         return [first, *self.extra_robots]
 
     def robot_problem(self) -> tuple[str, str] | None:
-        """Why the robot list cannot be simulated or saved, as (message, field): a name used twice, or
-        more than MAX_ROBOTS robots; None when it is fine."""
+        """Why the robot list cannot be simulated or saved, as (message, field): a name used twice; None
+        when it is fine."""
         names = [robot.name for robot in self.robots]
-        if len(names) > MAX_ROBOTS:
-            return (f"the project has {len(names)} robots; SEAR simulates at most {MAX_ROBOTS} in one world "
-                    "(each robot's sensors need a collision group bit of their own); remove some.", "extra_robots")
         seen: set[str] = set()
         for name in names:
             if name in seen:
@@ -340,7 +336,7 @@ class Project:
         return None
 
     def add_robot(self, robot: Robot) -> Robot:
-        """Append `robot` (ProjectError when its name is taken or the project is full); returns it."""
+        """Append `robot` (ProjectError when its name is taken); returns it."""
         self.extra_robots.append(robot)
         problem = self.robot_problem()
         if problem is not None:

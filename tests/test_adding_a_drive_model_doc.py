@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from sear.drives import registry
+from sear.models.loaded import load_models
 from sear.physics.world import World
 from sear.project import Project
 
@@ -49,20 +50,22 @@ def test_the_page_example_is_a_word_a_project_may_name(page_namespace, tmp_path)
 @pytest.mark.parametrize("drive_type", ["awd", "car"])
 def test_the_page_example_steers_the_front_wheels_and_drives_all_four(page_namespace, tmp_path, drive_type):
     c_rr = 0.1
-    world = World(rover_project(tmp_path, drive_type=drive_type, rolling_resistance=c_rr))
+    project = rover_project(tmp_path, drive_type=drive_type, rolling_resistance=c_rr)
+    world = World(project, load_models(project))
+    vehicle = world.vehicles[0]
     try:
         run(world, 0.5)  # settled on its wheels
-        world.vehicle.steer(0.3)
+        vehicle.steer(0.3)
         run(world, 1.0 / 240)
-        steering = {wid: s.steering for wid, s in world.vehicle.wheel_states().items()}
+        steering = {wid: s.steering for wid, s in vehicle.wheel_states().items()}
         assert steering["left_front"] > 0.3 > steering["right_front"] > 0.0
         assert steering["left_rear"] == steering["right_rear"] == 0.0
-        world.vehicle.steer(0.0)
-        world.vehicle.accelerate(ROVER.engine_force)
+        vehicle.steer(0.0)
+        vehicle.accelerate(ROVER.engine_force)
         run(world, 0.5)
-        v0, t0 = world.vehicle.state().linear_velocity.copy(), world.time
+        v0, t0 = vehicle.state().linear_velocity.copy(), world.time
         run(world, 0.5)
-        v1, t1 = world.vehicle.state().linear_velocity.copy(), world.time
+        v1, t1 = vehicle.state().linear_velocity.copy(), world.time
     finally:
         world.close()
     acceleration = float(np.linalg.norm(v1 - v0)) / (t1 - t0)

@@ -48,7 +48,7 @@ def stacking(tmp_path):
 
 def test_user_code_stacks_three_boxes_into_a_tower(stacking):
     simulation, output = stacking
-    assert simulation.world.gripper is not None
+    assert 0 in simulation.world.grippers
     assert "gripper" in simulation.sensors.names
     simulation.start_user_code()
     done_at: list[float] = []
@@ -72,7 +72,7 @@ def test_user_code_stacks_three_boxes_into_a_tower(stacking):
     assert tops[2] == pytest.approx(3 * SIZE, abs=0.01)  # level, not tipped on an edge
     centres = np.array([c.mean(axis=0) for c in boxes])
     assert np.abs(centres[:, :2] - centres[0, :2]).max() < SIZE / 3  # one above the other
-    assert not simulation.world.gripper.reading().holding  # let go of it
+    assert not simulation.world.grippers[0].reading().holding  # let go of it
 
 
 def test_a_sensor_named_like_the_grippers_is_a_problem_only_with_a_gripper(tmp_path):

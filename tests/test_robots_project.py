@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from sear.collision import MAX_ROBOTS
 from sear.errors import ProjectError
 from sear.loading import load_project
 from sear.project import DUPLICATE_OFFSET, Project, Robot
@@ -85,14 +84,16 @@ def test_bad_robot_name_names_line_and_field(demo: Path) -> None:
     assert "'two words'" in message and "line" in message and "extra_robots" in message
 
 
-def test_at_most_max_robots(demo: Path) -> None:
+def test_forty_robots_are_saved_and_read_back(demo: Path) -> None:
+    """No cap on the robot count (the collision groups have none: sear.collision)."""
     project = Project.load(demo)
-    for i in range(MAX_ROBOTS - 1):
+    for i in range(39):
         project.duplicate_robot(0, f"r{i}")
-    assert len(project.robots) == MAX_ROBOTS
-    with pytest.raises(ProjectError, match=f"at most {MAX_ROBOTS}"):
-        project.duplicate_robot(0, "one_too_many")
-    assert len(project.robots) == MAX_ROBOTS
+    project.save()
+    again = Project.load(demo)
+    assert [r.name for r in again.robots] == ["robot", *(f"r{i}" for i in range(39))]
+    # Each copy starts DUPLICATE_OFFSET north of the robot copied (the first).
+    assert again.robots[39].body.start_north == pytest.approx(project.body.start_north + DUPLICATE_OFFSET)
 
 
 def test_remove_first_robot_promotes_the_second(demo: Path) -> None:

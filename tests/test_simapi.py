@@ -220,7 +220,7 @@ def test_valid_calls_still_work(tmp_path):
         simulation.run(1.0)
         assert simulation.user_error is None
         assert "".join(printed) == "at=0.5\n"
-        vehicle = simulation.world.vehicle
+        vehicle = simulation.world.vehicles[0]
         assert vehicle.brake_force == 10.0 and vehicle.engine_force == 0.0
         assert simulation.sim.speed > 0.05  # it drove for half a second
     finally:

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from sear.batch import results
 from sear.batch.pool import attempt, make_job, run_local, stop_fork_server
 from sear.batch.sweep import Sweep, SweepError, load_sweep
+from sear.project import Project
 
 EXIT_OK, EXIT_FAILED_RUNS, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -102,11 +103,12 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         stop_fork_server()
         shutil.rmtree(scratch_root, ignore_errors=True)
     rows = results.read_rows(folder)
-    results.write_tables(folder, rows)
+    prefixes = results.robot_prefixes(Project.load(sweep.project))
+    results.write_tables(folder, rows, prefixes)
     if report:
         from sear.batch.report import write_report
 
-        write_report(folder, rows, sweep)
+        write_report(folder, rows, sweep, prefixes)
     failed = [row for row in rows if row["status"] != "ok"]
     _say(f"sear batch: {len(rows)} of {len(runs)} runs done, {len(failed)} failed; table in "
          f"{folder / results.RESULTS_CSV}" + (f", report in {folder / 'report.html'}" if report else ""), stream)

@@ -1,5 +1,7 @@
 """The batch's summary report: one self-contained HTML page (report.html, its figures embedded as PNG)
 that shows at a glance which parameter values fail, how the metrics spread, and where the robots ended.
+With several robots, each metric's histogram and the end positions hold every robot's values (the table
+has them robot by robot).
 
 Figures are drawn with matplotlib's Agg canvas (no window, no global pyplot state); each is also saved as
 report-NAME.png beside the page, for documents and e-mails.
@@ -20,8 +22,10 @@ from sear.batch.sweep import Sweep
 OK_COLOUR, FAIL_COLOUR = "#3b8b4b", "#c8452c"
 MAX_CATEGORIES = 12
 """More distinct values of a parameter than this are grouped into bins of equal counts."""
-METRICS = (("distance_m", "distance driven (m)"), ("displacement_m", "end distance from start (m)"),
-           ("collisions", "collisions"), ("min_range_m", "minimum range seen (m)"), ("wall_time_s", "wall time (s)"))
+ROBOT_METRICS = (("distance_m", "distance driven (m)"), ("displacement_m", "end distance from start (m)"),
+                 ("collisions", "collisions"), ("min_range_m", "minimum range seen (m)"))
+"""A robot's metrics drawn, by their column names in a one-robot table (sear.batch.results.ROBOT_COLUMNS)."""
+RUN_METRICS = (("wall_time_s", "wall time (s)"),)
 
 
 def _number(value: Any) -> float | None:
@@ -96,21 +100,33 @@ def success_figure(rows: list[dict[str, Any]], params: list[str]) -> Any:
     return figure
 
 
-def metrics_figure(rows: list[dict[str, Any]]) -> Any:
-    """The distribution of each metric over the runs: histograms, runs that failed stacked in red."""
+def _values(rows: list[dict[str, Any]], key: str, prefixes: list[str], ok: bool) -> list[float]:
+    """The numbers of column `key` of every robot (`prefixes`: sear.batch.results.robot_prefixes) of the
+    rows whose run was ok (or failed)."""
+    return [n for r in rows if (r["status"] == "ok") == ok for prefix in prefixes
+            if (n := _number(r.get(prefix + key))) is not None]
+
+
+def metrics_figure(rows: list[dict[str, Any]], prefixes: list[str]) -> Any:
+    """The distribution of each metric over the runs (and robots): histograms, runs that failed stacked in
+    red."""
     from matplotlib.figure import Figure
 
-    extra = sorted({k for r in rows for k, v in r.items() if k.startswith("result.") and _number(v) is not None})
-    metrics = [*METRICS, *((k, k) for k in extra)]
-    present = [(k, label) for k, label in metrics if any(_number(r.get(k)) is not None for r in rows)]
+    several = len(prefixes) > 1
+    extra = sorted({k.removeprefix(prefix) for r in rows for k, v in r.items() for prefix in prefixes
+                    if k.startswith(prefix + "result.") and _number(v) is not None})
+    metrics = [*((k, f"{label}, every robot" if several else label, prefixes) for k, label in ROBOT_METRICS),
+               *((k, label, [""]) for k, label in RUN_METRICS),
+               *((k, f"{k}, every robot" if several else k, prefixes) for k in extra)]
+    present = [(k, label, owners) for k, label, owners in metrics
+               if _values(rows, k, owners, True) or _values(rows, k, owners, False)]
     columns = min(3, max(1, len(present)))
     lines = max(1, math.ceil(len(present) / columns))
     figure = Figure(figsize=(4.2 * columns, 2.8 * lines), layout="constrained")
     figure.suptitle("Metric distributions (failed runs in red)", fontweight="bold")
-    for k, (key, label) in enumerate(present):
+    for k, (key, label, owners) in enumerate(present):
         axes = figure.add_subplot(lines, columns, k + 1)
-        ok = [n for r in rows if r["status"] == "ok" and (n := _number(r.get(key))) is not None]
-        bad = [n for r in rows if r["status"] != "ok" and (n := _number(r.get(key))) is not None]
+        ok, bad = _values(rows, key, owners, True), _values(rows, key, owners, False)
         values = ok + bad
         if all(v.is_integer() for v in values) and max(values) - min(values) <= 40:  # counts: a bar per count
             bins: Any = [v - 0.5 for v in range(int(min(values)), int(max(values)) + 2)]
@@ -123,15 +139,15 @@ def metrics_figure(rows: list[dict[str, Any]]) -> Any:
     return figure
 
 
-def positions_figure(rows: list[dict[str, Any]]) -> Any:
-    """Where each run ended (x east, y north, m), failed runs as red crosses."""
+def positions_figure(rows: list[dict[str, Any]], prefixes: list[str]) -> Any:
+    """Where each run's robots ended (x east, y north, m), failed runs' as red crosses."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(4.6, 4.2), layout="constrained")
     axes = figure.add_subplot(1, 1, 1)
     for ok, colour, marker, label in ((True, OK_COLOUR, "o", "ok"), (False, FAIL_COLOUR, "x", "failed")):
-        points = [(r["final_x"], r["final_y"]) for r in rows if (r["status"] == "ok") == ok
-                  and _number(r.get("final_x")) is not None and _number(r.get("final_y")) is not None]
+        points = [(r[p + "final_x"], r[p + "final_y"]) for r in rows if (r["status"] == "ok") == ok for p in prefixes
+                  if _number(r.get(p + "final_x")) is not None and _number(r.get(p + "final_y")) is not None]
         if points:
             axes.scatter([x for x, _ in points], [y for _, y in points], c=colour, marker=marker, s=22,
                          label=label, alpha=0.8)
@@ -144,12 +160,13 @@ def positions_figure(rows: list[dict[str, Any]]) -> Any:
     return figure
 
 
-def write_report(folder: Path, rows: list[dict[str, Any]], sweep: Sweep | None = None) -> Path:
-    """report.html (and its figures as report-*.png) in `folder` from the batch's rows."""
+def write_report(folder: Path, rows: list[dict[str, Any]], sweep: Sweep, prefixes: list[str]) -> Path:
+    """report.html (and its figures as report-*.png) in `folder` from the batch's rows; `prefixes`: the
+    robots' column prefixes (sear.batch.results.robot_prefixes)."""
     params = [k for k in dict.fromkeys(k for r in rows for k in r) if k.startswith("param.")
               and len({str(r.get(k)) for r in rows}) > 1]
-    figures = {"success": success_figure(rows, params), "metrics": metrics_figure(rows),
-               "positions": positions_figure(rows)}
+    figures = {"success": success_figure(rows, params), "metrics": metrics_figure(rows, prefixes),
+               "positions": positions_figure(rows, prefixes)}
     images = {}
     for name, figure in figures.items():
         data = _png(figure)
@@ -157,7 +174,7 @@ def write_report(folder: Path, rows: list[dict[str, Any]], sweep: Sweep | None =
         images[name] = base64.b64encode(data).decode()
     statuses = Counter(r["status"] for r in rows)
     ok = statuses.get("ok", 0)
-    title = f"SEAR batch: {sweep.path.name if sweep else folder.name}"
+    title = f"SEAR batch: {sweep.path.name}"
     failed = [r for r in rows if r["status"] != "ok"]
     esc = html.escape
 
@@ -172,7 +189,7 @@ def write_report(folder: Path, rows: list[dict[str, Any]], sweep: Sweep | None =
                     "<table><tr><th>run</th><th>seed</th><th>parameters</th><th>status</th><th>attempts</th>"
                     f"<th>error</th></tr>{failed_rows}</table>")
     status_cells = "".join(f"<li><b>{esc(k)}</b>: {v}</li>" for k, v in sorted(statuses.items()))
-    project = esc(sweep.project.name) if sweep else ""
+    project = esc(sweep.project.name)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>
 <style>

@@ -27,10 +27,13 @@ from sear.project import Project
 RESULTS_JSONL, RESULTS_CSV, RESULTS_PARQUET, MANIFEST = (
     "results.jsonl", "results.csv", "results.parquet", "manifest.json")
 LEAD_COLUMNS = ("run_id", "index", "seed")
-METRIC_COLUMNS = ("status", "error", "attempts", "earlier_errors", "wall_time_s", "sim_time_s", "final_x", "final_y",
-                  "final_z", "final_yaw_deg", "distance_m", "displacement_m", "collisions", "falls", "min_range_m")
-"""Every row's columns after its parameters; then each range sensor's min_range.NAME and the user code's
-result.KEY (from its result(sim) hook)."""
+RUN_COLUMNS = ("status", "error", "attempts", "earlier_errors", "wall_time_s", "sim_time_s")
+"""Every row's columns after its parameters: the run's."""
+ROBOT_COLUMNS = ("final_x", "final_y", "final_z", "final_yaw_deg", "distance_m", "displacement_m", "collisions",
+                 "falls", "min_range_m")
+"""Then each robot's (prefixed with its name and a dot when the project has several robots, as the log
+names its columns: "rover.final_x"), each followed by its range sensors' min_range.NAME and its user
+code's result.KEY (from its result(sim) hook)."""
 PACKAGES = ("numpy", "pybullet", "trimesh", "scipy", "lxml", "msgpack", "embreex", "pyarrow", "matplotlib", "ray")
 
 
@@ -74,19 +77,35 @@ def read_rows(folder: Path) -> list[dict[str, Any]]:
     return sorted(rows.values(), key=lambda r: r.get("index", 0))
 
 
-def columns(rows: list[dict[str, Any]]) -> list[str]:
+def robot_prefixes(project: Project) -> list[str]:
+    """What each robot's columns start with: "" for a project of one robot, "NAME." for each of several."""
+    robots = project.robots
+    return [f"{robot.name}." for robot in robots] if len(robots) > 1 else [""]
+
+
+def columns(rows: list[dict[str, Any]], prefixes: list[str]) -> list[str]:
+    """The table's columns: LEAD_COLUMNS, the parameters, RUN_COLUMNS, then for each robot (`prefixes`,
+    robot_prefixes) ROBOT_COLUMNS, its min_range.NAME and then its other columns (result.KEY) by name;
+    any other column last."""
     names: list[str] = list(LEAD_COLUMNS)
-    seen = set(names) | set(METRIC_COLUMNS)
-    for prefix in ("param.",):
-        for row in rows:
-            for key in row:
-                if key.startswith(prefix) and key not in seen:
-                    names.append(key)
-                    seen.add(key)
-    names += METRIC_COLUMNS
-    rest = sorted({k for row in rows for k in row if k not in seen},
-                  key=lambda k: (not k.startswith("min_range."), k))
-    return names + rest
+    for row in rows:
+        for key in row:
+            if key.startswith("param.") and key not in names:
+                names.append(key)
+    names += RUN_COLUMNS
+    seen = set(names)
+    # The longest prefix first: a robot named "a" does not take robot "a.b"'s columns.
+    owners = sorted(prefixes, key=len, reverse=True)
+    extra: dict[str, set[str]] = {prefix: set() for prefix in prefixes}
+    others: set[str] = set()
+    for key in {k for row in rows for k in row} - seen:
+        owner = next((prefix for prefix in owners if key.startswith(prefix)), None)
+        (others if owner is None else extra[owner]).add(key)
+    for prefix in prefixes:
+        block = [prefix + column for column in ROBOT_COLUMNS]
+        ranges = sorted(k for k in extra[prefix] if k.startswith(prefix + "min_range."))
+        names += block + ranges + sorted(extra[prefix] - set(block) - set(ranges))
+    return names + sorted(others)
 
 
 def _cell(value: Any) -> str:
@@ -97,9 +116,10 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def write_tables(folder: Path, rows: list[dict[str, Any]]) -> None:
-    """results.csv and results.parquet from `rows` (run order), each written whole then moved into place."""
-    names = columns(rows)
+def write_tables(folder: Path, rows: list[dict[str, Any]], prefixes: list[str]) -> None:
+    """results.csv and results.parquet from `rows` (run order), each written whole then moved into place;
+    `prefixes`: the robots' (robot_prefixes)."""
+    names = columns(rows, prefixes)
     temporary = folder / (RESULTS_CSV + ".tmp")
     with open(temporary, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
@@ -125,11 +145,6 @@ def write_tables(folder: Path, rows: list[dict[str, Any]]) -> None:
     temporary = folder / (RESULTS_PARQUET + ".tmp")
     pq.write_table(pa.table(arrays), temporary)
     os.replace(temporary, folder / RESULTS_PARQUET)
-
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
 
 
 # --- manifest -----------------------------------------------------------------------------------------

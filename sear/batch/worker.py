@@ -106,58 +106,75 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
     except SearError as exc:  # the user code failed on loading or in init(sim)
         return {"status": failure_status(str(exc), None), "error": real(str(exc))}
     world = simulation.world
-    start = simulation.state.position.copy()
-    last = start.copy()
-    path_length = 0.0
-    collisions = 0
-    contacts: frozenset[int] = frozenset()
-    nearest: dict[str, float] = {s.name: math.inf for s in simulation.sensors.sensors if s.TYPE in RANGE_TYPES}
+    runs = simulation.robots
+    starts = [run.state.position.copy() for run in runs]
+    lasts = [start.copy() for start in starts]
+    path_lengths = [0.0] * len(runs)
+    collisions = [0] * len(runs)
+    contacts: list[frozenset[int]] = [frozenset()] * len(runs)
+    falls = [0] * len(runs)
+    # Each robot's range sensors' smallest reading so far (m), by sensor name.
+    nearest = [{s.name: math.inf for s in run.sensors.sensors if s.TYPE in RANGE_TYPES} for run in runs]
+    owner = {id(sensor): run.index for run in runs for sensor in run.sensors.sensors}
 
     def after_tick(tick: Any) -> bool:
-        nonlocal path_length, last, collisions, contacts
-        now = touching(world)
-        collisions += len(now - contacts)
-        contacts = now
+        for index in world.fell:
+            falls[index] += 1
+        for index in range(len(runs)):
+            now = touching(world, index)
+            collisions[index] += len(now - contacts[index])
+            contacts[index] = now
         for sensor in tick.sampled:
-            if sensor.name in nearest:
+            closest = nearest[owner[id(sensor)]]
+            if sensor.name in closest:
                 value = _min_reading(sensor.reading)
-                if value is not None and value < nearest[sensor.name]:
-                    nearest[sensor.name] = value
+                if value is not None and value < closest[sensor.name]:
+                    closest[sensor.name] = value
         if tick.control:
-            here = simulation.state.position
-            path_length += float(np.linalg.norm(here - last))
-            last = here.copy()
+            for index, run in enumerate(runs):
+                here = run.state.position
+                path_lengths[index] += float(np.linalg.norm(here - lasts[index]))
+                lasts[index] = here.copy()
         return simulation.user_error is not None
 
+    answers: list[Any] = [None] * len(runs)
     try:
         simulation.start_user_code()
         simulation.run(float(spec["duration"]), pace=False, after_tick=after_tick)
-        state = simulation.state
-        answer = simulation.collect_result() if simulation.user_error is None else None
-        if isinstance(answer, dict):
-            for key, value in answer.items():
-                out[f"result.{key}"] = value
-        error = simulation.user_error
-        if error is not None:
-            runner = simulation.runner
+        states = [run.state for run in runs]
+        for index in range(len(runs)):
+            answers[index] = simulation.collect_result(index) if simulation.user_error is None else None
+        failed = next((run for run in runs if run.user_error is not None), None)
+        if failed is not None:
+            runner = failed.runner
             status = runner.proc.returncode if isinstance(runner, UserCodeRunner) and runner.proc else None
-            out["status"], out["error"] = failure_status(str(error), status), real(str(error))
+            error = str(failed.user_error)
+            out["status"], out["error"] = failure_status(error, status), real(error)
     finally:
         simulation.close()
-    x, y, z = state.position.tolist()
-    _roll, _pitch, yaw = quaternion_to_euler(state.orientation)
-    out.update({
-        "sim_time_s": round(world.time, 9),
-        "final_x": x, "final_y": y, "final_z": z, "final_yaw_deg": math.degrees(yaw),
-        "distance_m": path_length,
-        "displacement_m": float(np.linalg.norm(state.position[:2] - start[:2])),
-        "collisions": collisions,
-        "falls": len(world.falls),
-    })
-    finite = [v for v in nearest.values() if math.isfinite(v)]
-    out["min_range_m"] = min(finite) if finite else None
-    for name, value in nearest.items():
-        out[f"min_range.{name}"] = value if math.isfinite(value) else None
+    # One robot: the metrics' own names; several: each robot's prefixed with its name ("rover.final_x").
+    for run, answer in zip(runs, answers, strict=True):
+        if isinstance(answer, dict):
+            for key, value in answer.items():
+                out[f"{run.prefix}result.{key}"] = value
+    out["sim_time_s"] = round(world.time, 9)
+    for index, run in enumerate(runs):
+        prefix = run.prefix
+        state = states[index]
+        x, y, z = state.position.tolist()
+        _roll, _pitch, yaw = quaternion_to_euler(state.orientation)
+        out.update({
+            f"{prefix}final_x": x, f"{prefix}final_y": y, f"{prefix}final_z": z,
+            f"{prefix}final_yaw_deg": math.degrees(yaw),
+            f"{prefix}distance_m": path_lengths[index],
+            f"{prefix}displacement_m": float(np.linalg.norm(state.position[:2] - starts[index][:2])),
+            f"{prefix}collisions": collisions[index],
+            f"{prefix}falls": falls[index],
+        })
+        finite = [v for v in nearest[index].values() if math.isfinite(v)]
+        out[f"{prefix}min_range_m"] = min(finite) if finite else None
+        for name, value in nearest[index].items():
+            out[f"{prefix}min_range.{name}"] = value if math.isfinite(value) else None
     return out
 
 

@@ -1,9 +1,9 @@
 """The simulation window's Grids dock: the grids user code shows with `sim.show_grid` (an occupancy map).
 
 Each title gets a top-down plot in metres (x east, y north, the world frame) with the grid drawn in
-place, 0 white to 1 black and NaN (unknown) a light blue-grey, and the robot's position and heading on
-it. The dock holds one such plot per title, tabbed; a plot is redrawn only when its grid was shown
-again. Reading `Simulation.grids` never changes the simulation.
+place, 0 white to 1 black and NaN (unknown) a light blue-grey, and the position and heading of the robot
+that showed it on it. The dock holds one such plot per title, tabbed; a plot is redrawn only when its grid
+was shown again. Reading `Simulation.grids` never changes the simulation.
 """
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ class GridTabs(QTabWidget):
         super().__init__()
         self.plots: dict[str, GridPlot] = {}
 
-    def update_grids(self, grids: dict[str, GridImage], robot: tuple[float, float, float]) -> None:
-        """Draw every grid shown since the last call (new titles get a tab) and the robot `(x, y, yaw)`
-        (m, m, rad) on each."""
+    def update_grids(self, grids: dict[str, GridImage], robots: dict[str, tuple[float, float, float]]) -> None:
+        """Draw every grid shown since the last call (new titles get a tab) and on each, its robot as
+        `robots` has it by title: `(x, y, yaw)` (m, m, rad)."""
         for title, grid in grids.items():
             plot = self.plots.get(title)
             if plot is None:
@@ -84,4 +84,4 @@ class GridTabs(QTabWidget):
                 self.addTab(plot, title)
             if plot.shown is not grid:
                 plot.show_grid(grid)
-            plot.show_robot(*robot)
+            plot.show_robot(*robots[title])

@@ -15,7 +15,8 @@ tips and the mast (too big). The lift raises the carriage, paddles and load whil
 below `lift_force`.
 
 The break beam is a ray between the paddles' inner faces, BEAM_AT of the way from the carriage to the
-tips at half the paddles' height; it is broken by anything that is not the robot.
+tips at half the paddles' height; it is broken by anything between the paddles, another robot too (no
+part of its own robot ever lies on it: the ray starts and ends just off the paddles' inner faces).
 
 Frames: the body frame of sear.physics.vehicle (x forward, y left, z up, m).
 """
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
-from sear.collision import ROBOT_COLLISION_GROUP
+from sear.collision import ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
 from sear.project import Gripper
 from sear.state import GripperReading
 
@@ -64,7 +65,6 @@ PADDLE_SPEED = 0.1
 """m/s: each paddle's top speed while opening or closing."""
 BEAM_AT = 0.4
 """Where the break beam crosses, as a share of the paddles' length from the carriage."""
-_RAY_MASK = 0xFFFF & ~ROBOT_COLLISION_GROUP
 LIFT, LEFT, RIGHT = 0, 1, 2
 """Joint (and link) indices of the gripper multibody: the carriage's lift, the left and right paddle."""
 
@@ -176,7 +176,7 @@ class GripperBody:
             physicsClientId=client)
         p.changeDynamics(self.body_id, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
         for link in (-1, LIFT, LEFT, RIGHT):
-            p.setCollisionFilterGroupMask(self.body_id, link, ROBOT_COLLISION_GROUP, 0xFFFF & ~ROBOT_COLLISION_GROUP,
+            p.setCollisionFilterGroupMask(self.body_id, link, ROBOT_COLLISION_GROUP, ROBOT_BODY_MASK,
                                           physicsClientId=client)
             p.changeDynamics(self.body_id, link, lateralFriction=PADDLE_FRICTION, physicsClientId=client)
         p.changeDynamics(self.body_id, LIFT, jointLowerLimit=0.0, jointUpperLimit=self.travel,
@@ -333,7 +333,7 @@ class GripperBody:
         return max(0.0, self.settings.max_opening - left - right)
 
     def beam(self) -> bool:
-        """Whether the break beam between the paddles is broken (by anything but the robot)."""
+        """Whether the break beam between the paddles is broken (by anything between them)."""
         client, body = self.client, self.body_id
         g = self.geometry
         along = -g.paddle_size[0] / 2 + BEAM_AT * g.paddle_size[0]
@@ -346,7 +346,7 @@ class GripperBody:
             ends.append((np.asarray(state[4]) + rotation @ local).tolist())
         if math.dist(ends[0], ends[1]) < 1e-4:
             return False
-        hit = p.rayTest(ends[0], ends[1], collisionFilterMask=_RAY_MASK, physicsClientId=client)[0]
+        hit = p.rayTest(ends[0], ends[1], physicsClientId=client)[0]
         return hit[0] >= 0
 
     def held(self) -> int | None:

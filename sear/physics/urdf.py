@@ -23,8 +23,9 @@ sear.models.robotdesc.wheels' proposal):
   (c_rr × its share of the weight).
 Masses, inertias, friction and collision shapes are the URDF's (read with URDF_USE_INERTIA_FROM_FILE):
 the Vehicle Dynamics tab's mass, suspension and tyre fields do not apply. Links of one robot do not
-collide with each other (pybullet's default); every link is in the robot's collision group, so the
-sensors' rays never see the robot.
+collide with each other (pybullet's default); every link is in the robots' collision group
+(sear.collision): it collides with other robots, no wheel rolls on it, and its own sensors' rays pass
+through it (the ray caster drops hits on a robot's own bodies).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
-from sear.collision import ROBOT_COLLISION_GROUP
+from sear.collision import ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
 from sear.drives.base import WheelPlace
 from sear.errors import ProjectError
 from sear.models.loaded import RobotModels
@@ -93,7 +94,7 @@ class UrdfVehicle(DriveInputs):
             self.joint_index[info[1].decode()] = i
             self.link_index[info[12].decode()] = i
         for link in self.link_index.values():
-            p.setCollisionFilterGroupMask(self.body_id, link, ROBOT_COLLISION_GROUP, 0xFFFF & ~ROBOT_COLLISION_GROUP,
+            p.setCollisionFilterGroupMask(self.body_id, link, ROBOT_COLLISION_GROUP, ROBOT_BODY_MASK,
                                           physicsClientId=client)
         dyn = p.getDynamicsInfo(self.body_id, -1, physicsClientId=client)
         self._inertial = (tuple(dyn[3]), tuple(dyn[4]))

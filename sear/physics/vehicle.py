@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
-from sear.collision import NOT_ROBOTS_MASK, ROBOT_COLLISION_GROUP
+from sear.collision import NOT_ROBOTS_MASK, ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
 from sear.drives.base import WheelPlace
 from sear.physics.inputs import DriveInputs
 from sear.project import WHEEL_IDS, Dynamics
@@ -208,8 +208,7 @@ class Vehicle(DriveInputs):
         # No damping of our own: every force on the chassis is modelled.
         p.changeDynamics(self.body_id, -1, linearDamping=0.0, angularDamping=0.0, lateralFriction=0.5,
                          physicsClientId=client)
-        p.setCollisionFilterGroupMask(self.body_id, -1, ROBOT_COLLISION_GROUP, 0xFFFF & ~ROBOT_COLLISION_GROUP,
-                                      physicsClientId=client)
+        p.setCollisionFilterGroupMask(self.body_id, -1, ROBOT_COLLISION_GROUP, ROBOT_BODY_MASK, physicsClientId=client)
         info = p.getDynamicsInfo(self.body_id, -1, physicsClientId=client)
         self._inv_inertia_local = np.array([1.0 / i if i > 0 else 0.0 for i in info[2]])
         self._state = {wid: WheelState() for wid in WHEEL_IDS}

@@ -100,8 +100,6 @@ class World:
                 p.setCollisionFilterGroupMask(tid, -1, STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP,
                                               STATIC_COLLISION_MASK, physicsClientId=self.client)
             self.geodetic_origin = self._geodetic_origin()
-            self.robot = models.robots[0].description
-            """The first robot's URDF description (None for a mesh body)."""
             self.vehicles: list[Vehicle | UrdfVehicle] = []
             """Every robot's vehicle, in Project.robots' order (built by sear.physics.robot.build_vehicle)."""
             self.start_poses: list[tuple[np.ndarray, np.ndarray]] = []
@@ -112,10 +110,6 @@ class World:
             """The grippers (sear.physics.gripper) of the robots whose body has one, by robot index."""
             for index, robot in enumerate(project.robots):
                 self._build_vehicle(index, robot, models.robots[index])
-            self.vehicle = self.vehicles[0]
-            """The first robot's vehicle (a one-robot world's only one)."""
-            self.gripper: GripperBody | None = self.grippers.get(0)
-            """The first robot's gripper, when its body has one."""
             self.fell: list[int] = []
             """The robots (indices) that fell off the terrain's edge on the last step."""
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
@@ -144,7 +138,7 @@ class World:
         start = self._start_pose(robot.body, -models.lowest)
         self.start_poses.append(start)
         self.descriptions.append(models.description)
-        vehicle = build_vehicle(self.client, robot, models, index, tuple(start[0]), tuple(start[1]))
+        vehicle = build_vehicle(self.client, robot, models, tuple(start[0]), tuple(start[1]))
         self.vehicles.append(vehicle)
         if robot.body.gripper is not None:
             if not isinstance(vehicle, Vehicle):
@@ -163,16 +157,6 @@ class World:
             except Exception:  # qhull's errors have no common type
                 pass
         return vehicle
-
-    @property
-    def start_position(self) -> np.ndarray:
-        """The first robot's start position (m, world frame)."""
-        return self.start_poses[0][0]
-
-    @property
-    def start_orientation(self) -> np.ndarray:
-        """The first robot's start orientation (quaternion x, y, z, w)."""
-        return self.start_poses[0][1]
 
     def _start_pose(self, body: Body, clearance: float) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start, the body frame `clearance` m above the robot's
@@ -199,7 +183,7 @@ class World:
             if i in self.grippers:
                 self.grippers[i].reset()
 
-    def robot_body_ids(self, index: int = 0) -> list[int]:
+    def robot_body_ids(self, index: int) -> list[int]:
         """Bodies that make up robot `index` (its own sensors' rays must ignore them)."""
         gripper = self.grippers.get(index)
         return [self.vehicles[index].body_id] + ([gripper.body_id] if gripper is not None else [])

@@ -146,7 +146,7 @@ class Simulation:
         sensors = SensorSuite(configs, rng=rng, client=world.client, ignore_bodies=world.robot_body_ids(index),
                               origin=world.geodetic_origin, body=vehicle.body_id if aligned else None,
                               body_centre=vehicle.cog, static_world=world.static_world,
-                              accessories=self._accessories(index, robot, configs, rng), robot_index=index)
+                              accessories=self._accessories(index, robot, configs, rng))
         return RobotRun(self, index, robot, sensors, code)
 
     def _accessories(self, index: int, robot: Robot, configs: list[SensorConfig],
@@ -269,12 +269,12 @@ class Simulation:
         for run in self.robots:
             run.start_user_code()
 
-    def collect_result(self) -> Any:
-        """What the first robot's user code's optional result(sim) hook returns now (a dict of names to
-        numbers or text; None without the hook, or when the user code is not running): `sear batch` asks at
-        the end of a run, over the protocol's `collect` turn. A failure there is the user code's error, as
-        in any hook."""
-        run = self.robots[0]
+    def collect_result(self, index: int) -> Any:
+        """What robot `index`'s user code's optional result(sim) hook returns now (a dict of names to
+        numbers or text; None without the hook, or when the user code is not running): `sear batch` asks
+        each robot at the end of a run, over the protocol's `collect` turn. A failure there is the user
+        code's error, as in any hook."""
+        run = self.robots[index]
         runner = run.runner
         if runner is None or not run.user_code_running:
             return None

@@ -13,10 +13,14 @@ plane of the triangle it found, so its distance is as exact as pybullet's. Witho
 cannot be installed) every ray goes to pybullet, with one warning per process.
 
 pybullet's rayTestBatch takes at most 16,383 rays per call (a numpy batch of 16,384 or more silently
-returns nothing), so batches for it are split; Embree has no such limit. A robot never sees itself and
-sees every other robot: each robot's bodies carry a collision group bit of their own
-(sear.collision.robot_group), which its rays' mask leaves out and the other robots' rays keep, and no
-robot is part of the fixed world.
+returns nothing), so batches for it are split; Embree has no such limit.
+
+A robot never sees itself and sees every other robot. All robots share one collision group
+(sear.collision), so no ray mask can tell them apart: the caster is told its own robot's bodies and
+leaves them out itself. No robot is part of the fixed world; the other robots' convex hulls are tested
+here (_cast_hulls), and its own are skipped. A pybullet ray whose first hit is its own robot is cast
+again for every hit along it (rayTestBatch's reportHitNumber), and the nearest hit on anything else
+wins: the same hit, to the bit, that a collision mask leaving its robot out would give.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pybullet as p
 
-from sear.collision import ROBOT_BODY_MASK, RobotHull, StaticShape, StaticWorld, robot_group, sensor_ray_mask
+from sear.collision import RobotHull, StaticShape, StaticWorld
 
 MAX_BATCH = 16_383
 """Most rays pybullet's rayTestBatch casts in one call."""
@@ -56,6 +60,13 @@ class RayResult(NamedTuple):
     """(N, 3) unit normal of the surface hit, world frame, facing the ray's start; zeros for a miss."""
     body: np.ndarray
     """(N,) pybullet body id of what was hit; -1 for a miss. Terrain hits report the terrain's first body."""
+
+
+def _forget(result: RayResult, rays: np.ndarray) -> None:
+    """Make rays `rays` of `result` misses."""
+    result.fraction[rays] = 1.0
+    result.normal[rays] = 0.0
+    result.body[rays] = -1
 
 
 def _embree() -> Any:
@@ -160,19 +171,14 @@ class RayCaster:
     `engine="pybullet"`) every ray with pybullet."""
 
     def __init__(self, client: int, ignore_bodies: list[int], static_world: StaticWorld | None = None, *,
-                 engine: str = "auto", robot_index: int = 0) -> None:
-        """`ignore_bodies`: the bodies of robot number `robot_index` of the world, whose sensors these
-        rays are; they go into that robot's collision group (sear.collision.robot_group), which the rays'
-        mask leaves out while it keeps every other robot's."""
+                 engine: str = "auto") -> None:
+        """`ignore_bodies`: the bodies of the robot whose sensors these rays are (World.robot_body_ids):
+        no ray ever hits them; every other body, other robots' too, is hit."""
         if engine not in ("auto", "pybullet"):
             raise ValueError(f"engine must be 'auto' or 'pybullet', not {engine!r}")
         self.client = client
-        self.mask = sensor_ray_mask(robot_index)
         self.ignore = set(ignore_bodies)
-        group = robot_group(robot_index)
-        for body in ignore_bodies:
-            # Idempotent: sear.physics.robot.build_vehicle already puts its chassis in this group.
-            p.setCollisionFilterGroupMask(body, -1, group, ROBOT_BODY_MASK, physicsClientId=client)
+        self._ignored = np.array(sorted(self.ignore), dtype=np.int64)
         self.static_world = static_world
         self.embree = _embree() if static_world is not None and engine == "auto" else None
         self._scenes: list[_StaticScene] = []
@@ -223,14 +229,35 @@ class RayCaster:
         return result
 
     def _pybullet(self, starts: np.ndarray, ends: np.ndarray, parent: int | None) -> RayResult:
-        """Every ray through pybullet's rayTestBatch, in batches it accepts."""
+        """Every ray through pybullet: the nearest hit on anything but the ignored bodies."""
+        result = self._ray_test_batch(starts, ends, parent)
+        rays = np.flatnonzero(np.isin(result.body, self._ignored))
+        if len(rays):
+            _forget(result, rays)
+            # Hit number n of each ray (pybullet's order, not the nearest first) until a ray has no more.
+            number = 0
+            while len(rays):
+                nth = self._ray_test_batch(starts[rays], ends[rays], parent, hit_number=number)
+                other = (nth.body >= 0) & ~np.isin(nth.body, self._ignored) & (nth.fraction < result.fraction[rays])
+                result.fraction[rays[other]] = nth.fraction[other]
+                result.normal[rays[other]] = nth.normal[other]
+                result.body[rays[other]] = nth.body[other]
+                rays = rays[nth.body >= 0]
+                number += 1
+        return result
+
+    def _ray_test_batch(self, starts: np.ndarray, ends: np.ndarray, parent: int | None,
+                        hit_number: int = -1) -> RayResult:
+        """Rays through pybullet's rayTestBatch, in batches it accepts: each one's first hit, or with
+        `hit_number` n >= 0 its n-th hit in pybullet's order (a miss when it has fewer)."""
         n = len(starts)
-        frame = {} if parent is None else {"parentObjectUniqueId": parent, "parentLinkIndex": -1}
+        options: dict[str, Any] = {} if parent is None else {"parentObjectUniqueId": parent, "parentLinkIndex": -1}
+        if hit_number >= 0:
+            options["reportHitNumber"] = hit_number
         results: list[Any] = []
         for lo in range(0, n, MAX_BATCH):
             results.extend(p.rayTestBatch(starts[lo:lo + MAX_BATCH], ends[lo:lo + MAX_BATCH],
-                                          numThreads=RAY_THREADS, collisionFilterMask=self.mask,
-                                          physicsClientId=self.client, **frame))
+                                          numThreads=RAY_THREADS, physicsClientId=self.client, **options))
         fraction = np.fromiter(map(_FRACTION, results), dtype=np.float64, count=n)
         body = np.fromiter(map(_BODY, results), dtype=np.int64, count=n)
         normal = np.fromiter(chain.from_iterable(map(_NORMAL, results)), dtype=np.float64, count=3 * n)

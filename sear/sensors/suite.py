@@ -1,6 +1,6 @@
 """All of a run's sensors: sampling each on its own period, one ray batch per tick, readings and log.
 
-    suite = SensorSuite(configs, rng=rng, client=world.client, ignore_bodies=world.robot_body_ids(),
+    suite = SensorSuite(configs, rng=rng, client=world.client, ignore_bodies=world.robot_body_ids(index),
                         origin=(lat0, lon0, alt0))
     suite.update(state)        # on the physics steps at or after suite.next_due (s)
     suite.read("front_ir")     # latest reading (None until the first sample)
@@ -29,17 +29,16 @@ class SensorSuite:
     def __init__(self, configs: list[SensorConfig], *, rng: np.random.Generator, client: int,
                  ignore_bodies: list[int], origin: tuple[float, float, float] = (0.0, 0.0, 0.0),
                  body: int | None = None, body_centre: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
-                 static_world: StaticWorld | None = None, accessories: Sequence[Sensor] = (),
-                 robot_index: int = 0) -> None:
+                 static_world: StaticWorld | None = None, accessories: Sequence[Sensor] = ()) -> None:
         """`body`: the pybullet body the sensors are mounted on, whose frame pybullet reports at
         `body_centre` (its centre of mass, m, in the body model frame). With it, rays are cast in the
         body's frame: fixed arrays made once, which pybullet moves with the body itself. Without it
         (sensors tested on a state alone), each sample's rays are worked out in the world frame.
         `static_world`: the world's fixed bodies as triangles (World.static_world), cast with Embree
         (sear.sensors.raycast); without it every ray is cast with pybullet. `accessories`: sensors built
-        elsewhere that are not in the sensors file (the gripper's), after the configured ones. `robot_index`:
-        which robot of the world carries these sensors (its own bodies are `ignore_bodies`; the other robots
-        are seen)."""
+        elsewhere that are not in the sensors file (the gripper's), after the configured ones.
+        `ignore_bodies`: the bodies of the robot that carries these sensors, which its rays never hit (they
+        hit every other robot)."""
         context = SensorContext(origin=origin)
         self.sensors: list[Sensor] = []
         for config in configs:
@@ -51,7 +50,7 @@ class SensorSuite:
         self._by_name = {s.name: s for s in self.sensors}
         self._index = {id(s): i for i, s in enumerate(self.sensors)}
         self._cells: list[list[str] | None] = [None] * len(self.sensors)
-        self.caster = RayCaster(client, ignore_bodies, static_world, robot_index=robot_index)
+        self.caster = RayCaster(client, ignore_bodies, static_world)
         self.body = body
         self._local: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
         """Ray starts and ends in the body's pybullet frame, by the sensors (ids) that cast them together."""

@@ -118,7 +118,7 @@ def test_result_is_asked_of_a_run_style_controller_before_it_stops(tmp_path, not
     try:
         simulation.start_user_code()
         simulation.run(0.5, pace=False)
-        answer = simulation.collect_result()
+        answer = simulation.collect_result(0)
         error = simulation.user_error
     finally:
         simulation.close()

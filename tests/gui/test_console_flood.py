@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QTimer
 
-from sear.gui.simwindow import CONSOLE_LINES, ConsoleTail, SimulationWindow
+from sear.gui.simconsole import CONSOLE_LINES, ConsoleTail
+from sear.gui.simwindow import SimulationWindow
 from sear.project import Project
 from sear.runtime.simulation import Simulation
 

@@ -47,15 +47,15 @@ def test_a_grid_user_code_shows_appears_in_its_dock_in_place_with_the_robot(qtbo
         """)
     try:
         w.advance(0.5)
-        assert w.grid_dock is None  # positive control: not before the user code shows one
+        assert w.sensor_docks.grid_dock is None  # positive control: not before the user code shows one
         w.start_user_code()
         w.advance(0.5)
         w.draw()
         w.set_paused(True)
-        w._update_plots()
-        qtbot.waitUntil(lambda: w.grid_dock is not None and w.grid_dock.isVisible())
-        plot = w.grid_tabs.plots["map"]
-        assert [w.grid_tabs.tabText(i) for i in range(w.grid_tabs.count())] == ["map"]
+        w.refresh_docks()
+        qtbot.waitUntil(lambda: w.sensor_docks.grid_dock is not None and w.sensor_docks.grid_dock.isVisible())
+        plot = w.sensor_docks.grid_tabs.plots["map"]
+        assert [w.sensor_docks.grid_tabs.tabText(i) for i in range(w.sensor_docks.grid_tabs.count())] == ["map"]
         rect = plot.image.mapRectToParent(plot.image.boundingRect())
         assert (rect.x(), rect.y(), rect.width(), rect.height()) == pytest.approx((-1.0, 2.0, 1.5, 1.0))
         shown = plot.image.image
@@ -87,13 +87,14 @@ def test_a_ring_of_beams_is_drawn_as_spokes_and_a_dense_scan_is_not(qtbot, tmp_p
         """, sensors=[ring, dense])
     try:
         w.advance(0.5)
-        w._update_plots()
-        xs, ys = w.scan_beams["ring"].getData()
-        returns = w.scan_plots["ring"][0].plot_points(w.simulation.sensors.read("ring"))
+        w.refresh_docks()
+        ring = w.sensor_docks.panel("ring")
+        xs, ys = ring.beams.getData()
+        returns = ring.sensor.plot_points(w.simulation.sensors.read("ring"))
         assert 4 <= len(returns) < 32                 # the two walls in range, open sky beyond
         assert len(xs) == 2 * len(returns)
         assert np.all(xs[0::2] == 0.0) and np.all(ys[0::2] == 0.0)   # every spoke from the sensor
         assert np.allclose(np.column_stack([xs[1::2], ys[1::2]]), returns)
-        assert "dense" not in w.scan_beams
+        assert w.sensor_docks.panel("dense").beams is None
     finally:
         w.simulation.close()

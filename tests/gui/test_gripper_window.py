@@ -12,7 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from sear.gui.simwindow import HELP, SimulationWindow
+from sear.gui.simkeys import HELP
+from sear.gui.simwindow import SimulationWindow
 from sear.project import Project
 from sear.runtime.simulation import Simulation
 
@@ -41,7 +42,7 @@ def window(qtbot, tmp_path):
 
 def test_g_closes_on_a_box_and_t_b_move_the_lift_while_held(window):
     w = window
-    gripper = w.simulation.world.gripper
+    gripper = w.simulation.world.grippers[0]
     middle = gripper.part_poses()[2][0]
     w.simulation.sim.add_box(float(middle[0]), 0.0, size=SIZE, mass=0.3)
     w.advance(0.2)
@@ -72,9 +73,9 @@ def test_the_gripper_is_drawn_where_the_physics_has_it(window):
     QTest.keyPress(w.view, Qt.Key.Key_T)
     w.advance(1.0)
     w.draw()
-    parts = w.simulation.world.gripper.part_poses()
-    assert len(w.gripper_items[0]) == len(parts) == 4
-    for item, (position, _orientation, _size) in zip(w.gripper_items[0], parts, strict=True):
+    parts = w.simulation.world.grippers[0].part_poses()
+    assert len(w.scene.gripper_items[0]) == len(parts) == 4
+    for item, (position, _orientation, _size) in zip(w.scene.gripper_items[0], parts, strict=True):
         drawn = np.array(item.transform().column(3).toTuple()[:3])
         assert drawn == pytest.approx(position, abs=1e-5)
     assert "<b>G</b>" in HELP and "<b>T</b> / <b>B</b>" in HELP
@@ -87,7 +88,7 @@ def test_without_a_gripper_g_t_b_do_nothing(qtbot, demo_copy):
     w.show()
     w.view.setFocus()
     try:
-        assert simulation.world.gripper is None and w.gripper_items == {}
+        assert simulation.world.grippers == {} and w.scene.gripper_items == {}
         for key in (Qt.Key.Key_G, Qt.Key.Key_T, Qt.Key.Key_B):
             QTest.keyClick(w.view, key)
         w.advance(0.2)

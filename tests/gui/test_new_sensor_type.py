@@ -106,8 +106,8 @@ def test_samples_logs_and_reads(altimeter, demo_copy, tmp_path):
                      sensor_configs=load_sensors(_sensors_file(demo_copy)))
     try:
         sim.run(1.0)  # 240 steps: the last is a control tick, so the log's last row is this state
-        position, _orientation = sim.world.vehicle.pose()
-        velocity = sim.world.vehicle.state(sim.world.time).linear_velocity
+        position, _orientation = sim.world.vehicles[0].pose()
+        velocity = sim.world.vehicles[0].state(sim.world.time).linear_velocity
         expected_height, expected_climb = float(position[2]) + 0.5, float(velocity[2])
         reading = sim.sim.read("alt")
         assert reading.height == pytest.approx(expected_height, abs=1e-9)
@@ -135,7 +135,7 @@ def test_shows_in_the_hud(altimeter, demo_copy, qtbot):
     try:
         window.timer.stop()
         window.advance(1.0)
-        z = float(sim.world.vehicle.pose()[0][2])
+        z = float(sim.world.vehicles[0].pose()[0][2])
         line = next(line for line in window.hud.text().splitlines() if line.startswith("alt "))
         assert f"{z + 0.5:.3f} m, climbing" in line
         assert sim.sensors.sensor("alt").hud_text(sim.sensors.read("alt")) in line

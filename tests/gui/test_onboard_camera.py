@@ -29,9 +29,9 @@ def window(qtbot, demo_copy):
 def test_an_on_board_camera_of_a_sensor_inside_the_body_sees_from_above_the_hull(window):
     w = window
     sensor = w.simulation.sensors.sensor("accel")
-    lo, hi = w.simulation.world.vehicle.body_mesh.bounds
+    lo, hi = w.simulation.world.vehicles[0].body_mesh.bounds
     assert np.all(lo <= sensor.mount_position) and np.all(sensor.mount_position <= hi)  # mounted inside the body
-    w.camera_box.setCurrentIndex(w.camera_box.findData("sensor:accel"))
+    w.cameras.box.setCurrentIndex(w.cameras.box.findData("sensor:accel"))
     w.advance(0.1)
     w.draw()
     state = w.simulation.state

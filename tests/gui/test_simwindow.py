@@ -58,7 +58,7 @@ def test_holding_u_drives_forward_and_h_turns_left(window):
     QTest.keyRelease(w.view, Qt.Key.Key_U)
     QTest.keyRelease(w.view, Qt.Key.Key_H)
     w.advance(0.1)
-    assert w.simulation.world.vehicle.engine_force == 0.0 and w.simulation.world.vehicle.steering == 0.0
+    assert w.simulation.world.vehicles[0].engine_force == 0.0 and w.simulation.world.vehicles[0].steering == 0.0
 
 
 def test_several_keys_at_once_and_autorepeat_ignored(window):
@@ -70,7 +70,7 @@ def test_several_keys_at_once_and_autorepeat_ignored(window):
     QApplication.sendEvent(w.view, repeat)
     assert Qt.Key.Key_Right in w.view.held
     w.advance(1.0)
-    assert w.simulation.world.vehicle.engine_force > 0 and w.simulation.world.vehicle.steering < 0
+    assert w.simulation.world.vehicles[0].engine_force > 0 and w.simulation.world.vehicles[0].steering < 0
     assert _yaw(w) < 0  # turned right (clockwise)
 
 
@@ -80,10 +80,10 @@ def test_enter_resets_and_space_starts_user_code(window):
     w.advance(1.0)
     QTest.keyRelease(w.view, Qt.Key.Key_U)
     QTest.keyClick(w.view, Qt.Key.Key_Return)
-    assert np.allclose(w.simulation.state.position, w.simulation.world.start_position)
+    assert np.allclose(w.simulation.state.position, w.simulation.world.start_poses[0][0])
     assert "press Space" in w.status.text()
     QTest.keyClick(w.view, Qt.Key.Key_Space)
-    assert w.simulation.user_started and w.camera_mode == "follow"
+    assert w.simulation.user_started and w.cameras.mode == "follow"
     w.advance(0.5)
     assert "user code running" in w.status.text()
     assert "demo: route of 4 corners" in w.console.toPlainText()  # printed by init() before the window
@@ -171,18 +171,18 @@ def test_the_ray_count_from_the_figures_of_the_demo_sensors(demo_dir):
 
 def test_sensor_rays_toggle(window):
     w = window
-    assert not w.rays_item.visible()
+    assert not w.scene.rays_item.visible()
     w.commands["rays"].setChecked(True)
     w.advance(0.2)
-    starts, _ends, _hits = w.visible_rays()
+    starts, _ends, _hits = w.scene.visible_rays(w.simulation.driven_robot)
     # Every ray sensor's latest rays are drawn, whichever of them sampled on the last tick: as many as the
     # sensors file defines, counted here from its figures (SPEC §5), not from the sensor models.
     expected = _rays_defined_in(w.simulation.project.code.sensors)
     assert set(w.simulation.sensors.rays_by_sensor) == set(expected)
     assert len(starts) == sum(expected.values())
-    assert w.rays_item.visible() and len(w.rays_item.pos) == 2 * sum(expected.values())   # a line per ray
+    assert w.scene.rays_item.visible() and len(w.scene.rays_item.pos) == 2 * sum(expected.values())   # a line per ray
     w.commands["rays"].setChecked(False)
-    assert not w.rays_item.visible()
+    assert not w.scene.rays_item.visible()
 
 
 def test_record_writes_a_log(window, tmp_path):
@@ -206,7 +206,7 @@ def test_pause_single_step_and_cameras(window):
     w.single_step()
     assert w.simulation.world.time == pytest.approx(t + 1 / 240)
     for mode in ("top", "fixed", "follow", "sensor:lidar", "free"):
-        w.camera_box.setCurrentIndex(w.camera_box.findData(mode))
+        w.cameras.box.setCurrentIndex(w.cameras.box.findData(mode))
         w.frame()
     QTest.keyClick(w.view, Qt.Key.Key_F1)
     assert w.help.isVisible()
@@ -245,8 +245,8 @@ def test_the_window_stops_exactly_at_its_duration_and_records_control_ticks(qtbo
         assert not w.isVisible()  # closed itself
         assert simulation.steps == 168  # 0.7 s at 240 Hz, not a tick more
         # The plots' history has a point per control tick (every 4th of them at 240/60 Hz).
-        assert len(w._history_t) == 168 // 4
-        assert list(w._history_t)[:2] == pytest.approx([4 / 240, 8 / 240])
+        assert len(w.plots.history_t) == 168 // 4
+        assert list(w.plots.history_t)[:2] == pytest.approx([4 / 240, 8 / 240])
     finally:
         w.timer.stop()
         simulation.close()

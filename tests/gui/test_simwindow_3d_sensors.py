@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sear.gui.simwindow import SimulationWindow, height_colours
+from sear.gui.simview import height_colours
+from sear.gui.simwindow import SimulationWindow
 from sear.project import Project
 from sear.runtime.simulation import Simulation
 from sear.sensors.config import Pose
@@ -35,8 +36,8 @@ def window(qtbot, demo_copy):
 def test_the_point_cloud_is_the_scan_placed_in_the_world_and_can_be_hidden(window):
     w = window
     sensor = w.simulation.sensors.sensor("vlp")
-    assert set(w.cloud_items) == {"vlp"}  # the demo's planar LIDAR draws no cloud
-    item = w.cloud_items["vlp"]
+    assert set(w.scene.cloud_items) == {"vlp"}  # the demo's planar LIDAR draws no cloud
+    item = w.scene.cloud_items["vlp"]
     pos = item.pos
     # The same points worked out here: each return at range r along (cos el cos az, cos el sin az, sin el)
     # in the sensor frame, turned and moved by the sensor's pose.
@@ -66,7 +67,7 @@ def test_the_depth_camera_frame_is_drawn_in_its_dock(window):
     w = window
     w._panels_drawn = 0.0
     w.draw()
-    image = w.image_items["depth"].image
+    image = w.sensor_docks.panel("depth").image.image
     sensor = w.simulation.sensors.sensor("depth")
     assert image.shape == (24, 32, 3)
     depth = np.asarray(sensor.reading)

@@ -55,7 +55,7 @@ def _moved_by_u(w, target) -> float:
 def _text_field(w) -> QLineEdit:
     """A line edit in the Plots dock (the window has none of its own yet), with the focus."""
     edit = QLineEdit()
-    w.fields_list.parentWidget().layout().addWidget(edit)
+    w.plots.fields_list.parentWidget().layout().addWidget(edit)
     edit.show()
     edit.setFocus()
     assert w.focusWidget() is edit
@@ -68,7 +68,7 @@ def test_driving_keys_work_with_the_focus_on_any_control(window):
     still = w.simulation.state.position.copy()
     w.advance(0.5)
     assert np.linalg.norm(w.simulation.state.position[:2] - still[:2]) < 0.05
-    for widget in (w.camera_box, w.fields_list, w.console):
+    for widget in (w.cameras.box, w.plots.fields_list, w.console):
         widget.setFocus()
         assert w.focusWidget() is widget
         assert _moved_by_u(w, widget) > 0.3, widget
@@ -77,18 +77,18 @@ def test_driving_keys_work_with_the_focus_on_any_control(window):
 
 def test_space_on_the_camera_box_starts_the_user_code_and_opens_no_drop_down(window):
     w = window
-    w.camera_box.setFocus()
+    w.cameras.box.setFocus()
     assert not w.simulation.user_started
-    QTest.keyClick(w.camera_box, Qt.Key.Key_Space)
+    QTest.keyClick(w.cameras.box, Qt.Key.Key_Space)
     assert w.simulation.user_started
-    assert not w.camera_box.view().isVisible()
+    assert not w.cameras.box.view().isVisible()
     # Enter resets the robot, with the focus on the plot list too.
-    w.fields_list.setFocus()
-    QTest.keyPress(w.fields_list, Qt.Key.Key_Up)
+    w.plots.fields_list.setFocus()
+    QTest.keyPress(w.plots.fields_list, Qt.Key.Key_Up)
     w.advance(1.0)
-    QTest.keyRelease(w.fields_list, Qt.Key.Key_Up)
-    QTest.keyClick(w.fields_list, Qt.Key.Key_Return)
-    assert np.allclose(w.simulation.state.position, w.simulation.world.start_position)
+    QTest.keyRelease(w.plots.fields_list, Qt.Key.Key_Up)
+    QTest.keyClick(w.plots.fields_list, Qt.Key.Key_Return)
+    assert np.allclose(w.simulation.state.position, w.simulation.world.start_poses[0][0])
 
 
 def test_a_text_field_keeps_its_keys_and_esc_gives_the_focus_back_to_the_view(window):
@@ -150,11 +150,11 @@ def test_the_menu_bar_and_its_shortcuts(window):
     assert "Reset Robot\tEnter" in _menu_items(menus["Simulation"])
     assert c["pause"].shortcut() == QKeySequence("P") and c["pause"] in menus["Simulation"].actions()
     cameras = next(a.menu() for a in menus["View"].actions() if a.menu() is not None)
-    assert _menu_items(cameras) == [w.camera_box.itemText(i) for i in range(w.camera_box.count())]
+    assert _menu_items(cameras) == [w.cameras.box.itemText(i) for i in range(w.cameras.box.count())]
     # Choosing a camera in the menu sets the Camera box, and the box ticks the menu.
     next(a for a in cameras.actions() if a.text() == "Top-down").trigger()
-    assert w.camera_mode == "top" and w.camera_box.currentData() == "top"
-    w.camera_box.setCurrentIndex(w.camera_box.findData("fixed"))
+    assert w.cameras.mode == "top" and w.cameras.box.currentData() == "top"
+    w.cameras.box.setCurrentIndex(w.cameras.box.findData("fixed"))
     assert [a.text() for a in cameras.actions() if a.isChecked()] == ["Fixed"]
 
 
@@ -197,8 +197,8 @@ def _wheel(w) -> None:
 @pytest.mark.parametrize("camera", ["free", "fixed"])
 def test_the_camera_follows_keyboard_driving_until_the_user_moves_it(window, camera):
     w = window
-    w.camera_box.setCurrentIndex(w.camera_box.findData(camera))
-    w.camera_box.activated.emit(w.camera_box.currentIndex())
+    w.cameras.box.setCurrentIndex(w.cameras.box.findData(camera))
+    w.cameras.box.activated.emit(w.cameras.box.currentIndex())
     before = _centre(w)
     QTest.keyPress(w.view, Qt.Key.Key_U)
     w.advance(3.0)
@@ -212,7 +212,7 @@ def test_the_camera_follows_keyboard_driving_until_the_user_moves_it(window, cam
     assert np.allclose(_centre(w), held_at)
     QTest.keyRelease(w.view, Qt.Key.Key_U)
     # Choosing the camera again (even the same) lets the next keyboard drive follow again.
-    w.camera_box.activated.emit(w.camera_box.currentIndex())
+    w.cameras.box.activated.emit(w.cameras.box.currentIndex())
     QTest.keyPress(w.view, Qt.Key.Key_U)
     w.advance(1.0)
     QTest.keyRelease(w.view, Qt.Key.Key_U)
@@ -223,11 +223,11 @@ def test_the_camera_keys_stop_the_following(window):
     w = window
     QTest.keyPress(w.view, Qt.Key.Key_U)
     w.advance(1.0)
-    assert w.following
+    assert w.cameras.following
     QTest.keyPress(w.view, Qt.Key.Key_D)
     w.frame()
     QTest.keyRelease(w.view, Qt.Key.Key_D)
-    assert not w.following
+    assert not w.cameras.following
     held_at = _centre(w)
     w.advance(1.0)
     assert np.allclose(_centre(w), held_at)
@@ -236,21 +236,21 @@ def test_the_camera_keys_stop_the_following(window):
 # --- plots --------------------------------------------------------------------------------------------------
 
 def _colours(w) -> list[str]:
-    return [curve.opts["pen"].color().name() for curve in w.curves.values()]
+    return [curve.opts["pen"].color().name() for curve in w.plots.curves.values()]
 
 
 def _tick(w, name: str, on: bool) -> None:
-    item = w.fields_list.findItems(name, Qt.MatchFlag.MatchExactly)[0]
+    item = w.plots.fields_list.findItems(name, Qt.MatchFlag.MatchExactly)[0]
     item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
-    w._update_plots()
+    w.refresh_docks()
 
 
 def test_a_field_ticked_later_never_takes_the_colour_of_one_shown(window):
     w = window
-    w._update_plots()
-    names = [w.fields_list.item(i).text() for i in range(w.fields_list.count())]
+    w.refresh_docks()
+    names = [w.plots.fields_list.item(i).text() for i in range(w.plots.fields_list.count())]
     assert len(names) > 12  # more fields than the palette has colours
-    assert sorted(w.curves) == ["accel.x", "accel.z", "gyro.z"]
+    assert sorted(w.plots.curves) == ["accel.x", "accel.z", "gyro.z"]
     _tick(w, "accel.z", False)  # a gap in the middle, then a field further down the list
     _tick(w, "odometer.distance" if "odometer.distance" in names else names[-1], True)
     colours = _colours(w)
@@ -259,7 +259,7 @@ def test_a_field_ticked_later_never_takes_the_colour_of_one_shown(window):
         _tick(w, name, True)
         colours = _colours(w)
         assert len(colours) == len(set(colours)), colours
-    assert len(w.curves) == len(names)
+    assert len(w.plots.curves) == len(names)
     for name in names[::2]:  # off and on again in another order
         _tick(w, name, False)
     for name in reversed(names[::2]):
@@ -279,13 +279,13 @@ def test_every_lidar_gets_a_scan_plot(qtbot, demo_copy):
     assert lidars == ["lidar", "rear_lidar"]
     w = _open(qtbot, demo_copy / "demo.prj")
     try:
-        assert sorted(w.scan_plots) == sorted(lidars)
-        titles = {d.windowTitle() for d in w.scan_docks}
+        assert sorted(d.name for d in w.sensor_docks.scan_docks) == sorted(lidars)
+        titles = {d.windowTitle() for d in w.sensor_docks.scan_docks}
         assert titles == {f"LIDAR ({name})" for name in lidars}
         w.advance(0.5)
-        w._update_plots()
+        w.refresh_docks()
         for name in lidars:  # both see the demo's tree ahead: returns drawn in each plot
-            returns = w.scan_plots[name][2]
+            returns = w.sensor_docks.panel(name).returns
             assert returns.xData is not None and len(returns.xData) > 0, name
     finally:
         w.timer.stop()

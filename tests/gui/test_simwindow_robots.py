@@ -1,8 +1,10 @@
 """The simulation window with several robots: every robot drawn where it is, Tab chooses the robot the
-keys drive and the camera follows, and the status bar and HUD say which (issue 16 item 2)."""
+keys drive and the camera follows, and the status bar and HUD say which (issue 16 item 2); the sensor
+docks show the driven robot's own sensors (issue 22)."""
 
 from __future__ import annotations
 
+import copy
 import shutil
 from pathlib import Path
 
@@ -50,7 +52,7 @@ def test_tab_chooses_the_robot_the_keys_drive_and_the_camera_follows(window):
     w = window
     _west, east = w.simulation.robots
     # Every robot is drawn at its own pose.
-    for run, (body_item, _hull, _wheels) in zip(w.simulation.robots, w.robot_items, strict=True):
+    for run, (body_item, _hull, _wheels) in zip(w.simulation.robots, w.scene.robot_items, strict=True):
         drawn = np.array(body_item.transform().column(3).toTuple()[:3])
         assert np.allclose(drawn, run.vehicle.pose()[0], atol=1e-4), run.name
     assert "driving west" in w.status.text() and "west" in w.hud.text()
@@ -68,3 +70,84 @@ def test_tab_chooses_the_robot_the_keys_drive_and_the_camera_follows(window):
     assert np.linalg.norm(centre[:2] - east.state.position[:2]) < 0.05  # the camera is on it
     QTest.keyClick(w.view, Qt.Key.Key_Tab)
     assert w.simulation.driven == 0 and "driving west" in w.status.text()
+
+
+LIDAR_SENSORS = """<?xml version='1.0' encoding='UTF-8'?>
+<sear-sensors version="1">
+  <lidar name="lidar">
+    <pose><x>0.0</x><z>0.16</z></pose>
+    <angle_step_deg>1</angle_step_deg>
+    <max_range_m>8</max_range_m>
+    <spread_deg>180</spread_deg>
+    <update_rate_hz>10</update_rate_hz>
+  </lidar>
+</sear-sensors>
+"""
+WALLS = """\
+def init(sim):
+    sim.add_wall(2.0, -1.5, 2.0, 1.5)   # ahead of alpha: its near face at x = 1.9 m
+    sim.add_wall(4.0, 4.5, 4.0, 7.5)    # ahead of beta: its near face at x = 3.9 m
+
+
+def main_loop(sim):
+    pass
+"""
+FACES = {"alpha": 1.9, "beta": 3.9}
+"""x (m) of the near face of the wall ahead of each robot (add_wall: 0.2 m thick, centred on its line)."""
+
+
+@pytest.fixture
+def lidar_window(qtbot, tmp_path):
+    """Robots alpha (0, 0) and beta (0, 6 m), both facing east with a LIDAR of the same name, each with a
+    wall of its own ahead at a distance of its own."""
+    from tests.physics.helpers import rover_project
+
+    project = rover_project(tmp_path)
+    (tmp_path / "sensors.xml").write_text(LIDAR_SENSORS)
+    (tmp_path / "walls.py").write_text(WALLS)
+    project.code.sensors = tmp_path / "sensors.xml"
+    project.code.user_code = tmp_path / "walls.py"
+    project.robot_name = "alpha"
+    beta = copy.deepcopy(project.robots[0])
+    beta.name = "beta"
+    beta.body.start_north = 6.0
+    beta.code.user_code = None  # alpha's init() builds both walls
+    project.add_robot(beta)
+    simulation = Simulation(project, seed=1, output=lambda text: None)
+    w = SimulationWindow(simulation)
+    qtbot.addWidget(w)
+    w.show()
+    w.advance(0.5)
+    yield w
+    w.timer.stop()
+    simulation.close()
+
+
+def _ahead(w, run) -> float:
+    """The LIDAR dock's return nearest to straight ahead: how far ahead of the sensor it lies (m), from the
+    marks drawn; checked against the drawn robot's own wall."""
+    panel = w.sensor_docks.panel("lidar")
+    xs, ys = panel.returns.getData()
+    right, ahead = xs[2::4], ys[0::4]  # each return drawn as a '+': its centre
+    assert len(right) > 10
+    return float(ahead[np.argmin(np.abs(right))])
+
+
+def test_the_lidar_dock_shows_the_driven_robots_own_lidar(lidar_window):
+    w = lidar_window
+    alpha, beta = w.simulation.robots
+    dock = next(d for d in w.sensor_docks.scan_docks if d.name == "lidar")
+    assert len(w.sensor_docks.scan_docks) == 1  # one dock for the name, whichever robot is driven
+    for run, other in ((alpha, beta), (beta, alpha), (alpha, beta)):
+        if w.simulation.driven_robot is not run:
+            QTest.keyClick(w.view, Qt.Key.Key_Tab)
+            w.advance(0.2)
+        assert dock.windowTitle() == f"LIDAR (lidar) — {run.name}"
+        panel = w.sensor_docks.panel("lidar")
+        assert panel is dock.pages.currentWidget() and panel.sensor is run.sensors.sensor("lidar")
+        assert panel.sensor is not other.sensors.sensor("lidar")
+        # The return straight ahead lies on this robot's wall, not on the other's.
+        sensor_x = float(run.state.position[0])  # the LIDAR is mounted over the body's origin
+        assert _ahead(w, run) == pytest.approx(FACES[run.name] - sensor_x, abs=0.03), run.name
+        # The on-board cameras are the driven robot's sensors, and the camera box offers them.
+        assert w.cameras.run is run and w.cameras.box.findData("sensor:lidar") >= 0

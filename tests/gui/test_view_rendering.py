@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import trimesh
 
-from sear.gui.simwindow import SimulationWindow, terrain_item
+from sear.gui.simview import terrain_item
+from sear.gui.simwindow import SimulationWindow
 from sear.project import Project
 from sear.runtime.simulation import Simulation
 
@@ -56,24 +57,25 @@ def test_rays_are_uploaded_only_when_a_new_sample_changes_them(qtbot, demo_copy)
         window.show()
         window.commands["rays"].setChecked(True)
         window.advance(1.0)
-        uploaded = window.rays_item.pos
-        starts, ends, _hits = window.visible_rays()
+        uploaded = window.scene.rays_item.pos
+        starts, ends, _hits = window.scene.visible_rays(window.simulation.driven_robot)
         assert len(starts) > 0 and len(uploaded) == 2 * len(starts)
         assert np.allclose(uploaded[0::2], starts) and np.allclose(uploaded[1::2], ends)
         window.draw()  # nothing simulated since: the same rays, not set again
-        assert window.rays_item.pos is uploaded
+        assert window.scene.rays_item.pos is uploaded
         window.simulation.set_manual_input(1.0, 0.5, False)
         window.advance(0.5)  # the robot moved and the sensors sampled again: the new rays are drawn
-        starts, ends, _hits = window.visible_rays()
-        assert window.rays_item.pos is not uploaded
-        assert np.allclose(window.rays_item.pos[0::2], starts) and np.allclose(window.rays_item.pos[1::2], ends)
+        starts, ends, _hits = window.scene.visible_rays(window.simulation.driven_robot)
+        drawn = window.scene.rays_item.pos
+        assert drawn is not uploaded
+        assert np.allclose(drawn[0::2], starts) and np.allclose(drawn[1::2], ends)
     finally:
         window.timer.stop()
         simulation.close()
 
 
 def test_the_ground_grid_is_draped_over_the_terrain(demo_copy):
-    from sear.gui.simwindow import GRID_LIFT, ground_grid
+    from sear.gui.simview import GRID_LIFT, ground_grid
 
     simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=0, output=lambda text: None)
     try:

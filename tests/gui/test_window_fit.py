@@ -77,7 +77,7 @@ def test_simulation_window_opens_with_the_view_largest_and_remembers_its_docks(q
         for dock in docks:
             assert dock.width() * dock.height() < view_area, dock.windowTitle()
         assert window.console_dock.height() <= window.height() * 0.2
-        assert window.plot.height() >= 100
+        assert window.plots.plot.height() >= 100
         # Make the console taller and the side docks narrower, close, open again: as left.
         window.resize(1200, 700)
         window.resizeDocks([window.console_dock], [230], Qt.Orientation.Vertical)

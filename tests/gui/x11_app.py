@@ -22,7 +22,7 @@ from sear.gui import simwindow
 
 def _reporter(window: simwindow.SimulationWindow, report: Path) -> None:
     def write() -> None:
-        box = window.camera_box
+        box = window.cameras.box
         corner = box.mapToGlobal(QPoint(0, 0))
         focus = QApplication.focusWidget()
         data = {

@@ -54,7 +54,7 @@ def run(world: World, seconds: float) -> None:
 
 
 def yaw(world: World) -> float:
-    x, y, z, w = world.vehicle.state().orientation
+    x, y, z, w = world.vehicles[0].state().orientation
     return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 

@@ -45,7 +45,7 @@ def test_gps_altitude_of_a_robot_parked_on_a_raised_centre(tmp_path):
     gps = GpsConfig(name="gps", update_rate_hz=10.0, pose=Pose(*ANTENNA))
     simulation = Simulation(project, sensor_configs=[gps])
     try:
-        simulation.world.vehicle.brake(20.0)
+        simulation.world.vehicles[0].brake(20.0)
         simulation.run(3.0)
         state = simulation.state
         rotation = np.array(p.getMatrixFromQuaternion(state.orientation.tolist())).reshape(3, 3)
@@ -72,7 +72,7 @@ def test_absolute_start_altitude_is_above_the_same_sea_level(tmp_path):
     for project in (relative, absolute):
         simulation = Simulation(project, sensor_configs=[])
         try:
-            assert simulation.world.start_position == pytest.approx([0.0, 0.0, PLATEAU + h + wheel_bottom],
+            assert simulation.world.start_poses[0][0] == pytest.approx([0.0, 0.0, PLATEAU + h + wheel_bottom],
                                                                     abs=1e-4)
         finally:
             simulation.close()

@@ -45,9 +45,9 @@ def test_the_robot_stops_at_the_face_of_a_wall(make_world, tmp_path):
     world = make_world(rover_project(tmp_path))
     world.add_wall(2.0, -2.0, 2.0, 2.0, height=1.0, thickness=0.2)
     face = 2.0 - 0.2 / 2  # the wall's near face, from its centre line and thickness
-    world.vehicle.accelerate(40.0)
+    world.vehicles[0].accelerate(40.0)
     run(world, 4.0)
-    state = world.vehicle.state()
+    state = world.vehicles[0].state()
     front = state.position[0] + BODY_FRONT
     assert np.linalg.norm(state.linear_velocity) < 0.05
     assert face - 0.05 < front <= face + 0.005  # stopped at the face, not short of it and not through it
@@ -58,10 +58,10 @@ def test_the_robot_pushes_a_1_kg_box(make_world, tmp_path):
     box = world.obstacles[world.add_box(1.5, 0.0, size=0.4, mass=1.0)]
     run(world, 1.0)
     start, _ = world.obstacle_pose(box)
-    world.vehicle.accelerate(40.0)
+    world.vehicles[0].accelerate(40.0)
     run(world, 4.0)
     end, _ = world.obstacle_pose(box)
-    front = world.vehicle.state().position[0] + BODY_FRONT
+    front = world.vehicles[0].state().position[0] + BODY_FRONT
     # The robot reached the box (its front passed where the box's near face was) and shoved it along.
     assert front > start[0] - 0.2 + 0.5
     assert end[0] - start[0] > 0.5
@@ -78,7 +78,7 @@ def test_a_movable_box_at_rest_sleeps_until_touched(make_world, tmp_path):
     before, _ = world.obstacle_pose(box)
     run(world, 0.5)
     assert np.array_equal(world.obstacle_pose(box)[0], before)
-    world.vehicle.accelerate(40.0)  # the robot drives into it and wakes it
+    world.vehicles[0].accelerate(40.0)  # the robot drives into it and wakes it
     run(world, 3.0)
     assert world.obstacle_pose(box)[0][0] - before[0] > 0.3
 

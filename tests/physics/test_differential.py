@@ -48,8 +48,8 @@ def world_factory(tmp_path, make_world):
 
 def _frame(world: World) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Body origin (m), rotation matrix, linear velocity (m/s) and angular velocity (rad/s), world frame."""
-    pos, orn = p.getBasePositionAndOrientation(world.vehicle.body_id, physicsClientId=world.client)
-    vel, ang = p.getBaseVelocity(world.vehicle.body_id, physicsClientId=world.client)
+    pos, orn = p.getBasePositionAndOrientation(world.vehicles[0].body_id, physicsClientId=world.client)
+    vel, ang = p.getBaseVelocity(world.vehicles[0].body_id, physicsClientId=world.client)
     rot = np.asarray(p.getMatrixFromQuaternion(orn)).reshape(3, 3)
     return np.asarray(pos), rot, np.asarray(vel), np.asarray(ang)
 
@@ -78,7 +78,7 @@ def _hold_speeds(world: World, left: float, right: float, seconds: float, record
         vl, vr = _wheel_speeds(world)
         il += (left - vl) * world.dt
         ir += (right - vr) * world.dt
-        world.vehicle.drive(GAIN * (left - vl) + INTEGRAL * il, GAIN * (right - vr) + INTEGRAL * ir)
+        world.vehicles[0].drive(GAIN * (left - vl) + INTEGRAL * il, GAIN * (right - vr) + INTEGRAL * ir)
         world.step()
         if record is not None:
             record(world)
@@ -95,7 +95,7 @@ def test_equal_forces_drive_straight(world_factory):
     world = world_factory(drive_type="differential")
     run(world, 1.0)
     start, heading = _axle_middle(world), yaw(world)
-    world.vehicle.drive(10.0, 10.0)
+    world.vehicles[0].drive(10.0, 10.0)
     steps = 0
     while np.linalg.norm(_axle_middle(world) - start) < 10.0:
         world.step()

@@ -57,10 +57,9 @@ def _paddle_mid_x(gripper: GripperBody) -> float:
 def _grip_and_lift(world: World, mass: float, size: float = SIZE) -> float:
     """A box of `mass` kg set between the open paddles, gripped and lifted LIFT m; returns the height of
     its lowest corner above the ground afterwards (m)."""
-    gripper = world.gripper
-    assert gripper is not None
+    gripper = world.grippers[0]
     box = world.add_box(_paddle_mid_x(gripper), 0.0, size=size, mass=mass)
-    world.vehicle.brake(world.project.dynamics.brake_force)
+    world.vehicles[0].brake(world.project.dynamics.brake_force)
     gripper.command(open=False)
     run(world, 1.5)
     gripper.command(height=LIFT)
@@ -78,7 +77,7 @@ def _capacity_kg(grip: Gripper) -> float:
 def test_a_light_box_rises_with_the_paddles(gripper_world):
     world = gripper_world
     bottom = _grip_and_lift(world, 0.3)
-    assert world.gripper.reading().holding
+    assert world.grippers[0].reading().holding
     # The robot's front springs give a little under the load: the box's bottom ends up to 2 cm below.
     assert LIFT - 0.02 < bottom < LIFT + 0.002
 
@@ -87,7 +86,7 @@ def test_a_box_just_within_the_grip_is_lifted(gripper_world):
     world = gripper_world
     mass = 0.9 * _capacity_kg(world.project.body.gripper)  # 2.1 kg
     bottom = _grip_and_lift(world, mass)
-    assert world.gripper.reading().holding
+    assert world.grippers[0].reading().holding
     assert bottom > LIFT - 0.05  # the soft springs sink ~3.5 cm under 2.1 kg at the robot's front
 
 
@@ -96,21 +95,21 @@ def test_a_box_too_heavy_for_the_grip_slips_and_stays_on_the_ground(gripper_worl
     mass = 1.5 * _capacity_kg(world.project.body.gripper)  # 3.5 kg
     bottom = _grip_and_lift(world, mass)
     assert bottom == pytest.approx(0.0, abs=0.005)  # a corner at least still on the ground
-    assert not world.gripper.reading().holding
-    assert world.gripper.height() == pytest.approx(LIFT, abs=0.005)  # the paddles went up without it
+    assert not world.grippers[0].reading().holding
+    assert world.grippers[0].height() == pytest.approx(LIFT, abs=0.005)  # the paddles went up without it
 
 
 def test_a_box_too_heavy_is_pushed_not_lifted(gripper_world):
     """Driving into a box heavier than the grip holds pushes it along the ground."""
     world = gripper_world
-    gripper = world.gripper
+    gripper = world.grippers[0]
     mass = 2.0 * _capacity_kg(world.project.body.gripper)
     box = world.add_box(_paddle_mid_x(gripper) + 0.3, 0.0, size=SIZE, mass=mass)
     x0 = _box_x(world, box)
-    world.vehicle.accelerate(20.0)
+    world.vehicles[0].accelerate(20.0)
     run(world, 3.0)
-    world.vehicle.accelerate(0.0)
-    world.vehicle.brake(world.project.dynamics.brake_force)
+    world.vehicles[0].accelerate(0.0)
+    world.vehicles[0].brake(world.project.dynamics.brake_force)
     gripper.command(open=False, height=LIFT)
     run(world, 3.0)
     assert _box_x(world, box) - x0 > 0.3  # pushed ahead of the robot
@@ -119,14 +118,14 @@ def test_a_box_too_heavy_is_pushed_not_lifted(gripper_world):
 
 def test_a_box_wider_than_the_opening_is_pushed_not_lifted(gripper_world):
     world = gripper_world
-    gripper = world.gripper
+    gripper = world.grippers[0]
     size = world.project.body.gripper.max_opening + 0.05  # does not fit between the paddles
     box = world.add_box(_paddle_mid_x(gripper) + 0.4, 0.0, size=size, mass=0.3)
     x0 = _box_x(world, box)
-    world.vehicle.accelerate(10.0)
+    world.vehicles[0].accelerate(10.0)
     run(world, 3.0)
-    world.vehicle.accelerate(0.0)
-    world.vehicle.brake(world.project.dynamics.brake_force)
+    world.vehicles[0].accelerate(0.0)
+    world.vehicles[0].brake(world.project.dynamics.brake_force)
     run(world, 1.0)
     assert not gripper.beam()  # it never came between the paddles
     gripper.command(open=False, height=LIFT)
@@ -143,7 +142,7 @@ def test_a_box_wider_than_the_opening_is_pushed_not_lifted(gripper_world):
 
 def test_the_beam_sees_a_box_between_the_paddles_and_not_the_empty_gap(gripper_world):
     world = gripper_world
-    gripper = world.gripper
+    gripper = world.grippers[0]
     reading = gripper.reading()
     assert not reading.beam and not reading.holding
     assert reading.opening == pytest.approx(world.project.body.gripper.max_opening, abs=1e-3)
@@ -155,12 +154,12 @@ def test_the_beam_sees_a_box_between_the_paddles_and_not_the_empty_gap(gripper_w
 def test_the_paddles_close_to_the_box_width_and_the_lift_reaches_its_height(gripper_world):
     world = gripper_world
     _grip_and_lift(world, 0.3)
-    reading = world.gripper.reading()
+    reading = world.grippers[0].reading()
     assert reading.opening == pytest.approx(SIZE, abs=2e-3)  # closed on the box's faces
     assert reading.height == pytest.approx(LIFT, abs=2e-3)
-    world.gripper.command(height=1e3)  # clamped to the travel
+    world.grippers[0].command(height=1e3)  # clamped to the travel
     run(world, 3.5)
-    assert world.gripper.height() == pytest.approx(world.project.body.gripper.lift_travel, abs=2e-3)
+    assert world.grippers[0].height() == pytest.approx(world.project.body.gripper.lift_travel, abs=2e-3)
 
 
 def test_reset_puts_the_gripper_back_open_and_down(gripper_world):
@@ -168,7 +167,7 @@ def test_reset_puts_the_gripper_back_open_and_down(gripper_world):
     _grip_and_lift(world, 0.3)
     world.reset_vehicle()
     run(world, 1.0)
-    reading = world.gripper.reading()
+    reading = world.grippers[0].reading()
     assert reading.height == pytest.approx(0.0, abs=2e-3)
     assert reading.opening == pytest.approx(world.project.body.gripper.max_opening, abs=1e-3)
 
@@ -177,10 +176,10 @@ def test_the_gripper_hangs_on_the_robot_and_clears_the_ground(gripper_world):
     """At rest the mast sits in front of the robot's body and wheels, and the paddles' lower edges clear
     level ground (z = 0) by about the designed 2 cm."""
     world = gripper_world
-    gripper = world.gripper
-    pos, _ = world.vehicle.pose()
-    front = pos[0] + max(world.vehicle.body_mesh.bounds[1][0],
-                         max(w.centre[0] + w.radius for w in world.vehicle.wheels.values()))
+    gripper = world.grippers[0]
+    pos, _ = world.vehicles[0].pose()
+    front = pos[0] + max(world.vehicles[0].body_mesh.bounds[1][0],
+                         max(w.centre[0] + w.radius for w in world.vehicles[0].wheels.values()))
     mast_pos, _, mast_size = gripper.part_poses()[0]
     assert mast_pos[0] - mast_size[0] / 2 > front
     for paddle_pos, paddle_orn, paddle_size in gripper.part_poses()[2:]:
@@ -192,5 +191,5 @@ def test_the_gripper_hangs_on_the_robot_and_clears_the_ground(gripper_world):
 
 def test_a_robot_without_a_gripper_has_none(tmp_path, make_world):
     world = make_world(rover_project(tmp_path / "plain"))
-    assert world.gripper is None
-    assert world.robot_body_ids() == [world.vehicle.body_id]
+    assert world.grippers == {}
+    assert world.robot_body_ids(0) == [world.vehicles[0].body_id]

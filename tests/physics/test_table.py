@@ -42,9 +42,9 @@ def world_factory(tmp_path, make_world):
 def _drive(world, seconds: float = 5.0) -> float:
     """Settle, drive ahead at 30 N for `seconds`; the rover origin's x, m."""
     run(world, 1.0)
-    world.vehicle.accelerate(30.0)
+    world.vehicles[0].accelerate(30.0)
     run(world, seconds)
-    return float(world.vehicle.state().position[0])
+    return float(world.vehicles[0].state().position[0])
 
 
 def test_table_parts_stand_where_the_call_puts_them_and_rays_see_them(world_factory):
@@ -52,7 +52,7 @@ def test_table_parts_stand_where_the_call_puts_them_and_rays_see_them(world_fact
     index = world.add_table(TABLE_X, 0.0, WIDTH, DEPTH, 0.5)
     table = world.obstacles[index]
     assert table.kind == "table" and len(table.body_ids) == 5  # a top and four legs
-    caster = RayCaster(world.client, world.robot_body_ids(), world.static_world)
+    caster = RayCaster(world.client, world.robot_body_ids(0), world.static_world)
     # Straight down onto the top's middle: its upper face at the height asked for.
     down = caster.cast(np.array([[TABLE_X, 0.0, 2.0]]), np.array([[TABLE_X, 0.0, 0.0]]))
     assert 2.0 - 2.0 * down.fraction[0] == pytest.approx(0.5, abs=1e-3)

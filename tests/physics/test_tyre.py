@@ -40,7 +40,7 @@ def _speeds(world: World, seconds: float) -> np.ndarray:
     out = []
     for _ in range(round(seconds / world.dt)):
         world.step()
-        out.append(float(np.linalg.norm(world.vehicle.state().linear_velocity[:2])))
+        out.append(float(np.linalg.norm(world.vehicles[0].state().linear_velocity[:2])))
     return np.array(out)
 
 
@@ -49,7 +49,7 @@ def _velocities(world: World, seconds: float) -> np.ndarray:
     out = []
     for _ in range(round(seconds / world.dt)):
         world.step()
-        out.append(world.vehicle.state().linear_velocity)
+        out.append(world.vehicles[0].state().linear_velocity)
     return np.array(out)
 
 
@@ -66,7 +66,7 @@ def test_full_throttle_accelerates_at_most_mu_g(world_factory, mu, drive_type):
     # loads add up to m·g on flat ground, so the ground can push at most μ·m·g: acceleration ≤ μ·g.
     world = world_factory(friction_slip=mu, drive_type=drive_type, engine_force=2000.0)
     run(world, 1.0)
-    world.vehicle.accelerate(2000.0)
+    world.vehicles[0].accelerate(2000.0)
     rates = _window_rates(_speeds(world, 1.0), world.dt)
     assert rates.max() <= mu * G * 1.02
     # ... and the tyres do deliver it: the driven wheels carry at least 40 % of the weight.
@@ -78,8 +78,8 @@ def test_hard_braking_decelerates_at_most_mu_g(world_factory, mu):
     world = world_factory(friction_slip=mu, brake_force=5000.0)
     run(world, 1.0)
     v0 = 3.0
-    p.resetBaseVelocity(world.vehicle.body_id, [v0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=world.client)
-    world.vehicle.brake(5000.0)
+    p.resetBaseVelocity(world.vehicles[0].body_id, [v0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=world.client)
+    world.vehicles[0].brake(5000.0)
     speeds = _speeds(world, v0 / (mu * G) + 1.0)
     assert speeds[-1] < 0.02  # stopped (the chassis rocks back on its springs a little)
     decelerations = -_window_rates(speeds, world.dt)
@@ -108,12 +108,12 @@ def test_braked_robot_holds_on_a_slope_below_the_friction_angle(world_factory, h
     assert math.tan(math.radians(10.0)) < 1.0 and MASS * G * math.sin(math.radians(10.0)) < 400.0
     world = world_factory(terrain=plane_mesh(slope_deg=10.0), heading=HEADINGS[heading], friction_slip=1.0,
                           brake_force=400.0, **SUSPENSIONS[suspension])
-    world.vehicle.brake(400.0)
+    world.vehicles[0].brake(400.0)
     run(world, 2.0)
-    before = world.vehicle.state().position
+    before = world.vehicles[0].state().position
     run(world, 9.0)
     v = _velocities(world, 1.0)
-    after = world.vehicle.state()
+    after = world.vehicles[0].state()
     assert np.linalg.norm(after.position - before) < 0.005
     # At rest, without chatter: no speed, constant acceleration (what the accelerometer would show).
     assert np.linalg.norm(v, axis=1).max() < 1e-3
@@ -127,11 +127,11 @@ def test_braked_robot_slides_on_a_slope_above_the_friction_angle(world_factory, 
     # μ·m·g·cos 30°, leaving g·(sin 30° - μ·cos 30°) = 2.36 m/s² downhill: ≥ 1 m in 2 s, ≤ g·sin 30°·t²/2.
     world = world_factory(terrain=plane_mesh(slope_deg=30.0), heading=HEADINGS[heading], friction_slip=0.3,
                           brake_force=5000.0)
-    world.vehicle.brake(5000.0)
+    world.vehicles[0].brake(5000.0)
     run(world, 1.0)
-    x0 = world.vehicle.state().position[0]
+    x0 = world.vehicles[0].state().position[0]
     run(world, 2.0)
-    down = x0 - world.vehicle.state().position[0]
+    down = x0 - world.vehicles[0].state().position[0]
     slide = G * (0.5 - 0.3 * math.cos(math.radians(30.0)))
     assert down > 0.8 * slide * 2.0 ** 2 / 2
     assert down < G * 0.5 * 3.0 ** 2 / 2
@@ -159,7 +159,7 @@ def _extreme_suspensions() -> list[dict[str, float]]:
 def test_parked_robot_settles_with_every_accepted_suspension(world_factory, suspension, brake):
     # At rest the chassis's velocity is 0 and its acceleration constant (0): no step-to-step chatter.
     world = world_factory(brake_force=400.0, **suspension)
-    world.vehicle.brake(brake)
+    world.vehicles[0].brake(brake)
     run(world, 2.0)
     v = _velocities(world, 1.0)
     assert np.linalg.norm(v[0]) < 1e-3
@@ -173,13 +173,13 @@ def test_undamped_suspension_rings_without_growing(world_factory):
     # not lost), but the explicit step must not feed it: the bounce's speed does not grow.
     world = world_factory(suspension_stiffness=_bounds("suspension_stiffness")[1], suspension_compression=0.0,
                           suspension_damping=0.0, brake_force=400.0)
-    world.vehicle.brake(400.0)
+    world.vehicles[0].brake(400.0)
     peaks = []
     for _ in range(4):
         speeds = []
         for _ in range(round(1.0 / world.dt)):
             world.step()
-            speeds.append(abs(world.vehicle.state().linear_velocity[2]))
+            speeds.append(abs(world.vehicles[0].state().linear_velocity[2]))
         peaks.append(max(speeds))
     assert peaks[0] > 1e-3  # it does ring
     assert peaks[-1] <= peaks[0] * 1.05
@@ -190,7 +190,7 @@ def test_coasting_robot_slows_at_rolling_resistance_times_g(world_factory, c_rr)
     # Four free-rolling wheels each held back by c_rr·N, N adding up to m·g: deceleration c_rr·g.
     world = world_factory(rolling_resistance=c_rr)
     run(world, 1.0)
-    p.resetBaseVelocity(world.vehicle.body_id, [2.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=world.client)
+    p.resetBaseVelocity(world.vehicles[0].body_id, [2.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=world.client)
     run(world, 0.2)
     speeds = _speeds(world, 0.5)
     deceleration = (speeds[0] - speeds[-1]) / ((len(speeds) - 1) * world.dt)

@@ -61,9 +61,9 @@ def test_keyboard_drives_urdf_robot_forward(tmp_path: Path, urdf: Path, drive_ty
     simulation = Simulation(urdf_project(tmp_path, urdf, drive_type, force))
     try:
         drive(simulation, 0.5, 0.0)  # settle on the wheels
-        start = simulation.world.vehicle.state()
+        start = simulation.world.vehicles[0].state()
         drive(simulation, 5.0, 1.0)
-        end = simulation.world.vehicle.state()
+        end = simulation.world.vehicles[0].state()
     finally:
         simulation.close()
     moved = end.position - start.position
@@ -81,9 +81,9 @@ def test_skid_steering_turns_husky_in_place(tmp_path: Path) -> None:
     simulation = Simulation(urdf_project(tmp_path, HUSKY, "skid", 200.0))
     try:
         drive(simulation, 0.5, 0.0)
-        start = simulation.world.vehicle.state()
+        start = simulation.world.vehicles[0].state()
         drive(simulation, 1.0, 0.0, steer=1.0)
-        end = simulation.world.vehicle.state()
+        end = simulation.world.vehicles[0].state()
     finally:
         simulation.close()
     assert math.radians(20) < yaw_of(end.orientation) - yaw_of(start.orientation) < math.radians(90)
@@ -99,7 +99,7 @@ def test_racecar_steers_on_its_hinges_to_the_ackermann_radius(tmp_path: Path) ->
     try:
         drive(simulation, 0.5, 0.0)
         drive(simulation, 6.0, 0.5, steer=1.0)
-        state = simulation.world.vehicle.state()
+        state = simulation.world.vehicles[0].state()
     finally:
         simulation.close()
     speed = float(np.linalg.norm(state.linear_velocity[:2]))
@@ -125,7 +125,7 @@ def test_lidar_on_a_link_reads_a_wall_3_m_ahead(tmp_path: Path, urdf: Path, link
     simulation = Simulation(urdf_project(tmp_path, urdf, drive_type, 10.0), sensor_configs=configs)
     try:
         drive(simulation, 0.5, 0.0)
-        root = simulation.world.vehicle.state().position
+        root = simulation.world.vehicles[0].state().position
         wall_face = root[0] + link_x + 3.0
         simulation.world.add_wall(wall_face + 0.1, -3.0, wall_face + 0.1, 3.0, height=2.0, thickness=0.2)
         drive(simulation, 0.1, 0.0)
@@ -150,7 +150,7 @@ def test_side_forces_drive_a_urdf_robot_as_sim_drive_asks(tmp_path: Path) -> Non
     side turns left."""
     simulation = Simulation(urdf_project(tmp_path, HUSKY, "skid", 100.0))
     try:
-        vehicle = simulation.world.vehicle
+        vehicle = simulation.world.vehicles[0]
         drive(simulation, 0.5, 0.0)
         start = vehicle.state()
         vehicle.drive(50.0, 50.0)

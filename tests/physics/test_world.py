@@ -20,7 +20,7 @@ def test_relative_start_is_east_north_and_altitude_above_the_terrain(tmp_path, m
     world = make_world(project)
     ground = 3.0 * math.tan(math.radians(5.0))
     assert world.terrain_height(3.0, -2.0) == pytest.approx(ground, abs=1e-4)
-    assert world.vehicle.state().position == pytest.approx([3.0, -2.0, ground + 0.05 + WHEEL_BOTTOM], abs=1e-4)
+    assert world.vehicles[0].state().position == pytest.approx([3.0, -2.0, ground + 0.05 + WHEEL_BOTTOM], abs=1e-4)
 
 
 def test_absolute_start_converts_latitude_longitude_to_the_world_frame(tmp_path, make_world):
@@ -33,14 +33,14 @@ def test_absolute_start_converts_latitude_longitude_to_the_world_frame(tmp_path,
     project.body.start_abs_altitude = 100.5
     world = make_world(project)
     # 0.5 m above the flat ground (the ellipsoid's drop over 11 m is 1e-5 m).
-    assert world.vehicle.state().position == pytest.approx([5.0, 10.0, 0.5 + WHEEL_BOTTOM], abs=2e-3)
+    assert world.vehicles[0].state().position == pytest.approx([5.0, 10.0, 0.5 + WHEEL_BOTTOM], abs=2e-3)
 
 
 def test_front_wheels_follow_ackermann_geometry(tmp_path, make_world):
     world = make_world(rover_project(tmp_path))
-    world.vehicle.steer(0.3)
+    world.vehicles[0].steer(0.3)
     world.step()
-    wheels = world.vehicle.wheel_states()
+    wheels = world.vehicles[0].wheel_states()
     inner, outer = wheels["left_front"].steering, wheels["right_front"].steering
     assert inner > 0.3 > outer > 0
     # Both front axles meet on the rear axle line: cot(outer) - cot(inner) = track / wheelbase.
@@ -50,27 +50,27 @@ def test_front_wheels_follow_ackermann_geometry(tmp_path, make_world):
 
 def test_skid_drive_steers_no_wheel(tmp_path, make_world):
     world = make_world(rover_project(tmp_path, drive_type="skid"))
-    world.vehicle.steer(0.4)
+    world.vehicles[0].steer(0.4)
     world.step()
-    assert all(w.steering == 0.0 for w in world.vehicle.wheel_states().values())
-    assert world.vehicle.state().steering == 0.0
+    assert all(w.steering == 0.0 for w in world.vehicles[0].wheel_states().values())
+    assert world.vehicles[0].state().steering == 0.0
 
 
 def test_wheels_roll_without_slip_and_sit_a_radius_above_the_ground(tmp_path, make_world):
     world = make_world(rover_project(tmp_path))
     run(world, 1.0)
-    start = world.vehicle.state()
-    world.vehicle.accelerate(10.0)
+    start = world.vehicles[0].state()
+    world.vehicles[0].accelerate(10.0)
     run(world, 2.0)
-    world.vehicle.accelerate(0.0)
-    end = world.vehicle.state()
+    world.vehicles[0].accelerate(0.0)
+    end = world.vehicles[0].state()
     distance = end.position[0] - start.position[0]
     assert distance > 0.5
     for wid, angle in end.wheel_angles.items():
         # Rolling without slip: the wheel turns distance / radius radians (forward = +y spin).
         assert angle - start.wheel_angles[wid] == pytest.approx(distance / 0.1, rel=0.02)
-    body_pos, _ = world.vehicle.pose()
-    for wid, (pos, orn) in world.vehicle.wheel_transforms().items():
+    body_pos, _ = world.vehicles[0].pose()
+    for wid, (pos, orn) in world.vehicles[0].wheel_transforms().items():
         assert pos[2] == pytest.approx(0.1, abs=1e-3)  # wheel centre one radius above z = 0
         assert np.linalg.norm(orn) == pytest.approx(1.0)
         axle = _rotate(orn, np.array([0.0, 1.0, 0.0]))
@@ -112,7 +112,7 @@ def test_centre_of_gravity_offset_loads_the_nearer_axle(tmp_path, make_world):
     project = rover_project(tmp_path, cog_offset=(0.1, 0.0, 0.0))
     world = make_world(project)
     # The state reports the body model frame, not the shifted centre of mass.
-    assert world.vehicle.state().position == pytest.approx(world.start_position, abs=1e-9)
+    assert world.vehicles[0].state().position == pytest.approx(world.start_poses[0][0], abs=1e-9)
     run(world, 3.0)
     # Small-angle moment balance. Springs of stiffness k·m under a share of m·g: the front-rear
     # compression difference is g·e_eff/(L·k) over the wheelbase L = 0.44, so pitch = g·e_eff/(L²·k).
@@ -123,11 +123,11 @@ def test_centre_of_gravity_offset_loads_the_nearer_axle(tmp_path, make_world):
     gain = 9.81 / (wheelbase**2 * k)
     depth = 0.18 - 9.81 / (4 * k)
     expected = gain * e / (1 - gain * depth)
-    x, y, z, w = world.vehicle.state().orientation
+    x, y, z, w = world.vehicles[0].state().orientation
     pitch = math.asin(2 * (w * y - z * x))  # positive = nose down (REP 103)
     assert pitch == pytest.approx(expected, rel=0.1)
     e_eff = e + depth * expected
-    loads = {wid: s.suspension_force for wid, s in world.vehicle.wheel_states().items()}
+    loads = {wid: s.suspension_force for wid, s in world.vehicles[0].wheel_states().items()}
     assert loads["left_front"] / loads["left_rear"] == pytest.approx(
         (wheelbase / 2 + e_eff) / (wheelbase / 2 - e_eff), rel=0.1)
     assert sum(loads.values()) == pytest.approx(20.0 * 9.81, rel=0.01)

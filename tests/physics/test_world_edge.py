@@ -21,15 +21,15 @@ def _drive(world, seconds: float) -> list[np.ndarray]:
     """Full throttle straight ahead for `seconds`; the body's positions after every step."""
     positions = []
     for _ in range(round(seconds / world.dt)):
-        world.vehicle.accelerate(world.project.dynamics.engine_force)
+        world.vehicles[0].accelerate(world.project.dynamics.engine_force)
         world.step()
-        positions.append(world.vehicle.pose()[0])
+        positions.append(world.vehicles[0].pose()[0])
     return positions
 
 
 def test_driving_over_the_edge_the_robot_falls_and_is_put_back_at_its_start(tmp_path, make_world):
     world = make_world(rover_project(tmp_path, terrain=plane_mesh(SIZE)))
-    start = world.vehicle.pose()[0].copy()
+    start = world.vehicles[0].pose()[0].copy()
     path = np.array(_drive(world, 9.0))
     # Over the edge (|x| beyond half the terrain) and down: the robot really left the terrain.
     assert np.abs(path[:, :2]).max() > SIZE / 2
@@ -69,7 +69,7 @@ def test_a_fall_is_reported_in_the_console(tmp_path):
         messages = [text for text in shown if "fell off the edge of the terrain" in text]
         assert len(messages) == 1
         assert "start pose" in messages[0]
-        assert np.linalg.norm(simulation.state.position[:2] - simulation.world.start_position[:2]) < 0.5
+        assert np.linalg.norm(simulation.state.position[:2] - simulation.world.start_poses[0][0][:2]) < 0.5
     finally:
         simulation.close()
 

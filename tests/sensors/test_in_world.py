@@ -51,7 +51,7 @@ def test_accelerometer_at_rest_on_a_10_degree_slope(tmp_path):
     sim = _simulation(tmp_path, [AccelerometerConfig(name="acc", max_range_g=3.0)],
                       terrain=plane_mesh(slope_deg=10.0), brake_force=400.0)
     try:
-        sim.world.vehicle.brake(400.0)
+        sim.world.vehicles[0].brake(400.0)
         sim.run(3.0)
         x, y, z = sim.sensors.read("acc")
         # Specific force of gravity in the body frame, nose up by the body's actual pitch: the slope's 10°
@@ -69,8 +69,8 @@ def test_gyroscope_in_a_steady_turn_matches_the_true_yaw_rate(tmp_path):
     sim = _simulation(tmp_path, [GyroscopeConfig(name="gyro", bandwidth_hz=50.0)])
     try:
         sim.run(1.0)
-        sim.world.vehicle.accelerate(15.0)
-        sim.world.vehicle.steer(0.3)
+        sim.world.vehicles[0].accelerate(15.0)
+        sim.world.vehicles[0].steer(0.3)
         sim.run(4.0)
         yaws = []
         readings = []
@@ -91,7 +91,7 @@ def test_odometer_follows_ground_truth_on_a_straight_run(tmp_path):
         sim.run(1.0)
         start = sim.state.position.copy()
         before = sim.sensors.read("odo").distance
-        sim.world.vehicle.accelerate(20.0)
+        sim.world.vehicles[0].accelerate(20.0)
         sim.run(4.0)
         travelled = np.linalg.norm(sim.state.position[:2] - start[:2])
         assert travelled > 3.0
@@ -108,12 +108,12 @@ def test_odometer_shows_wheel_slip_as_error(tmp_path):
     sim = _simulation(tmp_path, [OdometerConfig(name="odo")], friction_slip=0.05, brake_force=400.0)
     try:
         sim.run(1.0)
-        sim.world.vehicle.accelerate(40.0)
+        sim.world.vehicles[0].accelerate(40.0)
         sim.run(4.0)
         start = sim.state.position.copy()
         before = sim.sensors.read("odo").distance
-        sim.world.vehicle.accelerate(0.0)
-        sim.world.vehicle.brake(400.0)
+        sim.world.vehicles[0].accelerate(0.0)
+        sim.world.vehicles[0].brake(400.0)
         sim.run(1.0)
         travelled = np.linalg.norm(sim.state.position[:2] - start[:2])
         counted = sim.sensors.read("odo").distance - before
@@ -146,11 +146,11 @@ def test_rays_cast_in_the_body_frame_equal_the_same_rays_in_the_world_frame(tmp_
         state = sim.state
         assert abs(quaternion_to_euler(state.orientation)[2]) > 0.15  # the rover has turned
         world_frame = SensorSuite(configs, rng=np.random.default_rng(0), client=sim.world.client,
-                                  ignore_bodies=sim.world.robot_body_ids())
+                                  ignore_bodies=sim.world.robot_body_ids(0))
         world_frame.update(state)
         body_frame = SensorSuite(configs, rng=np.random.default_rng(0), client=sim.world.client,
-                                 ignore_bodies=sim.world.robot_body_ids(), body=sim.world.vehicle.body_id,
-                                 body_centre=sim.world.vehicle.cog)
+                                 ignore_bodies=sim.world.robot_body_ids(0), body=sim.world.vehicles[0].body_id,
+                                 body_centre=sim.world.vehicles[0].cog)
         body_frame.update(state)
         assert np.isfinite(world_frame.read("lidar")).sum() > 100
         np.testing.assert_allclose(body_frame.read("lidar"), world_frame.read("lidar"), atol=1e-9)

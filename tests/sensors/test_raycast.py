@@ -95,7 +95,7 @@ def _edge_distance(points: np.ndarray, world: World) -> np.ndarray:
 
 def test_both_engines_agree_with_pybullet_alone(scene):
     world, starts, ends = scene
-    robot = world.robot_body_ids()
+    robot = world.robot_body_ids(0)
     both = RayCaster(world.client, robot, world.static_world)
     alone = RayCaster(world.client, robot, world.static_world, engine="pybullet")
     assert both.engines == "embree+pybullet" and alone.engines == "pybullet"
@@ -149,14 +149,14 @@ def test_both_engines_agree_with_pybullet_alone(scene):
 
 def test_rays_at_the_robot_pass_through_it(scene):
     world, _, _ = scene
-    position = world.vehicle.state().position
+    position = world.vehicles[0].state().position
     starts = position + np.array([[3.0, 0.0, 0.0], [0.0, 3.0, 0.0], [-3.0, 0.0, 0.1]])
     ends = 2 * position - starts  # through the robot's centre and as far beyond
-    cast = RayCaster(world.client, world.robot_body_ids(), world.static_world).cast(starts, ends)
+    cast = RayCaster(world.client, world.robot_body_ids(0), world.static_world).cast(starts, ends)
     # Positive control: the chassis is there, a mask-free pybullet ray hits it.
     seen = p.rayTestBatch(starts.tolist(), ends.tolist(), physicsClientId=world.client)
-    assert [h[0] for h in seen] == [world.vehicle.body_id] * 3
-    assert not np.isin(cast.body, world.robot_body_ids()).any()
+    assert [h[0] for h in seen] == [world.vehicles[0].body_id] * 3
+    assert not np.isin(cast.body, world.robot_body_ids(0)).any()
 
 
 def _flat_scene(client: int) -> tuple[StaticWorld, int]:

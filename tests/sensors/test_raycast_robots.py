@@ -75,12 +75,27 @@ def test_hull_rays_match_pybullet(world: World) -> None:
     assert np.abs((got.fraction - want.fraction) * length)[neither].max() < 1e-6
 
 
-def test_a_robot_sees_the_other_and_never_itself(world: World) -> None:
-    """Rays through both robots: robot 0's caster stops at robot 1, robot 1's at robot 0."""
+@pytest.mark.parametrize("engine", ["auto", "pybullet"])
+def test_a_robot_sees_the_other_and_never_itself(world: World, engine: str) -> None:
+    """Rays through both robots, from either side: each robot's caster passes through its own body and
+    stops at the other's, where pybullet's own ray stops when it starts between the two robots (past the
+    caster's robot). The hull test (engine "auto") rounds no edges: within 2 mm of pybullet's hit."""
     first, second = (np.asarray(v.state().position) for v in world.vehicles)
-    starts = np.array([first - (second - first) * 2.0] * 5) + np.linspace(-0.05, 0.05, 5)[:, None] * (0, 0, 1)
-    ends = starts + (second - first) * 5.0  # through robot 0, then robot 1
+    lift = np.linspace(-0.05, 0.05, 5)[:, None] * (0, 0, 1)
     for index, seen in ((0, 1), (1, 0)):
-        caster = RayCaster(world.client, world.robot_body_ids(index), world.static_world, robot_index=index)
+        near, far = (first, second) if index == 0 else (second, first)
+        starts = near - (far - near) * 2.0 + lift  # behind robot `index`, looking through it at the other
+        ends = starts + (far - near) * 5.0
+        caster = RayCaster(world.client, world.robot_body_ids(index), world.static_world, engine=engine)
         result = caster.cast(starts, ends)
         assert (result.body == world.vehicles[seen].body_id).all(), index
+        # The positive control: the first thing these rays hit is the caster's own robot.
+        first_hits = p.rayTestBatch(starts, ends, physicsClientId=world.client)
+        assert all(hit[0] == world.vehicles[index].body_id for hit in first_hits)
+        middle = starts + (ends - starts) * 0.5  # halfway between the robots' centres, outside both
+        from_middle = p.rayTestBatch(middle, ends, physicsClientId=world.client)
+        assert all(hit[0] == world.vehicles[seen].body_id for hit in from_middle)
+        want = 0.5 + 0.5 * np.array([hit[2] for hit in from_middle])
+        length = float(np.linalg.norm(ends[0] - starts[0]))
+        tolerance = 1e-9 if engine == "pybullet" else 0.002
+        np.testing.assert_allclose(result.fraction * length, want * length, atol=tolerance)

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QLabel, QListWidget, QPushButton, QWidget
 
-from sear.collision import MAX_ROBOTS
 from sear.errors import ProjectError
 from sear.gui.settings.tab import EditedProject
 from sear.project import Robot
@@ -68,9 +67,6 @@ class RobotList(QWidget):
         self.robot_list.setCurrentRow(self._index())
         self.robot_list.blockSignals(False)
         self.robot_buttons["remove"].setEnabled(len(robots) > 1)
-        full = len(robots) >= MAX_ROBOTS
-        for key in ("add", "duplicate"):
-            self.robot_buttons[key].setEnabled(not full)
 
     def _robot_chosen(self, row: int) -> None:
         if 0 <= row != self._index():

@@ -1,0 +1,180 @@
+"""The simulation window's cameras: free (the user's), follow (behind the robot), fixed, top-down, and on
+board each sensor of the driven robot, chosen in the toolbar's Camera box or View > Camera.
+
+Driving from the keyboard, the camera keeps the driven robot in view until the user moves the camera
+(mouse, camera keys); choosing a camera, even the one in use, lets it follow again. When Tab drives
+another robot, the on-board cameras are that robot's sensors: an on-board camera in use stays on the
+sensor of the same name, or the camera follows the robot when it has none.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pyqtgraph import Vector
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QActionGroup
+from PySide6.QtWidgets import QComboBox, QMenu
+
+from sear.state import body_rotation, quaternion_to_euler
+
+if TYPE_CHECKING:
+    from sear.gui.simview import SimView
+    from sear.runtime.robotrun import RobotRun
+
+FIXED_CAMERAS = (("Free", "free"), ("Follow", "follow"), ("Fixed", "fixed"), ("Top-down", "top"))
+"""The cameras every window has, as (text, mode); the on-board ones follow as ("On board: NAME",
+"sensor:NAME")."""
+
+
+class Cameras(QObject):
+    """The cameras of a window's 3-D view and the Camera box that chooses them. `redraw` is called after the
+    camera changed, to show it at once."""
+
+    def __init__(self, view: SimView, run: RobotRun, redraw: Callable[[], None]) -> None:
+        super().__init__(view)
+        self.view = view
+        self.run = run
+        """The driven robot, whose sensors the on-board cameras are and which the cameras follow."""
+        self._redraw = redraw
+        self.mode = "free"
+        """'free', 'follow', 'fixed', 'top' or 'sensor:NAME'."""
+        self.following = False
+        """Whether the camera keeps the robot in view (driven from the keyboard, in any camera)."""
+        self._moved = False
+        """The user moved the camera since last choosing one: keyboard driving no longer follows."""
+        self.box = QComboBox()
+        self._fill_box()
+        self.box.currentIndexChanged.connect(lambda _i: self.set_camera(self.box.currentData()))
+        self.box.activated.connect(lambda _i: self.chosen())
+        self.menu: QMenu | None = None
+        self._actions = QActionGroup(self)
+        view.camera_moved = lambda zoom_only: self.moved_by_user(zoom_only=zoom_only)
+
+    def _entries(self) -> Iterable[tuple[str, str]]:
+        yield from FIXED_CAMERAS
+        for sensor in self.run.sensors.sensors:
+            yield f"On board: {sensor.name}", f"sensor:{sensor.name}"
+
+    def _fill_box(self) -> None:
+        self.box.blockSignals(True)
+        self.box.clear()
+        for text, mode in self._entries():
+            self.box.addItem(text, mode)
+        self.box.setCurrentIndex(self.box.findData(self.mode))
+        self.box.blockSignals(False)
+
+    def fill_menu(self, menu: QMenu) -> None:
+        """Put a checkable entry per camera into `menu` (View > Camera), as the Camera box lists them."""
+        self.menu = menu
+        menu.clear()
+        for action in self._actions.actions():
+            self._actions.removeAction(action)
+        for index in range(self.box.count()):
+            action = menu.addAction(self.box.itemText(index))
+            action.setCheckable(True)
+            action.setData(self.box.itemData(index))
+            action.setChecked(index == self.box.currentIndex())
+            action.triggered.connect(lambda _=False, i=index: self._from_menu(i))
+            self._actions.addAction(action)
+
+    def _from_menu(self, index: int) -> None:
+        self.box.setCurrentIndex(index)
+        self.chosen()
+
+    def set_camera(self, mode: str) -> None:
+        """Look from camera `mode` (what the Camera box does)."""
+        self.mode = mode
+        for action in self._actions.actions():
+            action.setChecked(action.data() == mode)
+        position = self.run.state.position
+        if mode == "top":
+            self.view.setCameraPosition(pos=Vector(*position), distance=30, elevation=89.9, azimuth=-90)
+        elif mode == "fixed":
+            self.view.setCameraPosition(pos=Vector(0, 0, 0), distance=40, elevation=35, azimuth=-120)
+        self._redraw()
+
+    def choose(self, mode: str) -> None:
+        """Choose camera `mode` in the Camera box (and so look from it)."""
+        self.box.setCurrentIndex(self.box.findData(mode))
+
+    def chosen(self) -> None:
+        """A camera was chosen (Camera box or View menu), even the one in use: keyboard driving follows
+        the robot again from the next key press."""
+        self._moved = False
+        self.following = False
+
+    def driving(self) -> None:
+        """A driving key was pressed: the camera keeps the robot in view unless the user moved it."""
+        if not self._moved:
+            self.following = True
+
+    def moved_by_user(self, *, zoom_only: bool = False) -> None:
+        """The user moved the camera (mouse or camera keys): keyboard driving stops following the robot,
+        and a camera that places itself (follow, on board; top-down unless only zoomed) becomes free."""
+        self._moved = True
+        self.following = False
+        places_itself = self.mode in ("follow", "top") or self.mode.startswith("sensor:")
+        if places_itself and not (zoom_only and self.mode == "top"):
+            self.choose("free")
+
+    def drive(self, run: RobotRun) -> None:
+        """Tab: follow `run` (unless the user moved the camera), its sensors the on-board cameras."""
+        self.run = run
+        if self.mode.startswith("sensor:") and self.mode.split(":", 1)[1] not in run.sensors.names:
+            self.mode = "follow"
+        self._fill_box()
+        if self.menu is not None:
+            self.fill_menu(self.menu)
+        self.following = not self._moved
+
+    def move_by_keys(self, moves: list[tuple[int, int, int]]) -> None:
+        """The camera keys held: move the free camera (any other becomes free) in the view's frame."""
+        if not moves:
+            return
+        self.moved_by_user()
+        if self.mode != "free":
+            self.choose("free")
+        forward, left, up = np.sum(moves, axis=0)
+        azimuth = math.radians(self.view.opts["azimuth"])
+        step = max(0.05, self.view.opts["distance"] * 0.02)
+        # The camera looks from azimuth towards the centre; 'forward' moves the centre away from the eye.
+        fx, fy = -math.cos(azimuth), -math.sin(azimuth)
+        dx = (forward * fx - left * fy) * step
+        dy = (forward * fy + left * fx) * step
+        self.view.pan(dx, dy, up * step, relative="global")
+
+    def place(self) -> None:
+        """Put the camera where its mode says for the driven robot's pose now (each frame)."""
+        run, mode = self.run, self.mode
+        position, orientation = run.vehicle.pose()
+        if mode in ("free", "fixed"):
+            if self.following:  # driven from the keyboard: keep the view's angle and distance, on the robot
+                self.view.opts["center"] = Vector(*position)
+        elif mode == "follow":
+            yaw = math.degrees(quaternion_to_euler(orientation)[2])
+            self.view.setCameraPosition(pos=Vector(*position), distance=4.0, elevation=18, azimuth=yaw + 180)
+        elif mode == "top":
+            self.view.opts["center"] = Vector(*position)
+        elif mode.startswith("sensor:"):
+            sensor = run.sensors.sensor(mode.split(":", 1)[1])
+            state = run.state
+            origin, rot = sensor.sensor_frame(state)
+            forward = rot[:, 0]
+            azimuth = math.degrees(math.atan2(forward[1], forward[0]))
+            elevation = math.degrees(math.asin(max(-1.0, min(1.0, forward[2]))))
+            # Looking along the sensor's axis from its mount raised 5 cm above the hull's top (body frame), so
+            # a sensor mounted inside the body does not show the inside of the hull.
+            top = float(run.vehicle.body_mesh.bounds[1][2])
+            lift = max(0.0, top + 0.05 - float(sensor.mount_position[2]))
+            eye = origin + body_rotation(state) @ np.array([0.0, 0.0, lift])
+            self.view.setCameraPosition(pos=Vector(*(eye + forward * 2.0)), distance=2.0, elevation=-elevation,
+                                        azimuth=azimuth + 180)
+
+    def look_at_robot(self) -> None:
+        """The first view: the driven robot seen from 8 m behind its left, 25° up."""
+        self.view.setCameraPosition(pos=Vector(*self.run.state.position), distance=8.0, elevation=25, azimuth=-135)
+

@@ -1,0 +1,271 @@
+"""The simulation window's 3-D view and what it draws: the terrain (lit, with a ground grid draped over it
+and a north arrow), every robot (body, collision hull, wheels) and gripper, the obstacles user code
+added, and the driven robot's sensor rays and point clouds.
+
+Scene.draw() places the items where pybullet has the bodies; drawing reads the world and never changes
+the simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyqtgraph.opengl as gl
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QMatrix4x4, QQuaternion
+
+from sear.gui.preview import lit_mesh_item
+
+if TYPE_CHECKING:
+    import trimesh
+
+    from sear.physics.world import World
+    from sear.runtime.robotrun import RobotRun
+    from sear.runtime.simulation import Simulation
+
+HIT, MISS = (1.0, 0.2, 0.15, 0.95), (0.3, 0.85, 0.35, 0.12)
+"""RGBA of a sensor ray that hit something and of one that did not."""
+ROBOT_COLOURS = ((0.55, 0.6, 0.78), (0.85, 0.5, 0.35), (0.45, 0.72, 0.45), (0.8, 0.72, 0.35), (0.65, 0.5, 0.78),
+                 (0.4, 0.72, 0.75))
+"""Body colours of the robots, in turn (the first robot's is the one-robot window's)."""
+GRID_COLOUR = (0.1, 0.12, 0.1, 0.35)
+GRID_LIFT = 0.04
+"""Metres the ground grid floats above the terrain, so that the surface does not hide its lines."""
+
+
+def pose_matrix(position: np.ndarray, orientation: np.ndarray) -> QMatrix4x4:
+    """The item transform of a body at `position` (m) turned by `orientation` (quaternion x, y, z, w)."""
+    m = QMatrix4x4()
+    m.translate(float(position[0]), float(position[1]), float(position[2]))
+    x, y, z, w = (float(c) for c in orientation)
+    m.rotate(QQuaternion(w, x, y, z))
+    return m
+
+
+def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMeshItem:
+    """The terrain lit from a fixed sun so slopes read, coloured by its own colours or by height."""
+    normals = np.asarray(mesh.vertex_normals)
+    sun = np.array([0.3, -0.4, 0.87])
+    light = 0.45 + 0.55 * np.clip(normals @ (sun / np.linalg.norm(sun)), 0.0, 1.0)
+    if colours is not None and len(colours) == len(mesh.vertices):
+        base = np.asarray(colours, dtype=float)[:, :3] / 255.0
+    else:
+        z = mesh.vertices[:, 2]
+        t = (z - z.min()) / max(float(np.ptp(z)), 1e-6)
+        low, mid, high = np.array([0.27, 0.55, 0.25]), np.array([0.6, 0.55, 0.33]), np.array([0.92, 0.92, 0.9])
+        base = np.where(t[:, None] < 0.6, low + (mid - low) * (t[:, None] / 0.6),
+                        mid + (high - mid) * ((t[:, None] - 0.6) / 0.4))
+    rgba = np.ones((len(mesh.vertices), 4), dtype=np.float32)
+    rgba[:, :3] = np.clip(base * light[:, None], 0, 1)
+    data = gl.MeshData(vertexes=np.asarray(mesh.vertices, np.float32), faces=np.asarray(mesh.faces, np.int32),
+                       vertexColors=rgba)
+    return gl.GLMeshItem(meshdata=data, smooth=True, shader=None, glOptions="opaque")
+
+
+def ground_grid(world: World) -> np.ndarray:
+    """Line segments (pairs of points, m, world frame) of a grid draped over the terrain: lines 1, 2 or 5 ×
+    10^k metres apart (10 to 25 across the terrain), each sampled every 1/200 of the terrain's size and lifted
+    GRID_LIFT above the ground, so distances and slopes read at a glance."""
+    lo, hi = world.terrain.mesh.bounds
+    size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
+    spacing = next(m * 10.0 ** k for k in range(-2, 6) for m in (1, 2, 5) if size / (m * 10.0 ** k) <= 25)
+    xs = np.arange(math.ceil(lo[0] / spacing), math.floor(hi[0] / spacing) + 1) * spacing
+    ys = np.arange(math.ceil(lo[1] / spacing), math.floor(hi[1] / spacing) + 1) * spacing
+    along_x = np.linspace(lo[0], hi[0], 201)
+    along_y = np.linspace(lo[1], hi[1], 201)
+    lines = [np.column_stack([np.full_like(along_y, x), along_y]) for x in xs]
+    lines += [np.column_stack([along_x, np.full_like(along_x, y)]) for y in ys]
+    points = np.concatenate(lines)
+    chunks = np.array_split(points, -(-len(points) // 8000))  # ray batches well under pybullet's limit
+    heights = np.concatenate([world.terrain_heights(chunk) for chunk in chunks])
+    polylines = np.column_stack([points, heights + GRID_LIFT]).reshape(len(lines), -1, 3)
+    # Each polyline as segments: point i to point i + 1.
+    return np.stack([polylines[:, :-1], polylines[:, 1:]], axis=2).reshape(-1, 3).astype(np.float32)
+
+
+def height_colours(z: np.ndarray) -> np.ndarray:
+    """(N, 4) float32 RGBA of points by height z (m): blue at the lowest, green halfway, red at the highest
+    (over the 2nd to 98th percentile of the heights, so a few tree tops do not wash out the ground)."""
+    low, high = np.percentile(z, (2.0, 98.0)) if len(z) else (0.0, 0.0)
+    t = np.clip((z - low) / (high - low), 0.0, 1.0) if high - low > 1e-9 else np.full(len(z), 0.5)
+    rgba = np.empty((len(z), 4), dtype=np.float32)
+    rgba[:, 0] = np.clip(2.0 * t - 1.0, 0.0, 1.0)
+    rgba[:, 1] = 1.0 - np.abs(2.0 * t - 1.0)
+    rgba[:, 2] = np.clip(1.0 - 2.0 * t, 0.0, 1.0)
+    rgba[:, 3] = 1.0
+    return rgba
+
+
+class SimView(gl.GLViewWidget):
+    """The 3-D view. `held` are the driving and camera keys held down (sear.gui.simkeys.KeyRouter keeps
+    it, whichever widget has the focus); dragging and the wheel call `camera_moved` (zoom only: True)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: set[Qt.Key] = set()
+        self.camera_moved: Callable[[bool], None] = lambda _zoom_only: None
+        """Told that the user moved the camera with the mouse (sear.gui.simcamera.Cameras sets it)."""
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+
+    def mouseMoveEvent(self, event) -> None:
+        if event.buttons() != Qt.MouseButton.NoButton:
+            self.camera_moved(False)
+        super().mouseMoveEvent(event)
+
+    def wheelEvent(self, event) -> None:
+        self.camera_moved(True)
+        super().wheelEvent(event)
+
+
+class Scene:
+    """The items of a simulation in the 3-D view: built once (obstacles as user code adds them), placed
+    by draw(). The sensor rays and point clouds are the driven robot's (`run` of draw())."""
+
+    def __init__(self, view: SimView, simulation: Simulation, *, debug_shapes: bool) -> None:
+        world = simulation.world
+        self.view = view
+        self.world = world
+        view.addItem(terrain_item(world.terrain.mesh, world.terrain.vertex_colors))
+        lo, hi = world.terrain.mesh.bounds
+        self.grid_item = gl.GLLinePlotItem(pos=ground_grid(world), mode="lines", color=GRID_COLOUR, width=1.0,
+                                           antialias=False, glOptions="translucent")
+        view.addItem(self.grid_item)
+        self._add_north_arrow(float(max(hi[0] - lo[0], hi[1] - lo[1])), float(hi[2]))
+        self.robot_items: list[tuple[gl.GLMeshItem, gl.GLMeshItem, dict[str, gl.GLMeshItem]]] = []
+        """Each robot's body, collision hull and wheel items, in Simulation.robots' order."""
+        for index, vehicle in enumerate(world.vehicles):
+            body_item = lit_mesh_item(vehicle.body_mesh, ROBOT_COLOURS[index % len(ROBOT_COLOURS)])
+            view.addItem(body_item)
+            hull_item = lit_mesh_item(vehicle.body_mesh.convex_hull, (1.0, 0.5, 0.1), edges=True)
+            hull_item.setGLOptions("translucent")
+            view.addItem(hull_item)
+            wheel_items = {}
+            for wid, mesh in vehicle.wheel_meshes.items():
+                item = lit_mesh_item(mesh, (0.15, 0.15, 0.17))
+                view.addItem(item)
+                wheel_items[wid] = item
+            self.robot_items.append((body_item, hull_item, wheel_items))
+        self.gripper_items: dict[int, list[gl.GLMeshItem]] = {}
+        """Each gripper's parts (World.grippers: by robot index)."""
+        for index, gripper in world.grippers.items():
+            self.gripper_items[index] = []
+            for mesh in gripper.meshes():
+                item = lit_mesh_item(mesh, (0.85, 0.65, 0.15))
+                view.addItem(item)
+                self.gripper_items[index].append(item)
+        self.obstacle_items: dict[int, gl.GLMeshItem] = {}
+        """An item per obstacle, by its index in World.obstacles, added when first drawn."""
+        self.rays_item = gl.GLLinePlotItem(mode="lines", width=1.0, antialias=False)
+        self.rays_item.setVisible(False)
+        self._drawn_rays: tuple[np.ndarray, np.ndarray] | None = None
+        view.addItem(self.rays_item)
+        self.cloud_items: dict[str, gl.GLScatterPlotItem] = {}
+        """A point cloud per name of the robots' sensors whose readings are clouds (multi-layer LIDARs): it
+        shows the driven robot's sensor of that name (nothing when it has none)."""
+        for run in simulation.robots:
+            for sensor in run.sensors.sensors:
+                if sensor.draws_cloud and sensor.name not in self.cloud_items:
+                    item = gl.GLScatterPlotItem(pos=np.zeros((0, 3)), size=2.0, pxMode=True)
+                    item.setGLOptions("opaque")
+                    view.addItem(item)
+                    self.cloud_items[sensor.name] = item
+        self._cloud_drawn: dict[str, tuple[int, float | None] | None] = dict.fromkeys(self.cloud_items)
+        """(robot index, sample time) of the scan each cloud shows."""
+        self.set_debug_shapes(debug_shapes)
+
+    def _add_north_arrow(self, size: float, top: float) -> None:
+        x, y, z = size * 0.42, size * 0.30, top + 0.5
+        length = size * 0.1
+        pts = np.array([[x, y, z], [x, y + length, z], [x, y + length, z], [x - length * 0.25, y + length * 0.7, z],
+                        [x, y + length, z], [x + length * 0.25, y + length * 0.7, z]])
+        # The letter N above the arrow's tip, as three strokes (text items repaint with QPainter each frame).
+        h, w, base = length * 0.3, length * 0.2, y + length * 1.1
+        letter = np.array([[x - w / 2, base, z], [x - w / 2, base + h, z], [x - w / 2, base + h, z],
+                           [x + w / 2, base, z], [x + w / 2, base, z], [x + w / 2, base + h, z]])
+        self.view.addItem(gl.GLLinePlotItem(pos=np.vstack([pts, letter]), mode="lines", color=(0.8, 0.1, 0.1, 1.0),
+                                            width=3))
+
+    def set_debug_shapes(self, on: bool) -> None:
+        """Show the robots' collision hulls and the obstacles' edges, or hide them."""
+        self.debug_shapes = on
+        for _body, hull_item, _wheels in self.robot_items:
+            hull_item.setVisible(on)
+        for item in self.obstacle_items.values():
+            item.opts["drawEdges"] = on
+            item.update()
+
+    def set_clouds_visible(self, on: bool) -> None:
+        """Show or hide the point clouds (shown again: redrawn from the latest scans)."""
+        for item in self.cloud_items.values():
+            item.setVisible(on)
+        if on:
+            self._cloud_drawn = dict.fromkeys(self._cloud_drawn)
+
+    def draw(self, run: RobotRun) -> None:
+        """Every robot, gripper and obstacle where pybullet has it; `run`'s (the driven robot's) rays, when
+        shown, and point clouds."""
+        world = self.world
+        for vehicle, (body_item, hull_item, wheel_items) in zip(world.vehicles, self.robot_items, strict=True):
+            pose = pose_matrix(*vehicle.pose())
+            body_item.setTransform(pose)
+            hull_item.setTransform(pose)
+            for wid, (pos, orn) in vehicle.wheel_transforms().items():
+                wheel_items[wid].setTransform(pose_matrix(pos, orn))
+        for index, gripper in world.grippers.items():
+            for item, (pos, orn, _size) in zip(self.gripper_items[index], gripper.part_poses(), strict=True):
+                item.setTransform(pose_matrix(pos, orn))
+        for index, obstacle in enumerate(world.obstacles):
+            item = self.obstacle_items.get(index)
+            if item is None:
+                item = lit_mesh_item(obstacle.mesh, obstacle.colour[:3], edges=self.debug_shapes)
+                self.view.addItem(item)
+                self.obstacle_items[index] = item
+                item.setTransform(pose_matrix(*world.obstacle_pose(obstacle)))
+            elif obstacle.dynamic:
+                item.setTransform(pose_matrix(*world.obstacle_pose(obstacle)))
+        if self.rays_item.visible():
+            starts, ends, hits = self.visible_rays(run)
+            if len(starts) and not self._same_rays(starts, ends):  # upload only a new sample's rays
+                pts = np.empty((2 * len(starts), 3), dtype=np.float32)
+                pts[0::2], pts[1::2] = starts, ends
+                colours = np.where(np.repeat(hits, 2)[:, None], HIT, MISS).astype(np.float32)
+                self.rays_item.setData(pos=pts, color=colours)
+        self._draw_clouds(run)
+
+    @staticmethod
+    def visible_rays(run: RobotRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every ray sensor's rays of `run`'s latest sample: starts, ends (m, world frame) and hit flags."""
+        batches = list(run.sensors.rays_by_sensor.values())
+        if not batches:
+            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
+        starts, ends, hits = (np.concatenate(parts) for parts in zip(*batches, strict=True))
+        return starts, ends, hits
+
+    def _same_rays(self, starts: np.ndarray, ends: np.ndarray) -> bool:
+        """Whether these rays are the ones drawn already (sensors sample at their own, lower rates)."""
+        same = self._drawn_rays is not None and all(
+            a.shape == b.shape and np.array_equal(a, b) for a, b in zip(self._drawn_rays, (starts, ends), strict=True))
+        self._drawn_rays = (starts, ends)
+        return same
+
+    def _draw_clouds(self, run: RobotRun) -> None:
+        """Each of `run`'s cloud sensors' latest scan, placed with the sensor's pose when it is first drawn
+        (within a frame of the scan) and coloured by height from blue (low) through green to red (high);
+        the clouds of names `run` has no sensor of are empty."""
+        sensors = {sensor.name: sensor for sensor in run.sensors.sensors}
+        for name, item in self.cloud_items.items():
+            sensor = sensors.get(name)
+            drawn = (run.index, None if sensor is None else sensor.last_sample_time)
+            if not item.visible() or self._cloud_drawn[name] == drawn:
+                continue
+            self._cloud_drawn[name] = drawn
+            points = None if sensor is None else sensor.cloud(sensor.reading)
+            if sensor is None or points is None or not len(points):
+                item.setData(pos=np.zeros((0, 3)))
+                continue
+            origin, rotation = sensor.sensor_frame(run.state)
+            world = origin + points @ rotation.T
+            item.setData(pos=world.astype(np.float32), color=height_colours(world[:, 2]))
