@@ -3,8 +3,10 @@ problem at once, each with where it is.
 
 `load_project` serves `sear validate`, `sear run` and the settings window's Simulate button. It reads
 the project file, then the terrain, and robot by robot: its body and wheel models or its URDF (its wheels
-chosen, its collision report made), its user code (compiled, never run, so a syntax error is found
-without side effects) and its sensors file (parsed once, its sensors' links checked against the robot).
+chosen, its collision report made), its sensors file (parsed once, its sensors' links checked against
+the robot) and its user code (compiled, never run, so a syntax error is found without side effects).
+Each reader goes down to the layers below it and comes back once: the sensors file is read before the
+user code because the sensors sit a layer above the models, the user code's check beside them.
 Models are read as a run reads them (sear.models.loaded), so a broken mesh is found here and not halfway
 into a run. It returns a `Loaded`: the project, the models, each robot's sensors and compiled code, and
 the Problems. A Simulation and its World are built from that and read nothing again.
@@ -101,10 +103,6 @@ def load_project(source: str | Path | Project) -> Loaded:
         prefix, who = project.robot_prefix(index), project.robot_who(index)
         description, models = read_robot_models(project, index, choices, problems)
         report = [who + str(finding) for finding in collision_report(description)] if description is not None else []
-        code_choice = choices[f"{prefix}code.user_code"]
-        found = check_choice(code_choice, allowed=(".py",))
-        problems += found
-        code = None if found else read_user_code(code_choice, who=who, problems=problems)
         sensors_choice = choices[f"{prefix}code.sensors"]
         found = check_choice(sensors_choice, allowed=(".xml",), required=False)
         problems += found
@@ -112,6 +110,10 @@ def load_project(source: str | Path | Project) -> Loaded:
             sensors_choice, physics_hz=project.simulation.physics_hz,
             description=description, links_known=description is not None or not is_urdf(robot.body.file),
             gripper=robot.body.gripper is not None, who=who, problems=problems)
+        code_choice = choices[f"{prefix}code.user_code"]
+        found = check_choice(code_choice, allowed=(".py",))
+        problems += found
+        code = None if found else read_user_code(code_choice, who=who, problems=problems)
         robots.append(LoadedRobot(models, sensors, code, report))
     return Loaded(project, problems, terrain, robots)
 
