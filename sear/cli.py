@@ -22,16 +22,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from sear import __version__, resources
+from sear import __version__, exitcodes, resources
 from sear.errors import SearError
-
-EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_BROKEN_PIPE = 0, 1, 2, 141
-
 
 
 def _error(message: str) -> int:
     print(f"sear: {message}", file=sys.stderr)
-    return EXIT_USER_ERROR
+    return exitcodes.USER_ERROR
 
 
 # --- subcommands ---------------------------------------------------------------------------------
@@ -50,14 +47,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{args.project}: {len(loaded.problems)} problem(s) found:", file=sys.stderr)
         for problem in loaded.problems:
             print(f"  - {problem}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return exitcodes.USER_ERROR
     robots = []
     for index, robot in enumerate(loaded.robots):
         urdf = robot.models.description if robot.models is not None else None
         body = f"URDF robot {urdf.name!r} ({len(urdf.links)} links)" if urdf is not None else "body, 4 wheels"
         robots.append(f"{loaded.project.robot_who(index)}{body}, user code, {len(robot.sensors)} sensors")
     print(f"{args.project}: OK ({loaded.project.name!r}: terrain, {'; '.join(robots)}).")
-    return EXIT_OK
+    return exitcodes.OK
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -72,7 +69,7 @@ def cmd_new(args: argparse.Namespace) -> int:
         project = create_new_project(target / f"{target.absolute().name}.prj")
         print(f"Created {project.path} with flat ground, a box robot on four wheels, user code and a sensors "
               f"file: open it with `sear {project.path}` or run it with `sear run {project.path} --headless`.")
-        return EXIT_OK
+        return exitcodes.OK
     demo = resources.demo_folder()
     if not demo.joinpath(resources.DEMO_PROJECT_FILE).is_file():
         return _error(f"the demo project is not installed ({demo} has no {resources.DEMO_PROJECT_FILE}); "
@@ -84,7 +81,7 @@ def cmd_new(args: argparse.Namespace) -> int:
                       "choose a folder you can write to.")
     print(f"Created {target}: open it with `sear {target / 'demo.prj'}` "
           f"or run it with `sear run {target / 'demo.prj'} --headless`.")
-    return EXIT_OK
+    return exitcodes.OK
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -102,12 +99,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.rerun is not None:
         if args.sweep is not None:
             print("sear batch: --rerun RESULTS RUN_ID takes no sweep file.", file=sys.stderr)
-            return EXIT_USAGE
+            return exitcodes.USAGE
         return command.rerun(args.rerun[0], args.rerun[1], log=args.log)
     if args.sweep is None:
         print("sear batch: give a sweep file (sear batch SWEEP.toml), or --rerun RESULTS RUN_ID; see "
               "docs/batch.md.", file=sys.stderr)
-        return EXIT_USAGE
+        return exitcodes.USAGE
     if args.ray is not None:
         from sear.batch.rayrun import ray_missing
 
@@ -140,7 +137,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # exit status 2 for usage errors, as documented
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(exitcodes.USAGE, f"{self.prog}: error: {message}\n")
 
 
 def _positive(text: str) -> float:
@@ -256,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         suggestion = f" Did you mean `sear {hint[0]}`?" if hint else ""
         print(f"sear: {argv[0]!r} is neither a command ({', '.join(commands)}) nor a project file (.prj)."
               f"{suggestion} See `sear --help`.", file=sys.stderr)
-        return EXIT_USAGE
+        return exitcodes.USAGE
     else:
         args = build_gui_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
@@ -266,9 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(str(exc))
     except KeyboardInterrupt:
         print("sear: interrupted", file=sys.stderr)
-        return 130
+        return exitcodes.INTERRUPTED
     except BrokenPipeError:  # SEAR's own output piped into a reader that went away (`| head`, `| true`)
         from sear.runtime.stdstreams import silence_closed_pipe
 
         silence_closed_pipe("stdout")
-        return EXIT_BROKEN_PIPE
+        return exitcodes.BROKEN_PIPE

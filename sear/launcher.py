@@ -18,13 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sear import exitcodes
 from sear.errors import UserCodeError
 
 if TYPE_CHECKING:
     from sear.runtime.simulation import Simulation, TickResult
     from sear.usercode import ControllerHost
 
-EXIT_OK, EXIT_USER_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 0, 1, 130, 141, 143
 HEADLESS_DURATION = 60.0
 """Simulated seconds of a headless run given no --duration."""
 
@@ -56,13 +56,13 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
     loaded = load_project(project_path)
     if loaded.project is None:  # the project file itself: one paragraph, as for any SearError
         print(f"sear: {loaded.problems[0]}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return exitcodes.USER_ERROR
     problems = loaded.problems
     if problems:
         print(f"sear: {project_path}: cannot simulate, {len(problems)} problem(s):", file=sys.stderr)
         for problem in problems:
             print(f"  - {problem}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return exitcodes.USER_ERROR
     if log is not None:
         check_log_path(log, loaded.project, force=force)  # a ProjectError: one sentence, before the run
     window = None if headless else window_runner()
@@ -88,11 +88,11 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         if not isinstance(exc, UserCodeError):
             raise
         print(f"sear: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return exitcodes.USER_ERROR
     if window is not None:
         status = window(simulation, duration=duration)
-        if status in (EXIT_INTERRUPTED, EXIT_TERMINATED):  # SIGINT or SIGTERM closed the window
-            print(f"sear: {'terminated' if status == EXIT_TERMINATED else 'interrupted'}; the log so far is kept.",
+        if status in (exitcodes.INTERRUPTED, exitcodes.TERMINATED):  # SIGINT or SIGTERM closed the window
+            print(f"sear: {'terminated' if status == exitcodes.TERMINATED else 'interrupted'}; the log so far is kept.",
                   file=sys.stderr)
     else:
         status = run_headless(simulation, duration if duration is not None else HEADLESS_DURATION)
@@ -183,12 +183,12 @@ def run_headless(simulation: Simulation, duration: float) -> int:
         print(f"sear: log written to {log_path} ({rows} rows).")
     if error is not None:
         print("sear: the run ended with an error in the user code (above).", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return exitcodes.USER_ERROR
     if stop.signal == signal.SIGTERM:
-        return EXIT_TERMINATED
+        return exitcodes.TERMINATED
     if interrupted:
-        return EXIT_INTERRUPTED
-    return EXIT_BROKEN_PIPE if simulation.output_gone else EXIT_OK
+        return exitcodes.INTERRUPTED
+    return exitcodes.BROKEN_PIPE if simulation.output_gone else exitcodes.OK
 
 
 class _StopSignals:

@@ -12,12 +12,11 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from sear import exitcodes
 from sear.batch import results
 from sear.batch.pool import attempt, make_job, run_local, stop_fork_server
 from sear.batch.sweep import Sweep, SweepError, load_sweep
 from sear.project import Project
-
-EXIT_OK, EXIT_FAILED_RUNS, EXIT_INTERRUPTED = 0, 1, 130
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -115,8 +114,8 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
     if not complete:
         _say(f"sear batch: interrupted; the {len(rows)} finished runs are kept. `sear batch {sweep.path} --resume` "
              "runs the rest.", stream)
-        return EXIT_INTERRUPTED
-    return EXIT_FAILED_RUNS if failed else EXIT_OK
+        return exitcodes.INTERRUPTED
+    return exitcodes.USER_ERROR if failed else exitcodes.OK
 
 
 def rerun(results_folder: str | Path, run_id: str, *, log: str | Path | None = None,
@@ -157,11 +156,11 @@ def rerun(results_folder: str | Path, run_id: str, *, log: str | Path | None = N
     kept = folder / "runs" / run_id / "log.csv"
     if not kept.is_file():
         _say("sear batch: the batch kept no log of this run to compare with.", stream)
-        return EXIT_OK if result["status"] == "ok" else EXIT_FAILED_RUNS
+        return exitcodes.OK if result["status"] == "ok" else exitcodes.USER_ERROR
     same = _same_log(kept, target)
     _say(f"sear batch: the log is {'byte for byte the same as' if same else 'DIFFERENT from'} the batch's {kept}.",
          stream)
-    return EXIT_OK if same else EXIT_FAILED_RUNS
+    return exitcodes.OK if same else exitcodes.USER_ERROR
 
 
 def _same_log(a: Path, b: Path) -> bool:

@@ -22,6 +22,7 @@ from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QWidget
 
+from sear import exitcodes
 from sear.errors import ProjectError
 from sear.gui.geometry import restore_window, save_window
 from sear.gui.help import add_help_menu
@@ -518,4 +519,4 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    return 128 + stopped[0] if stopped else 0
+    return exitcodes.for_signal(stopped[0]) if stopped else exitcodes.OK

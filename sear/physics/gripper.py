@@ -31,6 +31,7 @@ import numpy as np
 import pybullet as p
 
 from sear.collision import ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
+from sear.gravity import GRAVITY
 from sear.project import Gripper
 from sear.state import GripperReading
 
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
 
     from sear.physics.vehicle import Vehicle
 
-GRAVITY = 9.81
-"""m/s², as set in sear.physics.world."""
 MAST_THICKNESS = 0.02
 """m: the mast's depth (x)."""
 CARRIAGE_THICKNESS = 0.02

@@ -45,6 +45,7 @@ import pybullet as p
 from sear.collision import ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
 from sear.drives.base import WheelPlace
 from sear.errors import ProjectError
+from sear.gravity import GRAVITY
 from sear.models.loaded import RobotModels
 from sear.models.robotdesc.model import RobotDescription
 from sear.models.robotdesc.wheels import UrdfWheels, wheel_ids
@@ -55,7 +56,6 @@ from sear.state import VehicleState
 if TYPE_CHECKING:
     import trimesh
 
-GRAVITY = 9.81
 MAX_WHEEL_SPEED = 20.0
 """m/s: a wheel's top rim speed when its joint gives no velocity limit."""
 STEERING_TORQUE = 100.0

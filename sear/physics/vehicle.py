@@ -70,6 +70,7 @@ import pybullet as p
 
 from sear.collision import NOT_ROBOTS_MASK, ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
 from sear.drives.base import WheelPlace
+from sear.gravity import GRAVITY
 from sear.physics.inputs import DriveInputs
 from sear.project import WHEEL_IDS, Dynamics
 from sear.state import VehicleState
@@ -77,8 +78,6 @@ from sear.state import VehicleState
 if TYPE_CHECKING:
     import trimesh
 
-GRAVITY = 9.81
-"""m/s², as set in sear.physics.world."""
 SOLVER_ITERATIONS = 8
 """Projected Gauss-Seidel sweeps over the wheels' friction impulses per step (warm-started from the
 last step, so a resting robot's impulses are already right and the sweeps only refine them)."""

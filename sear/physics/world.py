@@ -27,6 +27,7 @@ from sear.collision import (
 )
 from sear.errors import ProjectError
 from sear.geo import geodetic_to_enu
+from sear.gravity import GRAVITY
 from sear.models.loaded import Models, RobotModels
 from sear.models.meshfiles import make_tree
 from sear.models.robotdesc.model import RobotDescription
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 TRUNK_SECTIONS = 128
 """Sides of the prism that stands for a tree trunk (a pybullet cylinder) in the ray caster's static world:
 its faces lie at most 0.15 m x (1 - cos(180°/128)) = 0.05 mm inside the cylinder, 3.7 mm from an edge."""
-GRAVITY = 9.81
 TRUNK_RADIUS = 0.15
 """Radius of a tree's trunk (sear.models.meshfiles.make_tree draws the same tree), m."""
 TABLE_TOP = 0.04

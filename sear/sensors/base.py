@@ -32,9 +32,6 @@ MAX_RAYS_PER_SECOND = 5_000_000
 step): the Embree caster casts 5-9 million a second here, so a simulated second costs about a second of
 rays; where Embree is missing (pybullet alone, ~0.2-0.8 million a second) it costs up to ~25 s."""
 
-STANDARD_GRAVITY = 9.80665
-"""1 g in m/s², for datasheet figures given in g."""
-
 
 def euler_matrix_deg(roll: float, pitch: float, yaw: float) -> np.ndarray:
     """Rotation matrix of roll, pitch, yaw in degrees, applied as intrinsic z-y'-x'' (yaw first)."""

@@ -18,7 +18,8 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import numpy as np
 
 from sear.fields import param
-from sear.sensors.base import STANDARD_GRAVITY, ImuNoise, RayHits, Sensor
+from sear.gravity import GRAVITY, STANDARD_GRAVITY
+from sear.sensors.base import ImuNoise, RayHits, Sensor
 from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
 
@@ -73,9 +74,6 @@ class GyroscopeConfig(SensorConfig):
     """1-sigma of the constant bias drawn once per run, deg/s."""
     bias_walk_dps: float = param(0.0, kind="nonNegative", label="Drift (bias walk per √s)", group=NOISE)
     """Drift: bias random walk, deg/s per sqrt(second)."""
-
-GRAVITY_Z = -9.81
-"""The simulated world's gravity along z, m/s² (sear.physics.world uses 9.81 m/s²)."""
 
 Matrix = tuple[float, float, float, float, float, float, float, float, float]
 """A 3 x 3 matrix as nine floats, row by row. The IMU models sample at up to a few hundred hertz on
@@ -178,7 +176,7 @@ class AccelerometerSensor(Sensor):
         else:
             ax, ay, az = (velocity[0] - prev[0]) / dt, (velocity[1] - prev[1]) / dt, (velocity[2] - prev[2]) / dt
         self.prev_velocity = velocity
-        specific = _apply_t(self._mount, *_apply_t(body, ax, ay, az - GRAVITY_Z))
+        specific = _apply_t(self._mount, *_apply_t(body, ax, ay, az + GRAVITY))
         measured = self.noise.apply(specific, dt)
         self.reading = Vector3(*_finish(measured, self.limit, self.step, self.mask))
 
