@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from sear.gui.sensorform import PRESETS_FILE
 from sear.gui.widgets import IntField, NumberField
-from sear.gui.wizard import PRESETS_FILE, SensorWizard
+from sear.gui.wizard import SensorWizard
 from sear.project import Project
 from sear.sensors.files import load_sensors
 from sear.sensors.range import ray_count
