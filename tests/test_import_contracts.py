@@ -1,4 +1,4 @@
-"""The import-linter contracts in pyproject.toml (docs ARCHITECTURE "Layers") hold, and they can fail;
+"""The import-linter contracts in pyproject.toml (docs/ARCHITECTURE.md, "The layers") hold, and they can fail;
 and the package has no import cycle at all.
 
 `make test` runs `lint-imports` on the package itself; these tests run it on a copy of the package in a
