@@ -15,8 +15,6 @@ from sear.sensors.odometer import OdometerConfig
 
 from ..physics.helpers import plane_mesh, rover_project
 
-pytestmark = pytest.mark.slow
-
 
 def _simulation(tmp_path, configs, **kwargs):
     return Simulation(rover_project(tmp_path / "p", **kwargs), sensor_configs=configs)
