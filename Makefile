@@ -1,11 +1,13 @@
 # Entry points that work on a fresh Debian machine (see README):
 #   make run        - set everything up, open SEAR on the bundled demo project
 #   make test       - set everything up; ruff, the import contracts (lint-imports), mypy and the default tier
-#                     of the test suite (pytest -m "not slow", spread over the cores with pytest-xdist; mypy
-#                     runs beside it). It prints the 15 slowest tests and fails if any of the four fails.
+#                     of the test suite (pyproject.toml's -m "not slow", spread over the cores with pytest-xdist; mypy
+#                     runs beside it). It prints the 15 slowest tests and fails if any of the four fails;
+#                     its last line is pytest's summary again (mypy's report comes after the tests).
 #   make test-slow  - the long variants (marker `slow`: every case of the fuzz and kill tests, the Ray
 #                     parity test), with the optional Ray extra installed first
 # Neither leaves a file behind in the working tree (no ruff, import-linter, mypy or pytest cache).
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -25,12 +27,14 @@ run: setup
 test: setup
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/lint-imports --no-cache --no-logo
-	@mypy_out=$$(mktemp); \
+	@mypy_out=$$(mktemp); tests_out=$$(mktemp); \
 	$(BIN)/mypy --cache-dir=/dev/null >"$$mypy_out" 2>&1 & mypy=$$!; \
-	echo "$(PYTEST) -m 'not slow' --durations=15 $(PYTEST_ARGS)   (mypy beside it)"; \
-	$(PYTEST) -m "not slow" --durations=15 $(PYTEST_ARGS); tests=$$?; \
+	echo "$(PYTEST) --durations=15 $(PYTEST_ARGS)   (mypy beside it)"; \
+	$(PYTEST) --durations=15 $(PYTEST_ARGS) | tee "$$tests_out"; tests=$${PIPESTATUS[0]}; \
 	wait $$mypy; typed=$$?; \
-	echo "$(BIN)/mypy --cache-dir=/dev/null"; cat "$$mypy_out"; rm -f "$$mypy_out"; \
+	echo "$(BIN)/mypy --cache-dir=/dev/null"; cat "$$mypy_out"; \
+	tail -n 1 "$$tests_out"; \
+	rm -f "$$mypy_out" "$$tests_out"; \
 	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
 test-slow: setup $(RAY_STAMP)
