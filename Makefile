@@ -17,7 +17,10 @@ DEMO   := assets/demo/demo.prj
 # --no-compile: Python compiles what a test imports when it first imports it; compiling every file of
 # every dependency at install time costs a third of pip's CPU time.
 PIP    := $(BIN)/python -m pip install --quiet --no-compile
-PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n auto --dist loadgroup
+# --dist loadscope: each test module runs on one worker, so its module-scoped fixtures (a batch, a wheel, a
+# reference run) are built once. (xdist_group with --dist loadgroup does not group with pytest 9.2 and
+# xdist 3.8: xdist renames nodes through an attribute pytest 9.2 no longer reads.)
+PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n auto --dist loadscope
 
 .PHONY: run test test-slow lint setup system-deps clean
 

@@ -37,8 +37,6 @@ CONTROL_DT = 1 / 60  # the demo's control period, s
 LIDAR_DT = 0.1  # the demo LIDAR's period, s
 REFERENCE_S = 8.0
 
-pytestmark = pytest.mark.xdist_group("abnormal-ends")  # one worker runs the reference once
-
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory, demo_dir) -> Path:

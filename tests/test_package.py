@@ -28,9 +28,6 @@ PACKAGE_DATA = (
 )
 
 
-pytestmark = pytest.mark.xdist_group("package")  # one worker builds the module-scoped fixture once
-
-
 def _children_cpu_seconds() -> float:
     """CPU seconds (user and system) of the child processes this process has waited for."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

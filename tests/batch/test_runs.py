@@ -25,8 +25,6 @@ from sear.batch.results import read_rows
 from sear.cli import main
 from tests.batch.helpers import make_project, write_sweep
 
-pytestmark = pytest.mark.xdist_group("batch-runs")  # one worker builds the module-scoped fixture once
-
 
 def table(folder: Path) -> list[dict[str, str]]:
     with open(folder / "results.csv", newline="", encoding="utf-8") as fh:
