@@ -14,8 +14,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 RAY_STAMP := $(VENV)/.ray-stamp
 DEMO   := assets/demo/demo.prj
-# --no-compile: Python compiles what a test imports when it first imports it; compiling every file of
-# every dependency at install time costs a third of pip's CPU time.
+# Compiled bytecode goes to one folder inside the venv (not beside the sources, so no __pycache__ appears in
+# the working tree), written even where PYTHONDONTWRITEBYTECODE is set: without it every process a test
+# starts compiled SEAR and its dependencies anew. --no-compile: pip then does not compile every file of every
+# dependency at install time (a third of its CPU time); what is imported is compiled once, on first import.
+export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
+export PYTHONDONTWRITEBYTECODE :=
 PIP    := $(BIN)/python -m pip install --quiet --no-compile
 # --dist loadscope: each test module runs on one worker, so its module-scoped fixtures (a batch, a wheel, a
 # reference run) are built once. (xdist_group with --dist loadgroup does not group with pytest 9.2 and
