@@ -1,8 +1,9 @@
 """Test set-up shared by the whole suite.
 
-GUI tests need a display with OpenGL: Qt's offscreen platform has none. When no DISPLAY is set, a
-private Xvfb server is started for the session (from Debian's xvfb, installed by `make test`), and Qt
-uses its xcb platform on it.
+GUI tests need a display with OpenGL: Qt's offscreen platform has none. Every process that runs tests (the
+one pytest process, or each pytest-xdist worker) starts a private Xvfb server (tests/xserver.py; Debian's
+xvfb, installed by `make test`) and Qt uses its xcb platform on it, so tests that press real keys in
+parallel workers never share a display or its focus. Without Xvfb, a DISPLAY that is set is used.
 
 Tests never write into the repository or the user's settings: the demo is copied into tmp_path
 (`demo_copy`), Qt's settings go to a temporary XDG_CONFIG_HOME (also for the processes tests start), and
@@ -13,9 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from sear import resources
+from tests import xserver
 
 # Hypothesis keeps its caches (and would keep its example database) in ./.hypothesis: in the system's
 # temporary folder instead, and no database, so a test run leaves the repository as it was.
@@ -31,34 +31,18 @@ hypothesis_settings.register_profile("sear-tests", database=None)
 hypothesis_settings.load_profile("sear-tests")
 
 
-def _start_xvfb() -> None:
-    """Start Xvfb on a free display for this test session.
-
-    Xvfb must outlive the Qt application, which Python tears down only at interpreter exit (Qt aborts
-    with status 1 when its X connection breaks first), so a small shell watcher stops Xvfb once this
-    process has gone instead of pytest_unconfigure.
-    """
-    if os.environ.get("DISPLAY") or not shutil.which("Xvfb"):
-        return
-    for number in range(90, 140):
-        if Path(f"/tmp/.X{number}-lock").exists():
-            continue
-        watcher = (f"Xvfb :{number} -screen 0 1600x1000x24 -nolisten tcp +extension GLX >/dev/null 2>&1 & x=$!; "
-                   f"while kill -0 {os.getpid()} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 0.5; done; "
-                   "kill $x 2>/dev/null")
-        # The shell started here returns at once, leaving the watcher in the background (no child of this
-        # process is left running, so none is reported as leaked).
-        subprocess.run(["sh", "-c", f"( {watcher} ) >/dev/null 2>&1 &"], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, check=True)
-        for _ in range(100):
-            if Path(f"/tmp/.X11-unix/X{number}").exists():
-                os.environ["DISPLAY"] = f":{number}"
-                return
-            time.sleep(0.05)
+def _runs_tests_here(config: pytest.Config) -> bool:
+    """False in pytest-xdist's controller, which hands the tests to its workers and runs none itself."""
+    return hasattr(config, "workerinput") or getattr(config.option, "dist", "no") == "no"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _start_xvfb()
+    if not _runs_tests_here(config):
+        return  # the workers, started with this process's environment, set up their own
+    if xserver.available():
+        # Each process that runs tests has an X server of its own, also when a DISPLAY is set (xvfb-run,
+        # a desktop): tests that press real keys or take the focus never share a display.
+        os.environ["DISPLAY"] = xserver.start_for_this_process()
     if os.environ.get("DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
     else:

@@ -72,7 +72,6 @@ def test_a_failing_controller_is_reported_and_the_simulation_goes_on(tmp_path, c
     assert len(rows) == 90 and rows[-1][0] == pytest.approx(1.5)  # every control tick of 1.5 s
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_headless_a_failing_controller_ends_the_run_with_status_1_and_a_whole_log(tmp_path, case):
     code, expected = CASES[case]

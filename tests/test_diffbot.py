@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from sear import resources
 from sear.cli import main
@@ -45,7 +44,6 @@ def test_it_is_packaged_and_linked_from_assets():
         assert choice.path is not None and choice.path.is_file(), choice.label
 
 
-@pytest.mark.slow
 def test_sear_run_drives_the_square_turning_on_the_spot_and_under_the_table(tmp_path, capsys):
     log = tmp_path / "diffbot.csv"
     # One lap takes 30.6 s of simulated time.

@@ -70,7 +70,6 @@ def test_a_python_script_drives_a_simulation_it_did_not_start(demo_copy, tmp_pat
         assert len(list(csv.reader(fh))) == 1 + 60
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler")
 def test_the_c_example_drives_the_demo_robot_round_its_corners(demo_copy, tmp_path):
     compiler = shutil.which("cc") or shutil.which("gcc")

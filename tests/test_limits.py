@@ -151,13 +151,14 @@ def test_validate_and_run_refuse_an_oversized_heightmap_alike(demo_copy, capsys)
 
 
 def test_ten_thousand_sensors_validate_within_five_seconds(demo_copy):
-    """The issue's bound (5 s; measured 0.8 s on a busy two-core machine, so the bound is generous)."""
+    """The issue's bound (5 s; measured 0.8 s on a busy two-core machine, so the bound is generous), in
+    CPU time of this process (validation runs in it), so a loaded machine cannot fail it."""
     gps = '<gps name="g{}"><update_rate_hz>5</update_rate_hz></gps>\n'
     (demo_copy / "sensors.xml").write_text('<?xml version="1.0"?>\n<sear-sensors version="1">\n'
                                            + "".join(gps.format(i) for i in range(10_000)) + "</sear-sensors>\n")
     load_project(demo_copy / "demo.prj")  # the models are read (and cached) once, as by a first validation
-    start = time.perf_counter()
+    start = time.process_time()
     loaded = load_project(demo_copy / "demo.prj")
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert loaded.ok and len(loaded.robots[0].sensors) == 10_000
     assert elapsed <= 5.0, elapsed

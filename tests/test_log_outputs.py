@@ -46,7 +46,6 @@ def test_log_path_refuses_every_input_of_the_project(demo_copy, tmp_path):
         check_log_path(tmp_path / "other.csv", project)
 
 
-@pytest.mark.slow
 def test_cli_log_over_the_project_or_an_existing_log(demo_copy, tmp_path):
     prj, code = demo_copy / "demo.prj", demo_copy / "demo_code.py"
     before = {p: p.read_bytes() for p in (prj, code)}

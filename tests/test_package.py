@@ -4,11 +4,11 @@ outside the repository. The demo in the repository needs no generated file to va
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import sysconfig
-import time
 import zipfile
 from pathlib import Path
 
@@ -26,6 +26,12 @@ PACKAGE_DATA = (
     *(f"sear/data/demo/{name}" for name in DEMO_TEXT_FILES + DEMO_MODEL_FILES),
     *(f"sear/data/docs/{page.name}" for page in (REPO / "docs").glob("*.md")),  # the user guide (Help)
 )
+
+
+def _children_cpu_seconds() -> float:
+    """CPU seconds (user and system) of the child processes this process has waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _clean_env() -> dict[str, str]:
@@ -75,9 +81,8 @@ def test_the_wheel_carries_the_templates_the_demo_the_presets_and_the_schemas(wh
     assert images and all(f"sear/data/docs/images/{name}" in names for name in images)
 
 
-@pytest.mark.slow
 def test_the_installed_wheel_makes_validates_and_runs_a_project_outside_the_repository(wheel, tmp_path):
-    started = time.monotonic()
+    started = _children_cpu_seconds()
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
@@ -120,7 +125,7 @@ def test_the_installed_wheel_makes_validates_and_runs_a_project_outside_the_repo
     ran = run(sear, "run", "x/demo.prj", "--headless", "--duration", "2")
     assert ran.returncode == 0, ran.stderr
     assert "simulated 2.00 s" in ran.stdout
-    assert time.monotonic() - started < 120
+    assert _children_cpu_seconds() - started < 120  # CPU time: a loaded machine's wall clock says nothing
 
 
 def _files_referred_to(project: Path) -> set[str]:

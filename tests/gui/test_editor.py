@@ -102,7 +102,7 @@ def test_an_editor_that_ends_leaves_no_zombie(window, answers, monkeypatch, tmp_
     monkeypatch.setenv("VISUAL", str(editor))
     for _ in range(3):
         window.code_tab.edit_button.click()
-    qtbot.waitUntil(lambda: opened.exists() and opened.read_text().strip() != "", timeout=10_000)
+    qtbot.waitUntil(lambda: opened.exists() and opened.read_text().strip() != "", timeout=60_000)
     assert opened.read_text().strip() == str(window.project.code.user_code)
     time.sleep(0.5)  # let the three editors end
     assert answers.shown == []

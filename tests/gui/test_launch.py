@@ -29,8 +29,13 @@ def test_has_display(monkeypatch, env, expected):
 @pytest.mark.gl
 def test_sear_project_opens_the_settings_window_on_it(qtbot, demo_copy, monkeypatch):
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)
+
+    def shown() -> set[SettingsWindow]:
+        return {w for w in QApplication.topLevelWidgets() if isinstance(w, SettingsWindow) and w.isVisible()}
+
+    before = shown()  # an earlier test of this worker process may have left one open
     assert gui_app.run_settings_app(demo_copy / "demo.prj") == 0
-    windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, SettingsWindow) and w.isVisible()]
+    windows = list(shown() - before)
     assert len(windows) == 1
     window = windows[0]
     qtbot.addWidget(window)

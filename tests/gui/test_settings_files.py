@@ -71,7 +71,7 @@ def test_a_deleted_project_file_is_noticed_and_can_be_saved_again(window, answer
     assert window.open_project(path)
     answers.question = QMessageBox.StandardButton.Save
     path.unlink()
-    qtbot.waitUntil(lambda: bool(_questions(answers, "deleted")), timeout=10_000)  # the watcher saw it
+    qtbot.waitUntil(lambda: bool(_questions(answers, "deleted")), timeout=60_000)  # the watcher saw it
     assert path.is_file() and Project.load(path).name == "SEAR demo"
     assert not window.dirty
 
@@ -97,13 +97,13 @@ def test_a_project_file_changed_elsewhere_can_be_reloaded_or_kept(window, answer
     assert window.open_project(path)
     answers.question = QMessageBox.StandardButton.Yes
     path.write_text(path.read_text().replace("<name>SEAR demo</name>", "<name>edited elsewhere</name>"))
-    qtbot.waitUntil(lambda: bool(_questions(answers, "changed by another program")), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(_questions(answers, "changed by another program")), timeout=60_000)
     assert window.project.name == "edited elsewhere" and window.name_edit.text() == "edited elsewhere"
     assert not window.dirty
     answers.shown.clear()
     answers.question = QMessageBox.StandardButton.No
     path.write_text(path.read_text().replace("edited elsewhere", "edited again"))
-    qtbot.waitUntil(lambda: bool(_questions(answers, "changed by another program")), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(_questions(answers, "changed by another program")), timeout=60_000)
     assert window.project.name == "edited elsewhere" and window.dirty  # kept, and unsaved
 
 

@@ -27,7 +27,7 @@ def _open(qtbot, prj):
     qtbot.addWidget(w)
     w.show()
     w.activateWindow()  # focus moves between widgets of the active window only
-    qtbot.waitUntil(w.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(w.isActiveWindow, timeout=60_000)
     w.view.setFocus()
     w.advance(2.0)  # drop and settle
     return w

@@ -30,7 +30,7 @@ def window(qtbot, tmp_path):
     qtbot.addWidget(w)
     w.show()
     w.activateWindow()
-    qtbot.waitUntil(w.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(w.isActiveWindow, timeout=60_000)
     w.view.setFocus()
     w.advance(1.0)  # drop and settle
     yield w

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import QDockWidget
 from sear.gui import geometry
 from sear.project import Project
 from sear.runtime.simulation import Simulation
+from tests import xserver
 
 PROBE = Path(__file__).with_name("window_fit_probe.py")
 
@@ -29,15 +29,15 @@ def _inside(rect: list[int], width: int, height: int) -> bool:
     return min(x, y) >= 0 and x + w <= width and y + h <= height
 
 
-@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run (Debian's xvfb)")
+@pytest.mark.skipif(not xserver.available(), reason="needs Xvfb (Debian's xvfb)")
 @pytest.mark.parametrize(("screen", "scale", "logical"), [((1366, 768), "1", (1366, 768)),
                                                             ((1920, 1080), "1.5", (1280, 720))])
 def test_every_window_and_button_fits_the_screen(demo_copy, tmp_path, screen, scale, logical):
-    env = dict(os.environ, QT_SCALE_FACTOR=scale, QT_QPA_PLATFORM="xcb", XDG_CONFIG_HOME=str(tmp_path / "config"))
-    env.pop("DISPLAY", None)
-    done = subprocess.run(["xvfb-run", "-a", "-s", f"-screen 0 {screen[0]}x{screen[1]}x24 +extension GLX",
-                           sys.executable, str(PROBE), str(demo_copy / "demo.prj")],
-                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    with xserver.private_display(f"{screen[0]}x{screen[1]}x24") as display:
+        env = dict(os.environ, DISPLAY=display, QT_SCALE_FACTOR=scale, QT_QPA_PLATFORM="xcb",
+                   XDG_CONFIG_HOME=str(tmp_path / "config"))
+        done = subprocess.run([sys.executable, str(PROBE), str(demo_copy / "demo.prj")],
+                              env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     pages = json.loads(done.stdout.strip().splitlines()[-1])
     assert {p["window"] for p in pages} == {"settings", "wizard", "help", "simulation"}

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = [pytest.mark.gl, pytest.mark.slow]
+pytestmark = pytest.mark.gl
 
 HELPER = Path(__file__).with_name("x11_app.py")
 
@@ -36,7 +36,7 @@ def _report(path: Path, timeout: float = 90.0, after: float | None = None) -> di
     raise AssertionError(f"no report from the application in {timeout} s")
 
 
-def _when(path: Path, condition, what: str, timeout: float = 10.0) -> dict:
+def _when(path: Path, condition, what: str, timeout: float = 60.0) -> dict:
     """The first report for which `condition(report)` holds, within `timeout` seconds."""
     deadline = time.monotonic() + timeout
     data = _report(path)

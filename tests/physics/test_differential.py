@@ -23,8 +23,6 @@ from sear.physics.world import World
 
 from .helpers import ROVER_WHEELS, rover_project, run, yaw
 
-pytestmark = pytest.mark.slow
-
 TRACK = ROVER_WHEELS["left_rear"][1] - ROVER_WHEELS["right_rear"][1]
 """b, m: the driven wheels' distance apart."""
 AXLE_MIDDLE = np.array([ROVER_WHEELS["left_rear"][0], 0.0, 0.0])

@@ -18,8 +18,6 @@ from sear.sensors.raycast import RayCaster
 
 from .helpers import rover_project, run
 
-pytestmark = pytest.mark.slow
-
 DECK_TOP = 0.24
 """m above the ground: the highest point of the rover's body at rest."""
 FRONT = 0.30

@@ -17,8 +17,6 @@ from sear.project import Dynamics
 
 from .helpers import G, plane_mesh, rover_project, run
 
-pytestmark = pytest.mark.slow
-
 MASS = 20.0
 
 

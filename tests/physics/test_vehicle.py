@@ -13,8 +13,6 @@ from sear.physics.world import World
 
 from .helpers import G, plane_mesh, rover_project, run, static_box, yaw
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def world_factory(tmp_path, make_world):

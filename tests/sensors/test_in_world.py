@@ -16,8 +16,6 @@ from sear.state import quaternion_to_euler
 
 from ..physics.helpers import plane_mesh, rover_project
 
-pytestmark = pytest.mark.slow
-
 
 def _simulation(tmp_path, configs, **kwargs):
     return Simulation(rover_project(tmp_path / "p", **kwargs), sensor_configs=configs)

@@ -220,7 +220,6 @@ def test_without_embreex_the_caster_uses_pybullet_with_one_warning(monkeypatch):
 
 
 
-@pytest.mark.slow
 def test_a_lidar_of_28800_rays_validates_and_reads_a_room(tmp_path):
     from sear.runtime.simulation import Simulation
     from sear.sensors.config import Pose
