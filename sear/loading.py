@@ -5,8 +5,6 @@ problem at once, each with where it is.
 the project file, then the terrain, and robot by robot: its body and wheel models or its URDF (its wheels
 chosen, its collision report made), its sensors file (parsed once, its sensors' links checked against
 the robot) and its user code (compiled, never run, so a syntax error is found without side effects).
-Each reader goes down to the layers below it and comes back once: the sensors file is read before the
-user code because the sensors sit a layer above the models, the user code's check beside them.
 Models are read as a run reads them (sear.models.loaded), so a broken mesh is found here and not halfway
 into a run. It returns a `Loaded`: the project, the models, each robot's sensors and compiled code, and
 the Problems. A Simulation and its World are built from that and read nothing again.
