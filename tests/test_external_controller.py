@@ -28,6 +28,14 @@ def _start(prj: Path, *args: str) -> tuple[subprocess.Popen, int, str]:
     return proc, int(match.group(1)), match.group(2)
 
 
+def _stop(proc: subprocess.Popen) -> None:
+    """The run ended, or killed when a failed check left it running; its pipes closed either way."""
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+
+
 def test_the_listener_binds_to_localhost_only():
     listener = ExternalListener()
     try:
@@ -61,7 +69,7 @@ def test_a_python_script_drives_a_simulation_it_did_not_start(demo_copy, tmp_pat
                     assert sim.pose.x > 0.05  # driven east by the forces it sent
         _out, err = proc.communicate(timeout=60)
     finally:
-        proc.kill()
+        _stop(proc)
     assert proc.returncode == 0, err
     assert "refused a connection: wrong or missing token" in err
     # The start turn at 0 s, then every control tick of the second: 60 of them.
@@ -82,7 +90,7 @@ def test_the_c_example_drives_the_demo_robot_round_its_corners(demo_copy, tmp_pa
         square = subprocess.run([str(exe), str(port), token], capture_output=True, text=True, timeout=300)
         proc.communicate(timeout=60)
     finally:
-        proc.kill()
+        _stop(proc)
     assert square.returncode == 0 and proc.returncode == 0, square.stderr
     assert "reached corner 3 (0, 12)" in square.stdout
     # Ground truth, not the controller's word: the robot passed each corner (east, north of its start).
