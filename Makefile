@@ -65,9 +65,11 @@ $(STAMP): pyproject.toml
 	$(call INSTALL,-e '.[test]')
 	touch $(STAMP)
 
-# The Ray extra (~20 s of CPU time to install) only for the tier that runs its test.
+# The Ray extra (~20 s of CPU time to install) only for the tier that runs its test. (In a variable: a comma
+# written in $(call ...)'s argument would split it.)
+WITH_RAY := -e '.[test,ray]'
 $(RAY_STAMP): $(STAMP)
-	$(call INSTALL,-e '.[test,ray]')
+	$(call INSTALL,$(WITH_RAY))
 	touch $(RAY_STAMP)
 
 clean:
