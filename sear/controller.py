@@ -445,14 +445,13 @@ class UserCodeProcess:
         return 0
 
 
-def serve_user_code(fd: int, path: str, stack_file: str | None) -> int:
-    """The user code process's main: the connection is the inherited socket `fd`."""
+def serve_user_code(fd: int, path: str, stack_fd: int | None) -> int:
+    """The user code process's main: the connection is the inherited socket `fd`; the stack is written
+    to the inherited file `stack_fd` (the simulation reads it) when stuck (SIGUSR1) or crashed."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the simulation's to handle, which ends us
-    if stack_file:
-        # Where this process is stuck (SIGUSR1 from the simulation) or what it was doing when it crashed.
-        dump = open(stack_file, "w")  # noqa: SIM115 - open for the process's lifetime
-        faulthandler.enable(file=dump)
-        faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
+    if stack_fd is not None:
+        faulthandler.enable(file=stack_fd)
+        faulthandler.register(signal.SIGUSR1, file=stack_fd, all_threads=False)
     sock = socket.socket(fileno=fd)
     link = Link(protocol.Connection(sock))
     try:
@@ -467,10 +466,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sear.controller",
                                      description="The user code process a SEAR simulation starts.")
     parser.add_argument("--fd", type=int, required=True, help="the inherited socket to the simulation")
-    parser.add_argument("--stack-file", default=None, help="where to write the stack when stuck or crashed")
+    parser.add_argument("--stack-fd", type=int, default=None,
+                        help="the inherited file where the stack is written when stuck or crashed")
     parser.add_argument("user_code", help="the user code file")
     args = parser.parse_args(argv)
-    status = serve_user_code(args.fd, args.user_code, args.stack_file)
+    status = serve_user_code(args.fd, args.user_code, args.stack_fd)
     with contextlib.suppress(ValueError, OSError):  # the user's code may have closed or broken sys.stdout
         sys.stdout.flush()
     os._exit(status)  # no interpreter teardown: user threads left behind must not keep the process

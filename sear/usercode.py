@@ -34,7 +34,7 @@ import traceback
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from sear import protocol
 from sear.errors import StuckHookError, UserCodeError
@@ -359,7 +359,7 @@ class UserCodeRunner(ControllerHost):
         if code is None:
             code = self._compile()
         self.proc: subprocess.Popen[bytes] | None = None
-        self._stack_file: str | None = None
+        self._stack: IO[bytes] | None = None
         parent, self._child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         super().__init__(protocol.Connection(parent), timeout=timeout)
 
@@ -368,8 +368,9 @@ class UserCodeRunner(ControllerHost):
 
     def start(self, welcome: dict[str, Any]) -> None:
         """Start the process and take its hello (UserCodeError when it cannot start)."""
-        fd, self._stack_file = tempfile.mkstemp(prefix="sear-stack-", suffix=".txt")
-        os.close(fd)
+        # Where the process writes its stack when stuck or crashed: a file with no name (gone with its last
+        # descriptor), so a simulation killed by SIGKILL leaves nothing behind in the temporary folder.
+        self._stack = tempfile.TemporaryFile()  # noqa: SIM115 - open for the process's lifetime
         child = self._child_sock
         env = dict(os.environ)
         package_root = str(Path(_SEAR_DIR).parent)
@@ -377,11 +378,14 @@ class UserCodeRunner(ControllerHost):
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "sear.controller", "--fd", str(child.fileno()),
-                 "--stack-file", self._stack_file, str(self.path)],
-                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, env=env, cwd=str(self.path.parent))
+                 "--stack-fd", str(self._stack.fileno()), str(self.path)],
+                pass_fds=(child.fileno(), self._stack.fileno()), stdin=subprocess.DEVNULL, env=env,
+                cwd=str(self.path.parent))
         except OSError as exc:
             self.failed = True
             self.conn.close()
+            self._stack.close()
+            self._stack = None
             raise UserCodeError(f"the user code process cannot be started ({exc.strerror}).",
                                 file=self.path) from None
         finally:
@@ -411,11 +415,12 @@ class UserCodeRunner(ControllerHost):
 
     def _dump(self) -> list[tuple[str, int, str]]:
         """The user's frames of the process's last stack dump, innermost first: (file, line, function)."""
-        if self._stack_file is None:
+        if self._stack is None:
             return []
         try:
-            text = Path(self._stack_file).read_text(errors="replace")
-        except OSError:
+            size = os.fstat(self._stack.fileno()).st_size
+            text = os.pread(self._stack.fileno(), size, 0).decode(errors="replace")
+        except (OSError, ValueError):
             return []
         path = str(self.path)
         return [(f, int(n), fn) for f, n, fn in _STACK_LINE.findall(text) if f == path]
@@ -472,10 +477,9 @@ class UserCodeRunner(ControllerHost):
     def _disconnect(self) -> None:
         self.conn.close()
         self._wait_exit(0.5 if self.failed else self.timeout)  # killed if it does not end by itself
-        if self._stack_file is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self._stack_file)
-            self._stack_file = None
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
 
 
 class ExternalListener:

@@ -6,6 +6,7 @@ same run's complete log (runs are deterministic), so what was kept is also right
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 import signal
 import subprocess
@@ -173,6 +174,40 @@ def test_a_crash_of_user_code_keeps_the_log_to_the_crash(probe, reference, tmp_p
     last_row, last_scan = _check_prefix(log, reference, complete=True)
     assert last_row == pytest.approx(crash, abs=1e-6)  # every row up to the failing tick, the end of the run
     assert last_scan == pytest.approx(2.0, abs=1e-6)  # and the scan taken at 2.0 s
+
+
+def _open_files(pid: int) -> list[str]:
+    """What the process `pid` and its descendants hold open (the targets of their descriptors)."""
+    held, todo = [], [pid]
+    while todo:
+        pid = todo.pop()
+        with contextlib.suppress(OSError):
+            held += [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        with contextlib.suppress(OSError):
+            todo += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return held
+
+
+def test_a_killed_run_leaves_nothing_in_the_temporary_folder(probe, tmp_path):
+    """SIGKILL gives a run no chance to clean up: whatever it keeps in the temporary folder (the user code
+    process's stack dump) must have no name there, or every killed run leaves a file behind."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = _start(probe, tmp_path / "killed.csv", TMPDIR=str(tmp))
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("t=") and float(line[2:]) > 0.5:
+                break
+        # Positive control: the run does keep a file in this temporary folder while it runs.
+        assert any(target.startswith(str(tmp)) for target in _open_files(proc.pid))
+        proc.kill()
+        proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert sorted(p.name for p in tmp.iterdir()) == []
 
 
 def test_user_code_closing_stdout_still_gets_a_summary(demo_copy, tmp_path):
