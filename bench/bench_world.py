@@ -47,9 +47,15 @@ def child(walls: int, boxes: int, seconds: float) -> None:
     """One measurement, printed as JSON: simulated seconds per wall-clock second."""
     import time
 
-    from sear.loading import load_project
     from sear.resources import demo_project
-    from sear.runtime.simulation import Simulation
+
+    try:
+        from sear.loading import load_project
+        from sear.runtime.simulation import Simulation
+    except ImportError:  # the baseline is older than the split of sear.runtime and sear.validate (issue 22)
+        from sear.validate import load_project  # type: ignore[no-redef]
+
+        from sear.runtime import Simulation  # type: ignore[no-redef]
 
     with tempfile.TemporaryDirectory() as folder:
         sim = Simulation(load_project(demo_project()), seed=3, log_path=Path(folder) / "a.csv")
