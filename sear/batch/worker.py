@@ -30,7 +30,7 @@ def prepare_user_code(user_code: Path, variables: dict[str, Any], mirror: Path) 
     """A copy of the user code with `variables` set, in `mirror`: a folder that looks like the user
     code's own (every other entry a link to the original), so its helper modules import and its data
     files open as before. Returns the copy's path."""
-    from sear.batch.sweep import set_user_variables
+    from sear.batch.parameters import set_user_variables
 
     mirror.mkdir(parents=True, exist_ok=True)
     for entry in user_code.parent.iterdir():
@@ -70,7 +70,7 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
     'crash' or 'killed') and error (text, '' when none)."""
     import numpy as np
 
-    from sear.batch.sweep import SweepError, apply_parameters
+    from sear.batch.parameters import SweepError, apply_parameters
     from sear.errors import SearError
     from sear.loading import load_project
     from sear.physics.contacts import touching

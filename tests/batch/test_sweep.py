@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sear.batch.sweep import SweepError, load_sweep, set_user_variables, user_variables
+from sear.batch.parameters import set_user_variables, user_variables
+from sear.batch.sweep import SweepError, load_sweep
 from tests.batch.helpers import make_project, write_sweep
 
 
