@@ -88,10 +88,11 @@ def casts_rays(type_name: str) -> bool:
 
 
 def ray_cost(config: SensorConfig, physics_hz: float | None = None,
-             caster: CasterCost = RAY_CASTER_COST) -> RayCost | None:
+             caster: CasterCost | None = None) -> RayCost | None:
     """The cost of one sensor so defined; None for a type that casts no rays, or for a definition whose
     fields disagree (its `problems()`: its pattern is not defined, and a cone too fine to count is one of
-    them). `physics_hz`: the project's physics rate, which caps the sensor's rate (None: no cap)."""
+    them). `physics_hz`: the project's physics rate, which caps the sensor's rate (None: no cap). `caster`:
+    the cost model (None: RAY_CASTER_COST, read at the call)."""
     model = registry.model(config.TYPE)
     if model is None or config.problems():
         return None
@@ -103,12 +104,13 @@ def ray_cost(config: SensorConfig, physics_hz: float | None = None,
     except TypeError:
         return None
     rate = min(asked, physics_hz) if physics_hz else asked
+    per_sample = (caster or RAY_CASTER_COST).seconds(rays)
     return RayCost(rays_per_sample=rays, rate_hz=rate, rays_per_second=rays * rate,
-                   core_share=rate * caster.seconds(rays), capped=rate < asked)
+                   core_share=rate * per_sample, capped=rate < asked)
 
 
 def total_cost(configs: Iterable[SensorConfig], physics_hz: float | None = None,
-               caster: CasterCost = RAY_CASTER_COST) -> RayCost | None:
+               caster: CasterCost | None = None) -> RayCost | None:
     """The cost of all `configs` together (those that cast rays), or None when none of them does."""
     costs = [c for c in (ray_cost(config, physics_hz, caster) for config in configs) if c is not None]
     if not costs:
