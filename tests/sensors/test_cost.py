@@ -101,8 +101,8 @@ def test_sensors_that_cast_no_rays_and_fields_that_disagree_have_no_cost():
 
 
 def test_the_total_adds_the_ray_sensors_and_skips_the_others():
-    configs = [InfraredConfig(name="ir", beam_width_cm=6.0, resolution_cm=1.0, update_rate_hz=26.0), GpsConfig(name="g"),
-               LidarConfig(name="l", angle_step_deg=0.5, spread_deg=180.0, update_rate_hz=10.0)]
+    configs = [InfraredConfig(name="ir", beam_width_cm=6.0, resolution_cm=1.0, update_rate_hz=26.0),
+               GpsConfig(name="g"), LidarConfig(name="l", angle_step_deg=0.5, spread_deg=180.0, update_rate_hz=10.0)]
     total = total_cost(configs, caster=CASTER)
     assert total is not None
     assert total.rays_per_sample == 55 + 360
