@@ -1,6 +1,6 @@
 """Ray-casting benchmark: SEAR's sensor ray path against bare pybullet.rayTestBatch of the same rays.
 
-    python bench/bench_rays.py [--repeats 40] [--blocks 5]
+    python bench/bench_rays.py [--repeats 40] [--blocks 5] [--cost-repeats 60] [--cost-only]
 
 The bench scene: the demo rover on a 79,202-triangle terrain (a 200 x 200 grid of gentle hills, 100 m
 square) with 200 fixed boxes (0.5..2 m) around it and the demo's two movable boxes near it. Two sensor
@@ -18,8 +18,9 @@ demo's sensor set.
 Then the CPU cost model the Sensor Wizard states (sear.sensors.cost): the process CPU time (every thread,
 Embree's included) of one sample of one LIDAR of N rays through SensorSuite.update, for N from 1 to
 28,800, fitted as a fixed cost per sample plus a cost per ray (least squares on relative error, so the
-few-ray samples weigh as much as the many-ray ones). Its two figures are what SECONDS_PER_SAMPLE and
-SECONDS_PER_RAY in sear/sensors/cost.py hold: copy them there when the caster changes.
+few-ray samples weigh as much as the many-ray ones). Its last line is RAY_CASTER_COST of
+sear/sensors/cost.py as measured: copy it there when the caster changes (`--cost-only` measures just that;
+CPU time grows with the machine's load, so measure it as idle as the machine gets and say how busy it was).
 """
 
 from __future__ import annotations
@@ -180,6 +181,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=40, help="samples of each per block")
     parser.add_argument("--blocks", type=int, default=5)
     parser.add_argument("--cost-repeats", type=int, default=60, help="samples of each size for the cost model")
+    parser.add_argument("--cost-only", action="store_true", help="only the cost model (no comparison with pybullet)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         world, project = bench_world(Path(folder))
@@ -189,7 +191,7 @@ def main() -> int:
               f"boxes, 2 movable boxes; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         sets = {"16-layer x 1,800-beam LIDAR (VLP-16 pattern, 100 m)": ([VLP16], 8.0),
                 "demo's sensors (IR cone, sonar cone, 180-beam LIDAR)": (load_sensors(project.code.sensors), 5.0)}
-        for label, (configs, target) in sets.items():
+        for label, (configs, target) in ({} if args.cost_only else sets).items():
             rays, sear, bare, ratios = _measure(world, configs, args.repeats, args.blocks)
             print(label)
             print(f"  rays per sample {rays:6d}; through SEAR {rays / sear / 1e6:6.3f} M rays/s, bare rayTestBatch "
@@ -203,8 +205,8 @@ def main() -> int:
             model = fixed + rays * per_ray
             print(f"  {rays:6d} rays: {seconds * 1e3:8.3f} ms measured, {model * 1e3:8.3f} ms modelled "
                   f"({rays / seconds / 1e6:6.3f} M rays per CPU second)")
-        print(f"  fitted: SECONDS_PER_SAMPLE = {fixed:.3g}, SECONDS_PER_RAY = {per_ray:.3g} "
-              "(sear/sensors/cost.py)")
+        print(f"  fitted (load average {os.getloadavg()[0]:.1f}), for sear/sensors/cost.py:\n"
+              f"  RAY_CASTER_COST = CasterCost(per_sample_s={fixed:.2e}, per_ray_s={per_ray:.2e})")
     finally:
         world.close()
     return 0

@@ -51,7 +51,11 @@ to the process CPU time of one LIDAR sample of 1 to 28,800 rays on its bench sce
 triangles, 200 fixed boxes, 2 moving ones). Measured 2026-11-26 on the 2-core development machine while
 other jobs shared it (load average 2.5-3.8): 0.437 ms for 1 ray, 2.66 ms for 1,600, 33.1 ms for 28,800
 (0.87 M rays per CPU second). The fit: 0.36 ms per sample + 1.23 µs per ray, within 8 % of each
-measurement from 1,600 rays up (the samples of a few rays scatter by ±0.1 ms)."""
+measurement from 7,200 rays up; from 16 to 1,600 rays it is up to 0.3 ms (a third) under the measurement.
+A second run at a load average of 5.5-6.5 gave 0.53 ms + 1.41 µs: CPU time grows with the machine's load.
+Checked against whole headless runs of the demo (CPU time of the simulation process per simulated second,
+3 rounds, load 3-5): the VLP-16 preset added 0.36 of a core (0.24-0.38; the estimate: 0.36), a 160 x 120
+depth camera at 15 Hz 0.26 (0.26-0.32; the estimate: 0.36)."""
 
 WARN_SHARE = 0.5
 """Share of one core (0.5 = 50 %) above which the wizard shows a sensor's cost as a warning: with the
