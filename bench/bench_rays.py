@@ -1,6 +1,6 @@
 """Ray-casting benchmark: SEAR's sensor ray path against bare pybullet.rayTestBatch of the same rays.
 
-    python bench/bench_rays.py [--repeats 40] [--blocks 5]
+    python bench/bench_rays.py [--repeats 40] [--blocks 5] [--cost-repeats 60] [--cost-only]
 
 The bench scene: the demo rover on a 79,202-triangle terrain (a 200 x 200 grid of gentle hills, 100 m
 square) with 200 fixed boxes (0.5..2 m) around it and the demo's two movable boxes near it. Two sensor
@@ -14,6 +14,13 @@ the samples, and the ratio of each block of samples to show how steady the machi
 
 Targets (issue 15): SEAR's rays per second >= 8x bare pybullet for the 16-layer LIDAR, >= 5x for the
 demo's sensor set.
+
+Then the CPU cost model the Sensor Wizard states (sear.sensors.cost): the process CPU time (every thread,
+Embree's included) of one sample of one LIDAR of N rays through SensorSuite.update, for N from 1 to
+28,800, fitted as a fixed cost per sample plus a cost per ray (least squares on relative error, so the
+few-ray samples weigh as much as the many-ray ones). Its last line is RAY_CASTER_COST of
+sear/sensors/cost.py as measured: copy it there when the caster changes (`--cost-only` measures just that;
+CPU time grows with the machine's load, so measure it as idle as the machine gets and say how busy it was).
 """
 
 from __future__ import annotations
@@ -128,10 +135,53 @@ def _measure(world: World, configs, repeats: int, blocks: int) -> tuple[int, flo
     return len(starts), statistics.median(times["sear"]), statistics.median(times["bare"]), block_ratios
 
 
+COST_RAYS = (1, 16, 160, 1_600, 7_200, 14_400, 28_800)
+"""Ray counts of the samples the cost model is fitted to (one beam, then 16 layers x 1..1,800 beams)."""
+
+
+def _lidar_of(rays: int) -> LidarConfig:
+    """A 360-degree LIDAR casting `rays` rays a sample: one beam, or 16 layers (-15..+15 degrees) of rays / 16
+    beams, 100 m long (the VLP-16's pattern at a coarser step)."""
+    if rays == 1:
+        return LidarConfig(name="lidar", angle_step_deg=360.0, spread_deg=360.0, max_range_m=100.0, pose=Pose(z=0.25))
+    return LidarConfig(name="lidar", angle_step_deg=360.0 / (rays // 16), spread_deg=360.0, max_range_m=100.0,
+                       layers_deg=VLP16.layers_deg, pose=Pose(z=0.25))
+
+
+def cost_model(world: World, repeats: int) -> tuple[float, float, list[tuple[int, float]]]:
+    """CPU seconds of one sample of one ray sensor: (fixed per sample, per ray, [(rays, measured)]), from
+    the median process CPU time of `repeats` samples at each of COST_RAYS, fitted as fixed + rays x per-ray."""
+    vehicle = world.vehicles[0]
+    state = vehicle.state(0.0)
+    suites = []
+    for rays in COST_RAYS:
+        suite = SensorSuite([_lidar_of(rays)], rng=np.random.default_rng(0), client=world.client,
+                            ignore_bodies=world.robot_body_ids(0), body=vehicle.body_id,
+                            body_centre=vehicle.cog, static_world=world.static_world)
+        assert suite.sensors[0].ray_count == rays, (rays, suite.sensors[0].ray_count)
+        suite.update(state)  # warm up
+        suites.append(suite)
+    cpu: dict[int, list[float]] = {rays: [] for rays in COST_RAYS}
+    for i in range(repeats):  # every size in turn, so a busy moment of the machine is shared by them all
+        for rays, suite in list(zip(COST_RAYS, suites, strict=True))[i % len(suites):] + \
+                list(zip(COST_RAYS, suites, strict=True))[:i % len(suites)]:
+            suite.sensors[0].next_sample = 0.0
+            start = time.process_time()
+            suite.update(state)
+            cpu[rays].append(time.process_time() - start)
+    measured = [(rays, statistics.median(values)) for rays, values in cpu.items()]
+    n = np.array([m[0] for m in measured], dtype=float)
+    t = np.array([m[1] for m in measured])
+    per_ray, fixed = np.polyfit(n, t, 1, w=1.0 / t)
+    return float(fixed), float(per_ray), measured
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=40, help="samples of each per block")
     parser.add_argument("--blocks", type=int, default=5)
+    parser.add_argument("--cost-repeats", type=int, default=60, help="samples of each size for the cost model")
+    parser.add_argument("--cost-only", action="store_true", help="only the cost model (no comparison with pybullet)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         world, project = bench_world(Path(folder))
@@ -141,13 +191,22 @@ def main() -> int:
               f"boxes, 2 movable boxes; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         sets = {"16-layer x 1,800-beam LIDAR (VLP-16 pattern, 100 m)": ([VLP16], 8.0),
                 "demo's sensors (IR cone, sonar cone, 180-beam LIDAR)": (load_sensors(project.code.sensors), 5.0)}
-        for label, (configs, target) in sets.items():
+        for label, (configs, target) in ({} if args.cost_only else sets).items():
             rays, sear, bare, ratios = _measure(world, configs, args.repeats, args.blocks)
             print(label)
             print(f"  rays per sample {rays:6d}; through SEAR {rays / sear / 1e6:6.3f} M rays/s, bare rayTestBatch "
                   f"(all threads) {rays / bare / 1e6:6.3f} M rays/s")
             print(f"  ratio {bare / sear:5.2f} (target >= {target:g}; {args.blocks} blocks of {args.repeats}: "
                   f"{min(ratios):.2f}..{max(ratios):.2f})")
+        fixed, per_ray, measured = cost_model(world, args.cost_repeats)
+        print("CPU cost of one sample of one ray sensor (process CPU, all threads; medians of "
+              f"{args.cost_repeats}):")
+        for rays, seconds in measured:
+            model = fixed + rays * per_ray
+            print(f"  {rays:6d} rays: {seconds * 1e3:8.3f} ms measured, {model * 1e3:8.3f} ms modelled "
+                  f"({rays / seconds / 1e6:6.3f} M rays per CPU second)")
+        print(f"  fitted (load average {os.getloadavg()[0]:.1f}), for sear/sensors/cost.py:\n"
+              f"  RAY_CASTER_COST = CasterCost(per_sample_s={fixed:.2e}, per_ray_s={per_ray:.2e})")
     finally:
         world.close()
     return 0

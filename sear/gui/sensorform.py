@@ -3,7 +3,8 @@
 Everything on a form comes from sear.sensors.registry: for each field of the type's definition its label,
 unit, limits (so the form refuses what loading would), tooltip, group (datasheet or noise) and visibility
 hints, its datasheet presets (sear/data/sensor_presets.json), and the drawing the type supplies
-(`Sensor.preview`, e.g. the cone of rays of a range sensor). The wizard (sear.gui.wizard) holds a form per
+(`Sensor.preview`, e.g. the cone of rays of a range sensor), and for a type that casts rays what a sensor
+so defined costs (sear.sensors.cost), restated as each field changes. The wizard (sear.gui.wizard) holds a form per
 tab and the list of added sensors.
 """
 
@@ -36,8 +37,13 @@ from sear.resources import packaged
 from sear.sensors import registry
 from sear.sensors.base import Sensor
 from sear.sensors.config import COMMON_FIELDS, Pose, SensorConfig, consistency_problems
+from sear.sensors.cost import RAY_CASTER_COST, casts_rays, describe, ray_cost
 
 PRESETS_FILE = packaged("sensor_presets.json")
+COST_STYLE = "color: #555;"
+"""How a ray sensor's cost is shown."""
+COST_WARNING_STYLE = "color: #b3261e; font-weight: bold;"
+"""How it is shown when it is heavy (sear.sensors.cost.RayCost.heavy): red, bold."""
 AXES_OPTIONS = ("xyz", "xy", "xz", "yz", "x", "y", "z")
 """What an `axes` field offers (subsets of the sensor's axes)."""
 
@@ -62,9 +68,11 @@ class SensorForm(QWidget):
     edited = Signal(str)
     """The user changed a field (its label is sent; not sent while `set_config` fills the form)."""
 
-    def __init__(self, model: type[Sensor], presets: list[dict]) -> None:
+    def __init__(self, model: type[Sensor], presets: list[dict], physics_hz: float | None = None) -> None:
+        """`physics_hz`: the project's physics rate (Hz), which caps a sensor's rate in the cost shown."""
         super().__init__()
         self._filling = False
+        self.physics_hz = physics_hz
         self.model = model
         self.cls: type[SensorConfig] = model.DEFINITION
         cls = self.cls
@@ -119,6 +127,19 @@ class SensorForm(QWidget):
             target.addRow(label, editor)
             self.rows[info.name] = (label, editor)
         left.addWidget(datasheet)
+        self.cost_label = QLabel()
+        """What a sensor so defined costs: its rays per second and share of a core (types that cast rays)."""
+        self.cost_label.setWordWrap(True)
+        self.cost_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        if casts_rays(cls.TYPE):
+            self.cost_label.setToolTip(
+                "Rays one sample casts × samples per second, and the CPU time they take: "
+                f"{RAY_CASTER_COST.per_sample_s * 1e3:.2f} ms per sample + {RAY_CASTER_COST.per_ray_s * 1e6:.2f} µs "
+                "per ray, as bench/bench_rays.py measured SEAR's ray caster on a 2-core machine. 100 % is a "
+                "whole core: above it, this sensor alone keeps a run on one core below real time.")
+            left.addWidget(self.cost_label)
+        else:
+            self.cost_label.hide()
         left.addWidget(noise_box)
 
         mount = QGroupBox("Mounting on the body (x forward, y left, z up from the body's origin)")
@@ -177,6 +198,24 @@ class SensorForm(QWidget):
     def _changed(self) -> None:
         self._update_visibility()
         self._update_preview()
+        self._update_cost()
+
+    def _update_cost(self) -> None:
+        """State what the sensor in the form costs (nothing for a type that casts no rays)."""
+        if not casts_rays(self.cls.TYPE):
+            return
+        config = self.config()
+        cost = ray_cost(config, self.physics_hz)
+        heavy = cost is not None and cost.heavy
+        if cost is not None:
+            text = "Ray cost: " + describe(cost)
+        else:
+            problems = consistency_problems(config)
+            reason = problems[0][1] if problems else "the sensor casts no rays."
+            text = "Ray cost: worked out once the fields agree (" + reason.rstrip(".") + ")."
+        self.cost_label.setText(text)
+        self.cost_label.setProperty("warning", heavy)
+        self.cost_label.setStyleSheet(COST_WARNING_STYLE if heavy else COST_STYLE)
 
     def _edited(self, what: str) -> None:
         if not self._filling:

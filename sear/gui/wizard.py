@@ -2,7 +2,8 @@
 
 Each tab is a SensorForm (sear.gui.sensorform), built from the type's declaration. Added sensors are
 listed on the left, where they can be selected to edit, duplicated or removed; every change is one undo
-step. Save and Close writes the sensors file through `save_sensors`.
+step. Save and Close writes the sensors file through `save_sensors`. Under the list, what the ray
+sensors added cost together (sear.sensors.cost), at the project's physics rate.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from PySide6.QtWidgets import (
 
 from sear.errors import SearError
 from sear.gui.geometry import restore_window, save_window, scrolling
-from sear.gui.sensorform import SensorForm, load_presets, title_of
+from sear.gui.sensorform import COST_STYLE, COST_WARNING_STYLE, SensorForm, load_presets, title_of
 from sear.gui.widgets import UndoHistory, WindowUndoKeys, wrap_tooltips
 from sear.project import Project
 from sear.sensors import registry
 from sear.sensors.config import SensorConfig
+from sear.sensors.cost import describe_total, ray_cost, total_cost
 from sear.sensors.files import load_sensors, save_sensors
 
 
@@ -56,7 +58,7 @@ class SensorWizard(QDialog):
         self.type_names = list(registry.models())
         """The sensor type of each tab."""
         for type_name, model in registry.models().items():
-            form = SensorForm(model, presets)
+            form = SensorForm(model, presets, physics_hz=project.simulation.physics_hz)
             page = QWidget()
             layout = QVBoxLayout(page)
             layout.addWidget(scrolling(form), 1)  # scrolls when the window is smaller than the form
@@ -91,6 +93,13 @@ class SensorWizard(QDialog):
         side_layout = QVBoxLayout(side)
         side_layout.addWidget(QLabel("Sensors added:"))
         side_layout.addWidget(self.list, 1)
+        self.cost_total = QLabel()
+        """What the added sensors that cast rays cost together (hidden when none does)."""
+        self.cost_total.setWordWrap(True)
+        self.cost_total.setToolTip("The ray sensors above together: rays per simulated second and the share of "
+                                   "one CPU core they need to keep up with real time (each sensor's own cost is "
+                                   "shown on its tab).")
+        side_layout.addWidget(self.cost_total)
         buttons = QHBoxLayout()
         for b in (self.edit_button, self.duplicate_button, self.remove_button):
             buttons.addWidget(b)
@@ -215,6 +224,22 @@ class SensorWizard(QDialog):
             self.list.addItem(item)
         for b in (self.edit_button, self.duplicate_button, self.remove_button):
             b.setEnabled(bool(self.sensors))
+        self._update_total()
+
+    def _update_total(self) -> None:
+        """State what the added ray sensors cost together."""
+        physics_hz = self.project.simulation.physics_hz
+        total = total_cost(self.sensors, physics_hz)
+        if total is None:
+            self.cost_total.hide()
+            self.cost_total.setText("")
+            self.cost_total.setProperty("warning", False)
+            return
+        count = sum(ray_cost(s, physics_hz) is not None for s in self.sensors)
+        self.cost_total.setText("Ray cost: " + describe_total(total, count))
+        self.cost_total.setProperty("warning", total.heavy)
+        self.cost_total.setStyleSheet(COST_WARNING_STYLE if total.heavy else COST_STYLE)
+        self.cost_total.show()
 
     def _set_editing(self, index: int | None) -> None:
         self.editing = index

@@ -83,6 +83,11 @@ class DepthCameraSensor(Sensor):
     FIELDS = ("centre", "min")
     config: DepthCameraConfig
 
+    @classmethod
+    def rays_per_sample(cls, config: SensorConfig) -> int:
+        """One ray per pixel: width × height."""
+        return config.width_px * config.height_px  # type: ignore[attr-defined]
+
     def __init__(self, config: DepthCameraConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
         self.shape = (config.height_px, config.width_px)
