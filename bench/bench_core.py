@@ -16,16 +16,19 @@ Rows (each measured on this tree and on the baseline, the two alternating in eve
    `embreex` on that scene's terrain and boxes (the same rays, one call), at 1,000 and 28,800 rays;
 7. `startup`: the CPU of `sear run` on the demo with `--duration 0.1` after a warm-up run.
 
-The CPU real-time factor is simulated seconds per CPU second of the run's processes (the simulation and
-its controller processes: the children's CPU from getrusage(RUSAGE_CHILDREN), which counts every
-process of the run once it is reaped), start-up excluded: a run of S seconds minus a `--duration 0.1`
-run of the same project, (S - 0.1) / (CPU(S) - CPU(0.1)). The wall figure is the same difference in
-wall-clock time (it swings with the machine's load; the CPU figure stays steady). Every `sear run` is
-a child process of the same interpreter with PYTHONPATH at the tree measured (the baseline: a temporary
-`git worktree`, removed afterwards), on the same project files (copied from this tree into a temporary
-folder); compiled bytecode is kept in a temporary folder, as an installed SEAR keeps it. Only public
-entry points are used (the `sear run` command, sear.loading, Simulation, SensorSuite), so the same
-benchmark runs on older and newer code; what a tree cannot do prints "n/a". Medians over the rounds.
+The CPU real-time factor is simulated seconds per CPU second of the run's processes, start-up
+excluded: rows 1-5 run in a child that loads the project as `sear run --headless --fast` does (its user
+code started, no log), simulates 0.5 s to settle, then times `Simulation.run` over the row's seconds:
+its own process time plus the CPU of every controller process (from /proc while they run). The wall
+figure is the same run's simulated seconds per wall-clock second (it swings with the machine's load;
+the CPU figure stays steady). Start-up is the CPU of a whole `sear run` (getrusage(RUSAGE_CHILDREN):
+the simulation and its controller, both reaped). Every child runs on the same interpreter with
+PYTHONPATH at the tree measured (the baseline: a temporary `git worktree`, removed afterwards; SEAR's
+development install is kept out, so a module the baseline lacks is not taken from this tree), on the
+same project files (copied from this tree into a temporary folder); compiled bytecode is kept in a
+temporary folder, as an installed SEAR keeps it. Only public entry points are used (the `sear run`
+command, sear.loading, Simulation, SensorSuite), so the same benchmark runs on older and newer code;
+what a tree cannot do prints "n/a" and why. Medians over the rounds.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ ROWS = ("demo", "vlp16", "d435", "robots20", "peer", "rays", "startup")
 TARGETS = {"demo": ">= 40", "vlp16": ">= 12", "d435": ">= 4", "robots20": ">= 4", "peer": ">= 2x bare",
            "rays": ">= 0.6x embreex", "startup": "<= 0.5 s CPU"}
 SHORT = 0.1
-"""Simulated seconds of the start-up run subtracted from each run."""
+"""Simulated seconds of the start-up run (`sear run --duration 0.1`)."""
 RAY_COUNTS = (1_000, 28_800)
 """Rays per call of the rays row: one 1,000-beam scan, and the VLP-16's 16 x 1,800."""
 
@@ -349,7 +352,7 @@ def _interleaved(calls: list[Callable[[], None]], repeats: int) -> list[float]:
 
 def rays(tree: Path, pycache: Path, repeats: int) -> dict[str, float]:
     _, _, out = timed([sys.executable, str(Path(__file__).resolve()), "--rays-child", "--repeats", str(repeats)],
-                      cwd=tree, env=_env(tree, pycache))
+                      cwd=pycache.parent, env=_env(tree, pycache))
     return {k: float(v) for k, v in json.loads(out.strip().splitlines()[-1]).items()}
 
 
