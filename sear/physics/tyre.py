@@ -4,16 +4,18 @@ Why a module of its own: `Vehicle.update` runs per robot per physics step, and a
 arithmetic it cost ~95 µs of CPU (72 small calls into the friction solver per step, 14x a Bullet step;
 issue 23). The arithmetic needs nothing from pybullet once the wheel rays are cast, so it lives here as
 `solve`, a function over flat sequences of floats with plain loops, which numba compiles to machine code
-(`@njit(cache=True)`: compiled on the first run after install, loaded from numba's cache afterwards).
-The same function runs as plain Python where numba is missing or switched off (`SEAR_NO_NUMBA=1`), on
-Python lists, where it costs what the old update did; both give the same numbers (tests/physics/
-test_tyre_kernel.py compares them on steps recorded from a demo drive). What the model is and why is
-in sear.physics.vehicle's docstring; the pybullet calls (the rays, the chassis state, the forces) stay
-there.
+(`@njit(cache=True)`: compiled on the first run that needs it after install, loaded from numba's cache
+afterwards). The same function runs as plain Python on lists, where it costs what the old update did;
+both give the same floats (tests/physics/test_tyre_kernel.py compares them on steps recorded from a demo
+drive). What the model is and why is in sear.physics.vehicle's docstring; the pybullet calls (the rays,
+the chassis state, the forces) stay there.
 
-numba is imported only when the first vehicle is stepped (`kernel()`): importing it costs ~1 s of CPU
-(measured with `python -X importtime`), which the settings window, `sear validate`, the controller
-processes and worlds without a mesh vehicle never pay.
+Which one runs (`kernels()`): loading numba costs more CPU than a short run's updates (~1.3 s, most of a
+start-up), so a process steps its vehicles as plain Python first and loads numba's kernels once it has
+run COMPILE_AFTER updates, when the compiled ones start paying for themselves. `SEAR_NO_NUMBA=1` (or numba
+missing) keeps the plain Python path; `SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first
+update). Only sear.physics.tyrejit imports numba, so nothing else pays for it: not the settings window,
+`sear validate`, the controller processes, nor worlds without a mesh vehicle.
 
 Layout of the flat arguments (all floats; w = wheel index 0..3 in WHEEL_IDS order, lengths in m,
 velocities in m/s and rad/s, forces in N, impulses in N·s):
@@ -37,7 +39,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, MutableSequence, Sequence
-from typing import Any
 
 from sear.gravity import GRAVITY
 
@@ -308,6 +309,17 @@ def wheel_rays(body: Sequence[float], params: Sequence[float], hard_points: Sequ
 
 NO_NUMBA_VARIABLE = "SEAR_NO_NUMBA"
 """Set to 1 (or anything but 0 or empty) to run the tyre arithmetic as plain Python."""
+AFTER_VARIABLE = "SEAR_NUMBA_AFTER"
+"""The number of plain Python vehicle updates after which numba's kernels are loaded (0: from the first
+update); COMPILE_AFTER when not set."""
+COMPILE_AFTER = 20_000
+"""Vehicle updates (robots x physics steps) a process runs as plain Python before it loads numba's
+kernels. Loading numba costs ~1.3 s of CPU in a run (its import, then the numpy support its first call
+registers; measured 1.3-2.3 s on a loaded 2-core machine), and each update it compiles saves ~75 µs:
+20,000 updates (83 s of one robot at 240 Hz, 4 s of twenty) is where the two meet. Renting until the
+price of buying is paid keeps every run within twice the CPU of the better choice made in hindsight,
+and short runs (a start-up, a test, a 20 s drive of one robot) never pay for numba. The switch does not
+change the results: both kernels compute the same floats."""
 
 Kernels = tuple[Callable[..., float], Callable[..., None]]
 
@@ -317,8 +329,18 @@ def numba_wanted() -> bool:
     return os.environ.get(NO_NUMBA_VARIABLE, "") in ("", "0")
 
 
+def compile_after() -> int:
+    """Plain Python updates before numba's kernels are loaded: `SEAR_NUMBA_AFTER`, else COMPILE_AFTER."""
+    try:
+        return max(0, int(os.environ.get(AFTER_VARIABLE, "") or COMPILE_AFTER))
+    except ValueError:
+        return COMPILE_AFTER
+
+
 _compiled: Kernels | None = None
 _tried = False
+_plain_updates = 0
+_threshold: int | None = None
 
 
 def compiled_kernels() -> Kernels | None:
@@ -337,6 +359,23 @@ def compiled_kernels() -> Kernels | None:
     return _compiled
 
 
-def uses_arrays(kernels: Any) -> bool:
-    """Whether `kernels` are the compiled ones, which take numpy float arrays (the plain ones take lists)."""
-    return kernels is not None and kernels is _compiled and _compiled is not None
+def kernels() -> Kernels:
+    """The kernels for a vehicle's next update, counted: the plain Python ones for the first
+    `compile_after()` updates of the process, numba's after that where numba is wanted and importable."""
+    global _plain_updates, _threshold
+    if _compiled is not None:
+        return _compiled
+    if not _tried:
+        if _threshold is None:
+            _threshold = compile_after()
+        if _plain_updates >= _threshold:
+            compiled = compiled_kernels()
+            if compiled is not None:
+                return compiled
+        _plain_updates += 1
+    return solve, wheel_rays
+
+
+def uses_arrays(chosen: Kernels) -> bool:
+    """Whether `chosen` are the compiled kernels, which take numpy float arrays (the plain ones take lists)."""
+    return _compiled is not None and chosen is _compiled

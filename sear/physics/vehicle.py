@@ -226,7 +226,7 @@ class Vehicle(DriveInputs):
         """How many wheels share the brake force: every wheel but the casters."""
         self.distance = 0.0
         self._kernels: tyre.Kernels | None = None
-        """The tyre kernels this vehicle steps with, chosen at its first update (numba is imported then)."""
+        """The tyre kernels of the last update (sear.physics.tyre.kernels: plain Python, then numba's)."""
         self._arrays = False
         """Whether the kernels are numba's, which take float arrays (the plain Python ones take lists)."""
         self._steerings = [0.0] * tyre.WHEELS
@@ -365,14 +365,13 @@ class Vehicle(DriveInputs):
         """Cast the suspension rays and apply this step's suspension, drive and friction forces.
 
         Six pybullet calls a step (the chassis pose, its velocity, the rotation matrix, one batch of four
-        rays, the force, the torque); the arithmetic between them is sear.physics.tyre's, compiled by
-        numba where it is installed: ~95 µs of CPU per robot per step as Python floats, a few µs
-        compiled."""
+        rays, the force, the torque); the arithmetic between them is sear.physics.tyre's, run as plain
+        Python at first and compiled by numba once the process has run enough updates to pay for loading
+        it (sear.physics.tyre.COMPILE_AFTER)."""
         client, body = self.client, self.body_id
-        kernels = self._kernels
-        if kernels is None:
-            kernels = self._kernels = tyre.compiled_kernels() or (tyre.solve, tyre.wheel_rays)
-            self._arrays = tyre.uses_arrays(kernels)
+        kernels = tyre.kernels()
+        if kernels != self._kernels:  # the first update, or numba's kernels are loaded
+            self._kernels, self._arrays = kernels, tyre.uses_arrays(kernels)
             self._buffers()
         solve, wheel_rays = kernels
         pos, orn = _base_pose(body, physicsClientId=client)

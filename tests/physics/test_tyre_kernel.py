@@ -1,7 +1,8 @@
 """The tyre kernel (sear.physics.tyre): numba's compiled code against the same function run as plain Python,
 on steps recorded from a drive of the demo rover (a drop onto the hills, full throttle with the steering
 swinging, then a hard brake into a skid); and a headless run of the demo on the plain Python path, with
-numba switched off and with numba missing, against the compiled run and against its own odometry."""
+numba switched off and with numba missing, against its own odometry and against a run that switches to
+the compiled kernels after 300 steps."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ Record = tuple[list[float], list[float], list[float], list[float], list[float], 
 def recorded() -> list[Record]:
     """Every call of the plain Python kernel over ~5 s of a demo rover's drive."""
     records: list[Record] = []
-    plain = tyre.solve
+    plain = tyre.solve  # the function itself, run as Python
 
     def recording(body, params, wheels, hits, impulses, out, work) -> float:
         before = list(impulses)
@@ -38,8 +39,7 @@ def recorded() -> list[Record]:
         return result
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tyre, "compiled_kernels", lambda: None)
-        patch.setattr(tyre, "solve", recording)
+        patch.setattr(tyre, "kernels", lambda: (recording, tyre.wheel_rays))
         project = Project.load(demo_project())
         world = World(project, load_models(project))
         try:
@@ -119,7 +119,8 @@ def test_numba_computes_what_plain_python_computes(recorded):
 # --- the plain Python path in a run -------------------------------------------------------------------
 
 RUN = """
-import sys
+import os, sys
+os.environ["SEAR_NUMBA_AFTER"] = "300"  # numba's kernels from the 300th update on, where they can be had
 {block}
 from sear.cli import main
 code = main(["run", sys.argv[1], "--headless", "--duration", "4", "--seed", "3", "--log", sys.argv[2]])
@@ -127,8 +128,8 @@ print("numba imported:", sys.modules.get("numba") is not None)
 sys.exit(code)
 """
 BLOCKS = {
-    "compiled": "",
-    "switched off": "import os; os.environ['SEAR_NO_NUMBA'] = '1'",
+    "compiled": "",  # plain Python for 300 updates, then compiled: the switch itself is part of what is compared
+    "switched off": "os.environ['SEAR_NO_NUMBA'] = '1'",
     "numba missing": "sys.modules['numba'] = None  # import numba raises ImportError",
 }
 
