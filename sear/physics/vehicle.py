@@ -63,6 +63,7 @@ it depend on the step rate; here it is a force in newtons (impulse = force * dt)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +81,8 @@ if TYPE_CHECKING:
     import trimesh
 
 # For the per-step update: the same values as the expressions they stand for, computed once.
-_WHEEL_RAY_MASK = NOT_ROBOTS_MASK  # the wheels roll on the ground and obstacles, never on a robot
+WHEEL_RAY_MASK = NOT_ROBOTS_MASK
+"""The wheels' rays' collision mask: they roll on the ground and obstacles, never on a robot."""
 _NO_HIT = (0.0,) * tyre.HIT
 _base_pose = p.getBasePositionAndOrientation
 _base_velocity = p.getBaseVelocity
@@ -231,6 +233,10 @@ class Vehicle(DriveInputs):
         """Whether the kernels are numba's, which take float arrays (the plain Python ones take lists)."""
         self._steerings = [0.0] * tyre.WHEELS
         """Each wheel's steering angle, rad, from the drive model (set with the inputs)."""
+        self._chassis: Any = ()
+        """The chassis state this step's kernels take (sear.physics.tyre's `body`), set by wheel_rays."""
+        self._com: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        """The centre of mass this step (world, m), where the forces apply; set by wheel_rays."""
         self._buffers()
         self._inputs_changed()
 
@@ -367,46 +373,56 @@ class Vehicle(DriveInputs):
         Six pybullet calls a step (the chassis pose, its velocity, the rotation matrix, one batch of four
         rays, the force, the torque); the arithmetic between them is sear.physics.tyre's, run as plain
         Python at first and compiled by numba once the process has run enough updates to pay for loading
-        it (sear.physics.tyre.COMPILE_AFTER)."""
-        client, body = self.client, self.body_id
+        it (sear.physics.tyre.COMPILE_AFTER). A world with several vehicles casts all their rays in one
+        batch instead: `wheel_rays`, one `rayTestBatch`, then each vehicle's `apply_wheel_hits`."""
+        starts, ends = self.wheel_rays(dt)
+        self.apply_wheel_hits(_ray_test_batch(starts, ends, collisionFilterMask=WHEEL_RAY_MASK,
+                                              physicsClientId=self.client))
+
+    def wheel_rays(self, dt: float) -> tuple[Any, Any]:
+        """The first half of `update` (a step of `dt` s): the chassis' state, and the four suspension rays
+        to cast, as their starts and ends (world frame, m; each a sequence of four 3-sequences), with the
+        collision mask WHEEL_RAY_MASK. `apply_wheel_hits` must follow, with their hits, before the step."""
         kernels = tyre.kernels()
         if kernels != self._kernels:  # the first update, or numba's kernels are loaded
             self._kernels, self._arrays = kernels, tyre.uses_arrays(kernels)
             self._buffers()
-        solve, wheel_rays = kernels
-        pos, orn = _base_pose(body, physicsClientId=client)
-        lin, ang = _base_velocity(body, physicsClientId=client)
+        wheel_rays = kernels[1]
+        pos, orn = _base_pose(self.body_id, physicsClientId=self.client)
+        lin, ang = _base_velocity(self.body_id, physicsClientId=self.client)
         chassis = (*pos, *lin, *ang, *_matrix_from_quaternion(orn))
+        self._com = pos
         brake = self.brake_force
         params = self._params
         params[tyre.P_BRAKE_EACH] = brake / self._braked_wheels  # casters have no brake
         params[tyre.P_BRAKING] = 1.0 if brake > 0 else 0.0
         params[tyre.P_DT] = dt
         rays = self._ray_buffer
-        chassis_in: Any
         if self._arrays:
-            chassis_in = np.array(chassis)
-            wheel_rays(chassis_in, params, self._hard_points_flat, self._wheels_in, rays)
-            hits = _ray_test_batch(rays[:12].reshape(4, 3), rays[12:].reshape(4, 3),
-                                   collisionFilterMask=_WHEEL_RAY_MASK, physicsClientId=client)
-        else:
-            chassis_in = chassis
-            wheel_rays(chassis_in, params, self._hard_points_flat, self._wheels_in, rays)
-            hits = _ray_test_batch([rays[0:3], rays[3:6], rays[6:9], rays[9:12]],
-                                   [rays[12:15], rays[15:18], rays[18:21], rays[21:24]],
-                                   collisionFilterMask=_WHEEL_RAY_MASK, physicsClientId=client)
+            self._chassis = np.array(chassis)
+            wheel_rays(self._chassis, params, self._hard_points_flat, self._wheels_in, rays)
+            return rays[:12].reshape(4, 3), rays[12:].reshape(4, 3)
+        self._chassis = chassis
+        wheel_rays(chassis, params, self._hard_points_flat, self._wheels_in, rays)
+        return [rays[0:3], rays[3:6], rays[6:9], rays[9:12]], [rays[12:15], rays[15:18], rays[18:21], rays[21:24]]
+
+    def apply_wheel_hits(self, hits: Sequence[tuple]) -> None:
+        """The second half of `update`: from the four rays' hits (pybullet's rayTestBatch results, in
+        the order `wheel_rays` gave the rays), the suspension, drive and friction forces, applied to the
+        chassis, and each wheel's state."""
         flat: list[float] = []
         for hit in hits:
             if hit[0] >= 0 and hit[2] < 1.0:
                 flat += (1.0, hit[2], *hit[3], *hit[4])
             else:
                 flat += _NO_HIT
-        out = self._out
+        solve = self._kernels[0]  # type: ignore[index]  # wheel_rays chose them
+        out, params, chassis = self._out, self._params, self._chassis
         if self._arrays:
-            finite = solve(chassis_in, params, self._wheels_in, np.array(flat), self._impulses, out, self._work)
+            finite = solve(chassis, params, self._wheels_in, np.array(flat), self._impulses, out, self._work)
             results = out.tolist()
         else:
-            finite = solve(chassis_in, params, self._wheels_in, flat, self._impulses, out, self._work)
+            finite = solve(chassis, params, self._wheels_in, flat, self._impulses, out, self._work)
             results = out
         rest = self.rest_length
         for index, (state, hit, steering) in enumerate(zip(self._states, hits, self._steerings, strict=True)):
@@ -425,5 +441,5 @@ class Vehicle(DriveInputs):
             state.rotation += state.delta_rotation
         if not finite:
             return  # a degenerate contact (zero-length normal): skip this step's forces rather than explode
-        _apply_force(body, -1, results[0:3], pos, _WORLD_FRAME, physicsClientId=client)
-        _apply_torque(body, -1, results[3:6], _WORLD_FRAME, physicsClientId=client)
+        _apply_force(self.body_id, -1, results[0:3], self._com, _WORLD_FRAME, physicsClientId=self.client)
+        _apply_torque(self.body_id, -1, results[3:6], _WORLD_FRAME, physicsClientId=self.client)
