@@ -131,6 +131,7 @@ BLOCKS = {
     "compiled": "",  # plain Python for 300 updates, then compiled: the switch itself is part of what is compared
     "switched off": "os.environ['SEAR_NO_NUMBA'] = '1'",
     "numba missing": "sys.modules['numba'] = None  # import numba raises ImportError",
+    "default": "del os.environ['SEAR_NUMBA_AFTER']",
 }
 
 
@@ -139,6 +140,10 @@ def _run(kind: str, project: Path, log: Path) -> list[dict[str, str]]:
                             capture_output=True, text=True, timeout=300, cwd=log.parent)
     assert result.returncode == 0, result.stderr
     assert f"numba imported: {kind == 'compiled'}" in result.stdout
+    return _rows(log)
+
+
+def _rows(log: Path) -> list[dict[str, str]]:
     with log.open() as f:
         return list(csv.DictReader(f))
 
@@ -158,3 +163,12 @@ def test_a_run_on_the_plain_python_path_drives_as_the_compiled_one(kind, demo_co
         for column, value in plain_row.items():
             if value and compiled_row[column]:
                 assert abs(float(value) - float(compiled_row[column])) <= 1e-9, column
+
+
+def test_a_short_run_does_not_load_numba(demo_copy, tmp_path):
+    # Loading numba costs more CPU than a start-up: a 4 s run of one robot (960 updates) stays plain Python.
+    result = subprocess.run([sys.executable, "-c", RUN.format(block=BLOCKS["default"]), str(demo_copy / "demo.prj"),
+                             str(tmp_path / "run.csv")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "numba imported: False" in result.stdout
+    assert len(_rows(tmp_path / "run.csv")) == 240
