@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Callable, MutableSequence, Sequence
 
 from sear.gravity import GRAVITY
@@ -359,8 +360,28 @@ def compiled_kernels() -> Kernels | None:
             from sear.physics.tyrejit import compile_kernels
         except ImportError:  # numba or llvmlite missing or broken: the plain Python path
             return None
-        _compiled = compile_kernels(solve, wheel_rays)
+        try:
+            compiled = compile_kernels(solve, wheel_rays)
+            _call_on_zeros(compiled)
+        except Exception as error:  # a numba that cannot compile them (one SEAR was not tested with)
+            warnings.warn(f"the tyre kernels could not be compiled ({type(error).__name__}: {error}); "
+                          "they run as plain Python", RuntimeWarning, stacklevel=2)
+            return None
+        _compiled = compiled
     return _compiled
+
+
+def _call_on_zeros(chosen: Kernels) -> None:
+    """Call both kernels once on float arrays of zeros (a unit mass): numba compiles them, or loads them
+    from its cache, at the first call, which is then here and not inside a vehicle's update."""
+    import numpy as np
+
+    body, params = np.zeros(BODY), np.zeros(PARAMS)
+    params[P_MASS] = 1.0
+    wheels = np.zeros(WHEEL_IN * WHEELS)
+    chosen[0](body, params, wheels, np.zeros(HIT * WHEELS), np.zeros(2 * WHEELS),
+              np.zeros(OUT_BODY + OUT_WHEEL * WHEELS), np.zeros(WORK * WHEELS))
+    chosen[1](body, params, np.zeros(3 * WHEELS), wheels, np.zeros(6 * WHEELS))
 
 
 def kernels() -> Kernels:

@@ -30,8 +30,15 @@ def cache_dir() -> str | None:
 
 def compile_kernels(solve: Callable[..., float], wheel_rays: Callable[..., None]
                     ) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """`solve` and `wheel_rays` compiled (`@njit(cache=True)`: loaded from the cache when it holds them)."""
+    """`solve` and `wheel_rays` compiled (`@njit(cache=True)`: loaded from the cache when it holds them;
+    numba does either at their first call). Where numba finds no writable cache folder at all (it raises
+    RuntimeError then), they are compiled without a cache: every run that loads them compiles them again,
+    rather than none running compiled."""
     folder = cache_dir()
     if folder:  # numba reads it when it locates a function's cache, so setting it after the import holds
         numba.config.CACHE_DIR = folder  # type: ignore[attr-defined]
-    return numba.njit(cache=True)(solve), numba.njit(cache=True)(wheel_rays)
+    try:
+        kernels = numba.njit(cache=True)(solve), numba.njit(cache=True)(wheel_rays)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        kernels = numba.njit(solve), numba.njit(wheel_rays)
+    return kernels

@@ -116,6 +116,40 @@ def test_numba_computes_what_plain_python_computes(recorded):
     assert worst_ray <= 1e-12  # m
 
 
+def test_without_a_writable_cache_folder_the_kernels_compile_all_the_same(recorded, monkeypatch):
+    # numba raises RuntimeError ("no locator available") at decoration when no cache folder will do.
+    from numba.core import caching
+
+    from sear.physics.tyrejit import compile_kernels
+
+    implementation = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # its name in older numbas
+    monkeypatch.setattr(implementation, "_locator_classes", [])
+    solve, _ = compile_kernels(tyre.solve, tyre.wheel_rays)
+    body, params, wheels, hits, before, after, out, result = recorded[len(recorded) // 2]
+    impulses, compiled_out = np.array(before), np.zeros(len(out))
+    assert solve(np.array(body), np.array(params), np.array(wheels), np.array(hits), impulses, compiled_out,
+                 np.zeros(tyre.WORK * tyre.WHEELS)) == result
+    assert np.max(np.abs(compiled_out - out)) <= 1e-9
+    assert np.max(np.abs(impulses - after)) <= 1e-9
+
+
+def test_kernels_numba_cannot_compile_run_as_plain_python_with_a_warning(monkeypatch):
+    import sear.physics.tyrejit
+
+    def fails(*args):
+        raise TypeError("a numba that cannot type the kernel")
+
+    monkeypatch.setattr(sear.physics.tyrejit, "compile_kernels", lambda solve, rays: (fails, fails))
+    for name, value in (("_compiled", None), ("_tried", False), ("_plain_updates", 0), ("_threshold", 0)):
+        monkeypatch.setattr(tyre, name, value)
+    monkeypatch.delenv(tyre.NO_NUMBA_VARIABLE, raising=False)
+    with pytest.warns(RuntimeWarning, match="cannot type the kernel"):
+        chosen = tyre.kernels()
+    assert chosen == (tyre.solve, tyre.wheel_rays)
+    assert not tyre.uses_arrays(chosen)
+    assert tyre.kernels() == (tyre.solve, tyre.wheel_rays)  # asked once only
+
+
 # --- the plain Python path in a run -------------------------------------------------------------------
 
 RUN = """
