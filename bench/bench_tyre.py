@@ -7,7 +7,8 @@ and skid); the first simulated second settles and is not timed. Each update's CP
 time.process_time around the call, less the timer's own cost measured in the same process. Kinds, each
 in a fresh interpreter and alternated round by round so that load from other work slows all alike:
 
-- `compiled`: sear.physics.tyre's kernel compiled by numba (loaded from numba's cache: run once first);
+- `compiled`: sear.physics.tyre's kernel compiled by numba from the first update (SEAR_NUMBA_AFTER=0;
+  loaded from numba's cache: run once first, or the first round's first update includes compiling);
 - `python`: the same kernel as plain Python (SEAR_NO_NUMBA=1);
 - `baseline`: the code of an older checkout of SEAR at PATH (e.g. `git worktree add /tmp/old main`),
   with `--baseline PATH`.
@@ -40,7 +41,7 @@ world = World(project, load_models(project))
 vehicle = world.vehicles[0]
 clock = time.process_time
 import_cpu = clock()
-vehicle.update(world.dt)  # the first update chooses (and for numba imports and loads) the kernel
+vehicle.update(world.dt)  # the first update chooses the kernel (numba's: imports numba and loads it)
 import_cpu = clock() - import_cpu
 for _ in range(round(1.0 / world.dt)):
     world.step()
@@ -63,6 +64,7 @@ def measure(kind: str, steps: int, baseline: Path | None) -> dict[str, float]:
     """One child run of `kind`: µs of CPU per update, and the CPU s of the first update."""
     env = dict(os.environ)
     env.pop("SEAR_NO_NUMBA", None)
+    env["SEAR_NUMBA_AFTER"] = "0"  # numba's kernels from the first update (where they are not switched off)
     if kind == "python":
         env["SEAR_NO_NUMBA"] = "1"
     if kind == "baseline":
