@@ -7,17 +7,18 @@ issue 23). The arithmetic needs nothing from pybullet once the wheel rays are ca
 (`@njit(cache=True)`: compiled on the first run that needs it after install, loaded from numba's cache
 afterwards). The same function runs as plain Python on lists, where it costs what the old update did.
 The two agree to ~1e-12 N (tests/physics/test_tyre_kernel.py compares them on steps recorded from a
-demo drive: 6e-13 N at worst, a last-bit difference the solver's sweeps carry along; math.hypot, for
-one, is CPython's own in Python and the C library's when compiled). What the model is and why is in
+demo drive: 6e-13 N at worst, a last-bit difference the solver's sweeps carry along, its source not
+traced; the demo's log is byte-identical on both). What the model is and why is in
 sear.physics.vehicle's docstring; the pybullet calls (the rays, the chassis state, the forces) stay
 there.
 
-Which one runs (`kernels()`): loading numba costs more CPU than a short run's updates (~1.3 s, most of a
-start-up), so a process steps its vehicles as plain Python first and loads numba's kernels once it has
-run COMPILE_AFTER updates, when the compiled ones start paying for themselves. `SEAR_NO_NUMBA=1` (or numba
-missing) keeps the plain Python path; `SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first
-update). Only sear.physics.tyrejit imports numba, so nothing else pays for it: not the settings window,
-`sear validate`, the controller processes, nor worlds without a mesh vehicle.
+Which one runs (`kernels()`): loading numba costs more CPU than a short run's updates (2-3 s on the
+shared development machine, about two thirds of a start-up), so a process steps its vehicles as plain
+Python first and loads numba's kernels once it has run COMPILE_AFTER updates, when the compiled ones
+start paying for themselves. `SEAR_NO_NUMBA=1` (or numba missing) keeps the plain Python path;
+`SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first update). Only sear.physics.tyrejit
+imports numba, so nothing else pays for it: not the settings window, `sear validate`, the controller
+processes, nor worlds without a mesh vehicle.
 
 Layout of the flat arguments (all floats; w = wheel index 0..3 in WHEEL_IDS order, lengths in m,
 velocities in m/s and rad/s, forces in N, impulses in N·s):
