@@ -6,7 +6,8 @@ friction slip are defined by btRaycastVehicle, the vehicle the original SEAR use
 Re-implementing its update (bullet3 src/BulletDynamics/Vehicle/btRaycastVehicle.cpp) gives those fields
 exactly their established meaning, where a jointed model would need a translation that changes the
 behaviour users tuned for. It is also cheaper and steadier than four revolute joints rolling on a
-triangle mesh: one rigid chassis, four rays a step (one batch), and forces.
+triangle mesh: one rigid chassis, four rays a step (one batch), and forces. The arithmetic of the update
+(everything between the rays and the forces) is sear.physics.tyre's, a pure function compiled by numba.
 
 Each physics step, before `stepSimulation`:
 - a ray per wheel is cast from its suspension hard point straight down the chassis (length rest length
@@ -62,15 +63,16 @@ it depend on the step rate; here it is a force in newtons (impulse = force * dt)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pybullet as p
 
 from sear.collision import NOT_ROBOTS_MASK, ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
 from sear.drives.base import WheelPlace
-from sear.gravity import GRAVITY
+from sear.physics import tyre
 from sear.physics.inputs import DriveInputs
 from sear.project import WHEEL_IDS, Dynamics
 from sear.state import VehicleState
@@ -78,15 +80,10 @@ from sear.state import VehicleState
 if TYPE_CHECKING:
     import trimesh
 
-SOLVER_ITERATIONS = 8
-"""Projected Gauss-Seidel sweeps over the wheels' friction impulses per step (warm-started from the
-last step, so a resting robot's impulses are already right and the sweeps only refine them)."""
-ROLL_INFLUENCE = 0.1
-"""Bullet's default m_rollInfluence: side forces act this fraction of the way up from the contact."""
-
 # For the per-step update: the same values as the expressions they stand for, computed once.
-_WHEEL_RAY_MASK = NOT_ROBOTS_MASK  # the wheels roll on the ground and obstacles, never on a robot
-_ROLL_LEVER = 1.0 - ROLL_INFLUENCE
+WHEEL_RAY_MASK = NOT_ROBOTS_MASK
+"""The wheels' rays' collision mask: they roll on the ground and obstacles, never on a robot."""
+_NO_HIT = (0.0,) * tyre.HIT
 _base_pose = p.getBasePositionAndOrientation
 _base_velocity = p.getBaseVelocity
 _matrix_from_quaternion = p.getMatrixFromQuaternion
@@ -94,7 +91,6 @@ _ray_test_batch = p.rayTestBatch
 _apply_force = p.applyExternalForce
 _apply_torque = p.applyExternalTorque
 _WORLD_FRAME = p.WORLD_FRAME
-_isfinite = math.isfinite
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -219,8 +215,6 @@ class Vehicle(DriveInputs):
         # Plain-float copies for the per-step update.
         self._inv_inertia_tuple = tuple(float(v) for v in self._inv_inertia_local)
         self._cog_tuple = tuple(float(v) for v in self.cog)
-        self._rays = [(*(float(v) for v in hp), float(length))
-                      for hp, length in zip(self._hard_points, self._ray_lengths, strict=True)]
         self._wheel_radii = {wid: w.radius for wid, w in self.wheels.items()}
         self.engine_force = 0.0
         self.brake_force = 0.0
@@ -233,9 +227,17 @@ class Vehicle(DriveInputs):
         self._braked_wheels = float(max(1, self.drive_model.casters.count(False)))
         """How many wheels share the brake force: every wheel but the casters."""
         self.distance = 0.0
-        self._wheel_inputs: list[tuple[float, float, float, float, float, float, bool]] = []
-        self._impulses: list[tuple[float, float]] = [(0.0, 0.0)] * len(WHEEL_IDS)
-        """Last step's friction impulses per wheel (forward, sideways), N·s: the solver's warm start."""
+        self._kernels: tyre.Kernels | None = None
+        """The tyre kernels of the last update (sear.physics.tyre.kernels: plain Python, then numba's)."""
+        self._arrays = False
+        """Whether the kernels are numba's, which take float arrays (the plain Python ones take lists)."""
+        self._steerings = [0.0] * tyre.WHEELS
+        """Each wheel's steering angle, rad, from the drive model (set with the inputs)."""
+        self._chassis: Any = ()
+        """The chassis state this step's kernels take (sear.physics.tyre's `body`), set by wheel_rays."""
+        self._com: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        """The centre of mass this step (world, m), where the forces apply; set by wheel_rays."""
+        self._buffers()
         self._inputs_changed()
 
     # --- inputs ----------------------------------------------------------------------------------
@@ -266,7 +268,7 @@ class Vehicle(DriveInputs):
         self._inputs_changed()
         for state in self._state.values():
             state.in_contact, state.delta_rotation = False, 0.0
-        self._impulses = [(0.0, 0.0)] * len(WHEEL_IDS)
+        self._impulses[:] = [0.0] * (2 * tyre.WHEELS)
 
     def state(self, time: float = 0.0) -> VehicleState:
         """Ground truth of the body model frame (world frame, SI). Float arithmetic: it runs every step."""
@@ -319,200 +321,125 @@ class Vehicle(DriveInputs):
         engine force (N), and whether it is a caster. Every setter of engine_force, steering, _turn or
         _sides must call this."""
         model = self.drive_model
-        inputs = []
-        for geom, (*_, length), force, steered, caster in zip(
-                self._geoms, self._rays, self._wheel_forces(), model.steered, model.casters, strict=True):
+        inputs: list[float] = []
+        steerings = []
+        for geom, length, force, steered, caster in zip(
+                self._geoms, self._ray_lengths, self._wheel_forces(), model.steered, model.casters, strict=True):
             steering = model.steer_angle(self.steering, self.wheelbase, float(geom.centre[1])) if steered else 0.0
-            inputs.append((geom.radius, length, steering, math.sin(steering), math.cos(steering), force, caster))
-        self._wheel_inputs = inputs
+            steerings.append(steering)
+            inputs += (geom.radius, float(length), math.sin(steering), math.cos(steering), force, float(caster))
+        self._steerings = steerings
+        self._wheels_in[:] = inputs
+        self._set_dynamics()
+
+    def _buffers(self) -> None:
+        """The tyre kernels' inputs, outputs and scratch (sear.physics.tyre lays them out): numpy float
+        arrays for numba's kernels, lists of floats for the plain Python ones (which index lists faster).
+        Built anew, with the values they held, when the kernels are chosen."""
+        def buffer(values: Any) -> Any:
+            values = [float(v) for v in values]
+            return np.array(values) if self._arrays else values
+
+        old = getattr(self, "_wheels_in", None)
+        self._wheels_in = buffer([0.0] * (tyre.WHEEL_IN * tyre.WHEELS) if old is None else old)
+        old = getattr(self, "_impulses", None)
+        self._impulses = buffer([0.0] * (2 * tyre.WHEELS) if old is None else old)
+        """Last step's friction impulses per wheel (forward, sideways), N·s: the solver's warm start."""
+        self._params = buffer([0.0] * tyre.PARAMS)
+        self._hard_points_flat = buffer(self._hard_points.ravel())
+        self._ray_buffer = buffer([0.0] * (6 * tyre.WHEELS))
+        self._out = buffer([0.0] * (tyre.OUT_BODY + tyre.OUT_WHEEL * tyre.WHEELS))
+        self._work = buffer([0.0] * (tyre.WORK * tyre.WHEELS))
+        self._set_dynamics()
+
+    def _set_dynamics(self) -> None:
+        """The kernel's parameters that the dynamics fix (the inputs set the brake's every step)."""
+        dyn = self.dynamics
+        rest, travel = self.rest_length, self.max_travel
+        params = self._params
+        params[tyre.P_INV_INERTIA:tyre.P_INV_INERTIA + 3] = self._inv_inertia_tuple
+        params[tyre.P_MASS] = dyn.mass
+        params[tyre.P_STIFFNESS] = dyn.suspension_stiffness
+        params[tyre.P_COMPRESSION] = dyn.suspension_compression
+        params[tyre.P_DAMPING] = dyn.suspension_damping
+        params[tyre.P_ROLLING] = dyn.rolling_resistance
+        params[tyre.P_FRICTION] = dyn.friction_slip
+        params[tyre.P_REST], params[tyre.P_SHORTEST], params[tyre.P_LONGEST] = rest, rest - travel, rest + travel
+        params[tyre.P_COG:tyre.P_COG + 3] = self._cog_tuple
 
     def update(self, dt: float) -> None:
         """Cast the suspension rays and apply this step's suspension, drive and friction forces.
 
-        Plain float arithmetic over the four wheels: this runs every physics step, and numpy's
-        per-call overhead on 3-vectors made it cost ~25 bare pybullet steps (~1 ms); floats take a
-        fraction of that."""
-        client, body = self.client, self.body_id
-        dyn = self.dynamics
-        mass = dyn.mass
-        stiffness, friction_slip = dyn.suspension_stiffness, dyn.friction_slip
-        compression, damping_down = dyn.suspension_compression, dyn.suspension_damping
-        rolling = dyn.rolling_resistance
-        (cx, cy, cz), orn = _base_pose(body, physicsClientId=client)
-        (vx, vy, vz), (wx, wy, wz) = _base_velocity(body, physicsClientId=client)
-        r00, r01, r02, r10, r11, r12, r20, r21, r22 = _matrix_from_quaternion(orn)
-        ux, uy, uz = r02, r12, r22  # chassis up, world frame
-        ix, iy, iz = self._inv_inertia_tuple
-        gx, gy, gz = self._cog_tuple
-        ox = cx - (r00 * gx + r01 * gy + r02 * gz)  # body model origin, world frame
-        oy = cy - (r10 * gx + r11 * gy + r12 * gz)
-        oz = cz - (r20 * gx + r21 * gy + r22 * gz)
+        Six pybullet calls a step (the chassis pose, its velocity, the rotation matrix, one batch of four
+        rays, the force, the torque); the arithmetic between them is sear.physics.tyre's, run as plain
+        Python at first and compiled by numba once the process has run enough updates to pay for loading
+        it (sear.physics.tyre.COMPILE_AFTER). A world with several vehicles casts all their rays in one
+        batch instead: `wheel_rays`, one `rayTestBatch`, then each vehicle's `apply_wheel_hits`."""
+        starts, ends = self.wheel_rays(dt)
+        self.apply_wheel_hits(_ray_test_batch(starts, ends, collisionFilterMask=WHEEL_RAY_MASK,
+                                              physicsClientId=self.client))
 
-        def inv_inertia(qx: float, qy: float, qz: float) -> tuple[float, float, float]:
-            """World inverse inertia times a world vector: R · diag(1/I) · Rᵀ · q."""
-            lx = (r00 * qx + r10 * qy + r20 * qz) * ix  # to the body frame, where the inertia is diagonal
-            ly = (r01 * qx + r11 * qy + r21 * qz) * iy
-            lz = (r02 * qx + r12 * qy + r22 * qz) * iz
-            return r00 * lx + r01 * ly + r02 * lz, r10 * lx + r11 * ly + r12 * lz, r20 * lx + r21 * ly + r22 * lz
+    def wheel_rays(self, dt: float) -> tuple[Any, Any]:
+        """The first half of `update` (a step of `dt` s): the chassis' state, and the four suspension rays
+        to cast, as their starts and ends (world frame, m; each a sequence of four 3-sequences), with the
+        collision mask WHEEL_RAY_MASK. `apply_wheel_hits` must follow, with their hits, before the step."""
+        kernels = tyre.kernels()
+        if kernels != self._kernels:  # the first update, or numba's kernels are loaded
+            self._kernels, self._arrays = kernels, tyre.uses_arrays(kernels)
+            self._buffers()
+        wheel_rays = kernels[1]
+        pos, orn = _base_pose(self.body_id, physicsClientId=self.client)
+        lin, ang = _base_velocity(self.body_id, physicsClientId=self.client)
+        chassis = (*pos, *lin, *ang, *_matrix_from_quaternion(orn))
+        self._com = pos
+        brake = self.brake_force
+        params = self._params
+        params[tyre.P_BRAKE_EACH] = brake / self._braked_wheels  # casters have no brake
+        params[tyre.P_BRAKING] = 1.0 if brake > 0 else 0.0
+        params[tyre.P_DT] = dt
+        rays = self._ray_buffer
+        if self._arrays:
+            self._chassis = np.array(chassis)
+            wheel_rays(self._chassis, params, self._hard_points_flat, self._wheels_in, rays)
+            return rays[:12].reshape(4, 3), rays[12:].reshape(4, 3)
+        self._chassis = chassis
+        wheel_rays(chassis, params, self._hard_points_flat, self._wheels_in, rays)
+        return [rays[0:3], rays[3:6], rays[6:9], rays[9:12]], [rays[12:15], rays[15:18], rays[18:21], rays[21:24]]
 
-        starts, ends = [], []
-        for hx, hy, hz, length in self._rays:
-            sx = ox + r00 * hx + r01 * hy + r02 * hz
-            sy = oy + r10 * hx + r11 * hy + r12 * hz
-            sz = oz + r20 * hx + r21 * hy + r22 * hz
-            starts.append((sx, sy, sz))
-            ends.append((sx - ux * length, sy - uy * length, sz - uz * length))
-        hits = _ray_test_batch(starts, ends, collisionFilterMask=_WHEEL_RAY_MASK, physicsClientId=client)
-        inv_mass = 1.0 / mass
-        rest, travel = self.rest_length, self.max_travel
-        shortest, longest = rest - travel, rest + travel
-        brake_each = self.brake_force / self._braked_wheels  # casters have no brake
-        braking = self.brake_force > 0
-        # Forces known before friction: gravity, suspension. They set the velocity the step will end
-        # with, which the friction impulses then correct.
-        fx = fy = fz = tx = ty = tz = 0.0
-        rows = []  # per wheel in contact: what the friction solver needs
-        for index, (state, hit, (radius, length, steering, sin_s, cos_s, drive, caster)) in enumerate(zip(
-                self._states, hits, self._wheel_inputs, strict=True)):
+    def apply_wheel_hits(self, hits: Sequence[tuple]) -> None:
+        """The second half of `update`: from the four rays' hits (pybullet's rayTestBatch results, in
+        the order `wheel_rays` gave the rays), the suspension, drive and friction forces, applied to the
+        chassis, and each wheel's state."""
+        flat: list[float] = []
+        for hit in hits:
+            if hit[0] >= 0 and hit[2] < 1.0:
+                flat += (1.0, hit[2], *hit[3], *hit[4])
+            else:
+                flat += _NO_HIT
+        solve = self._kernels[0]  # type: ignore[index]  # wheel_rays chose them
+        out, params, chassis = self._out, self._params, self._chassis
+        if self._arrays:
+            finite = solve(chassis, params, self._wheels_in, np.array(flat), self._impulses, out, self._work)
+            results = out.tolist()
+        else:
+            finite = solve(chassis, params, self._wheels_in, flat, self._impulses, out, self._work)
+            results = out
+        rest = self.rest_length
+        for index, (state, hit, steering) in enumerate(zip(self._states, hits, self._steerings, strict=True)):
             state.steering = steering
-            if not (hit[0] >= 0 and hit[2] < 1.0):
+            at = tyre.OUT_BODY + index * tyre.OUT_WHEEL
+            if results[at + tyre.O_CONTACT] == 0.0:
                 state.in_contact, state.suspension_length, state.suspension_force = False, rest, 0.0
                 state.skid, state.hit_point, state.hit_normal = 1.0, None, None
                 state.delta_rotation *= 0.99
-                state.rotation += state.delta_rotation
-                self._impulses[index] = (0.0, 0.0)
-                continue
-            _, _, fraction, point, normal = hit
-            susp = min(max(fraction * length - radius, shortest), longest)
-            nx, ny, nz = normal
-            rx, ry, rz = point[0] - cx, point[1] - cy, point[2] - cz
-            # Contact point velocity: v + w x r.
-            px = vx + wy * rz - wz * ry
-            py = vy + wz * rx - wx * rz
-            pz = vz + wx * ry - wy * rx
-            denom = nx * ux + ny * uy + nz * uz
-            if denom < 0.1:
-                rel_vel, inv_contact = 0.0, 10.0
             else:
-                rel_vel, inv_contact = (nx * px + ny * py + nz * pz) / denom, 1.0 / denom
-            spring = stiffness * (rest - susp) * inv_contact
-            damping = compression if rel_vel < 0 else damping_down
-            force = max(0.0, (spring - damping * rel_vel) * mass)
-            fx += nx * force
-            fy += ny * force
-            fz += nz * force
-            tx += (ry * nz - rz * ny) * force
-            ty += (rz * nx - rx * nz) * force
-            tz += (rx * ny - ry * nx) * force
-
-            # Rolling (f) and sideways (a) directions at the contact, in the ground plane.
-            ax, ay, az = -r00 * sin_s + r01 * cos_s, -r10 * sin_s + r11 * cos_s, -r20 * sin_s + r21 * cos_s
-            dot = ax * nx + ay * ny + az * nz
-            ax, ay, az = ax - nx * dot, ay - ny * dot, az - nz * dot
-            norm = max(math.sqrt(ax * ax + ay * ay + az * az), 1e-9)
-            ax, ay, az = ax / norm, ay / norm, az / norm
-            fwx, fwy, fwz = ay * nz - az * ny, az * nx - ax * nz, ax * ny - ay * nx
-            norm = max(math.sqrt(fwx * fwx + fwy * fwy + fwz * fwz), 1e-9)
-            fwx, fwy, fwz = fwx / norm, fwy / norm, fwz / norm
-            # The side force acts ROLL_INFLUENCE of the way up from the contact (Bullet's rollInfluence).
-            up_dot = (rx * ux + ry * uy + rz * uz) * _ROLL_LEVER
-            kx, ky, kz = rx - ux * up_dot, ry - uy * up_dot, rz - uz * up_dot
-            # Per direction: the velocity row (r x d) and the angular response to a unit impulse.
-            fvx, fvy, fvz = ry * fwz - rz * fwy, rz * fwx - rx * fwz, rx * fwy - ry * fwx
-            fix, fiy, fiz = inv_inertia(fvx, fvy, fvz)
-            svx, svy, svz = ry * az - rz * ay, rz * ax - rx * az, rx * ay - ry * ax
-            six, siy, siz = inv_inertia(ky * az - kz * ay, kz * ax - kx * az, kx * ay - ky * ax)
-            eff_f = 1.0 / (inv_mass + fvx * fix + fvy * fiy + fvz * fiz)
-            eff_s = 1.0 / max(inv_mass + svx * six + svy * siy + svz * siz, 1e-12)
-            free = drive == 0.0
-            if caster:  # rolling resistance in any direction, no brake, no side grip
-                limit = rolling * force * dt
-                f_limit, circle = limit, min(limit, friction_slip * force * dt)
-            else:
-                f_limit, circle = (brake_each + rolling * force) * dt, friction_slip * force * dt
-            rows.append((index, state, point, normal, susp, force, radius, drive, free,
-                         (fwx, fwy, fwz), (fvx, fvy, fvz), (fix, fiy, fiz), eff_f,
-                         (ax, ay, az), (svx, svy, svz), (six, siy, siz), eff_s, (kx, ky, kz),
-                         fwx * px + fwy * py + fwz * pz, f_limit, circle))
-
-        # Velocity at the end of the step without friction (semi-implicit Euler, as pybullet steps).
-        ax_, ay_, az_ = inv_inertia(tx, ty, tz)
-        lin = [vx + fx * inv_mass * dt, vy + fy * inv_mass * dt, vz + (fz * inv_mass - GRAVITY) * dt]
-        ang = [wx + ax_ * dt, wy + ay_ * dt, wz + az_ * dt]
-        impulses = self._impulses
-        lam: dict[int, list[float]] = {}  # wheel index: forward, sideways impulse (N·s), skid
-
-        def apply(d: tuple, i: tuple, amount: float) -> None:
-            lin[0] += d[0] * amount * inv_mass
-            lin[1] += d[1] * amount * inv_mass
-            lin[2] += d[2] * amount * inv_mass
-            ang[0] += i[0] * amount
-            ang[1] += i[1] * amount
-            ang[2] += i[2] * amount
-
-        # Warm start from last step's impulses, within this step's limits.
-        for row in rows:
-            index, _, _, _, _, _, _, drive, free, fd, _, fi, _, sd, _, si, _, _, _, f_limit, circle = row
-            f_prev, s_prev = impulses[index]
-            f0 = min(max(f_prev, -f_limit), f_limit) if free else drive * dt
-            s0 = s_prev
-            total = math.hypot(f0, s0)
-            if total > circle:
-                f0, s0 = f0 * circle / total, s0 * circle / total
-            lam[index] = [f0, s0, 1.0]
-            apply(fd, fi, f0)
-            apply(sd, si, s0)
-        # Projected Gauss-Seidel over the wheels: each wheel's impulse stops its contact's sliding
-        # (sideways always; along the wheel when it is not driven, up to brake + rolling resistance),
-        # then the pair is scaled into the friction circle.
-        for _ in range(SOLVER_ITERATIONS):
-            for row in rows:
-                index, _, _, _, _, _, _, drive, free, fd, fv, fi, eff_f, sd, sv, si, eff_s, _, _, f_limit, circle = row
-                old_f, old_s, _ = lam[index]
-                slip_s = (sd[0] * lin[0] + sd[1] * lin[1] + sd[2] * lin[2]
-                          + sv[0] * ang[0] + sv[1] * ang[1] + sv[2] * ang[2])
-                new_s = old_s - slip_s * eff_s
-                if free:
-                    slip_f = (fd[0] * lin[0] + fd[1] * lin[1] + fd[2] * lin[2]
-                              + fv[0] * ang[0] + fv[1] * ang[1] + fv[2] * ang[2])
-                    new_f = min(max(old_f - slip_f * eff_f, -f_limit), f_limit)
-                else:
-                    new_f = drive * dt
-                total = math.hypot(new_f, new_s)
-                skid = 1.0  # Bullet's skidInfo: the share of the wanted impulse the tyre delivers
-                if total > circle:
-                    skid = circle / total
-                    new_f, new_s = new_f * skid, new_s * skid
-                apply(fd, fi, new_f - old_f)
-                apply(sd, si, new_s - old_s)
-                lam[index] = [new_f, new_s, skid]
-
-        for row in rows:
-            (index, state, point, normal, susp, force, radius, drive, free, fd, _, _, _, sd, _, _, _, k,
-             ground_speed, _, circle) = row
-            forward, side, skid = lam[index]
-            impulses[index] = (forward, side)
-            forward /= dt
-            side /= dt
-            ex, ey, ez = fd[0] * forward, fd[1] * forward, fd[2] * forward
-            sx, sy, sz = sd[0] * side, sd[1] * side, sd[2] * side
-            rx, ry, rz = point[0] - cx, point[1] - cy, point[2] - cz
-            kx, ky, kz = k
-            fx += ex + sx
-            fy += ey + sy
-            fz += ez + sz
-            tx += ry * ez - rz * ey + ky * sz - kz * sy
-            ty += rz * ex - rx * ez + kz * sx - kx * sz
-            tz += rx * ey - ry * ex + kx * sy - ky * sx
-
-            # Wheel spin from the ground speed under the wheel (Bullet), locked when braking into a skid.
-            locked = braking and skid < 1.0 and free
-            state.in_contact, state.suspension_length, state.suspension_force = True, susp, force
-            state.skid, state.hit_point, state.hit_normal = skid, point, normal
-            state.delta_rotation = 0.0 if locked else ground_speed * dt / radius
+                state.in_contact = True
+                state.suspension_length = results[at + tyre.O_SUSPENSION]
+                state.suspension_force = results[at + tyre.O_FORCE]
+                state.skid, state.hit_point, state.hit_normal = results[at + tyre.O_SKID], hit[3], hit[4]
+                state.delta_rotation = results[at + tyre.O_DELTA]
             state.rotation += state.delta_rotation
-        isfinite = _isfinite
-        if not (isfinite(fx) and isfinite(fy) and isfinite(fz) and isfinite(tx) and isfinite(ty) and isfinite(tz)):
+        if not finite:
             return  # a degenerate contact (zero-length normal): skip this step's forces rather than explode
-        _apply_force(body, -1, (fx, fy, fz), (cx, cy, cz), _WORLD_FRAME, physicsClientId=client)
-        _apply_torque(body, -1, (tx, ty, tz), _WORLD_FRAME, physicsClientId=client)
+        _apply_force(self.body_id, -1, results[0:3], self._com, _WORLD_FRAME, physicsClientId=self.client)
+        _apply_torque(self.body_id, -1, results[3:6], _WORLD_FRAME, physicsClientId=self.client)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pybullet as p
@@ -35,7 +35,7 @@ from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
 from sear.physics.robot import build_vehicle
 from sear.physics.urdf import UrdfVehicle
-from sear.physics.vehicle import Vehicle
+from sear.physics.vehicle import WHEEL_RAY_MASK, Vehicle
 from sear.project import Body, Project, Robot
 
 if TYPE_CHECKING:
@@ -110,6 +110,8 @@ class World:
             """The grippers (sear.physics.gripper) of the robots whose body has one, by robot index."""
             for index, robot in enumerate(project.robots):
                 self._build_vehicle(index, robot, models.robots[index])
+            self._mesh_vehicles = [v for v in self.vehicles if isinstance(v, Vehicle)]
+            """The mesh vehicles: step() casts all their wheel rays in one batch when there are several."""
             self.fell: list[int] = []
             """The robots (indices) that fell off the terrain's edge on the last step."""
             self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
@@ -191,11 +193,26 @@ class World:
     # --- stepping ----------------------------------------------------------------------------------
 
     def step(self) -> bool:
-        """Advance one fixed physics step: every vehicle's and gripper's forces, then pybullet. True when a
-        robot fell off the terrain's edge on this step and is back at its start pose (its fall is added to
-        `falls`, its index to `fell`)."""
-        for vehicle in self.vehicles:
-            vehicle.update(self.dt)
+        """Advance one fixed physics step: every vehicle's and gripper's forces (the mesh vehicles' wheel
+        rays cast in one batch), then pybullet. True when a robot fell off the terrain's edge on this step
+        and is back at its start pose (its fall is added to `falls`, its index to `fell`)."""
+        mesh_vehicles = self._mesh_vehicles
+        if len(mesh_vehicles) > 1:  # every mesh vehicle's wheel rays in one batch
+            starts: list[Any] = []
+            ends: list[Any] = []
+            for mesh in mesh_vehicles:
+                s, e = mesh.wheel_rays(self.dt)
+                starts.extend(s)
+                ends.extend(e)
+            hits = p.rayTestBatch(starts, ends, collisionFilterMask=WHEEL_RAY_MASK, physicsClientId=self.client)
+            for index, mesh in enumerate(mesh_vehicles):
+                mesh.apply_wheel_hits(hits[4 * index:4 * index + 4])
+            for other in self.vehicles:
+                if not isinstance(other, Vehicle):
+                    other.update(self.dt)
+        else:
+            for any_vehicle in self.vehicles:
+                any_vehicle.update(self.dt)
         for gripper in self.grippers.values():
             gripper.update(self.dt)
         p.stepSimulation(physicsClientId=self.client)
