@@ -44,8 +44,10 @@ class TriangleScene:
     A shape marked `solid` is a closed convex solid with outward-facing triangles (an obstacle, a box, a
     robot's hull), which pybullet does not see from inside: a ray that starts inside one passes out
     through its far side unseen, so a hit on its face seen from behind is skipped and the ray goes on. A
-    shape that is not solid (the terrain) is a surface, hit from either side, as pybullet does. Hits on
-    the bodies a cast is told to ignore (the casting robot's own) are passed through the same way."""
+    shape that is not solid (the terrain) is a surface, hit from either side, as pybullet does.
+
+    Each triangle's plane is worked out once here (~70 bytes a triangle besides Embree's ~85), so that
+    refining a hit costs a few gathers and two dot products."""
 
     MAX_PASSES = 8
     """Faces skipped along a ray before it stops looking (rays starting inside as many solids, or
@@ -69,6 +71,18 @@ class TriangleScene:
         self.solid = np.array(solid, dtype=bool)
         self.any_solid = bool(self.solid.any())
         self.centre = centre
+        # Per triangle, once: its plane (the unnormalised normal, as the refinement has always computed it,
+        # and a corner), so a hit costs a few gathers and two dot products.
+        corners = self.vertices[self.faces]
+        self.face_normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        self.face_corner = np.ascontiguousarray(corners[:, 0])
+        self.face_length = np.linalg.norm(self.face_normal, axis=1)
+        length = self.face_length.copy()
+        length[length == 0.0] = 1.0
+        self.face_inverse_length = 1.0 / length
+        self.face_shape = (np.searchsorted(self.face_starts, np.arange(len(self.faces)), side="right") - 1
+                           ).astype(np.int32)
+        self.any_margin = bool((self.margins > 0.0).any())
         self.low = self.vertices.min(axis=0)
         """(3,) m: the scene's bounding box (with `high`)."""
         self.high = self.vertices.max(axis=0)
@@ -80,10 +94,10 @@ class TriangleScene:
         return len(self.faces)
 
     def cast(self, starts: np.ndarray, direction: np.ndarray, result: Any, rays: np.ndarray | None = None,
-             ignore: np.ndarray | None = None, *, passes: bool = True) -> np.ndarray:
+             *, passes: bool = True) -> np.ndarray:
         """Cast rays starts + t * direction, t in [0, 1] (world frame, m), and keep each hit nearer than
         what `result` (a RayResult) holds, updated in place. `rays`: only these rays (indices), all by
-        default; `ignore`: pybullet body ids whose faces are passed through (MovingScene; none here).
+        default.
 
         A ray goes on 10 µm past a face it passes, so a face of another shape within 10 µm behind it is
         missed: in a scene joining shapes that can touch like that (the terrain and an obstacle standing
@@ -91,82 +105,103 @@ class TriangleScene:
         their hits not kept) for the caller to cast against the shapes apart. Otherwise returns none."""
         if rays is None:
             rays = np.arange(len(starts))
-        passed = self.solid.copy()  # per shape: faces seen from behind pass
-        skip_all = np.isin(self.bodies, ignore) if ignore is not None and len(ignore) else None
-        may_pass = self.any_solid or (skip_all is not None and bool(skip_all.any()))
+            d, s = direction, starts
+        else:
+            d, s = direction[rays], starts[rays]
         begin = np.zeros(len(rays))  # where each ray's pass starts, t
         for _ in range(self.MAX_PASSES):
-            d = direction[rays]
-            s = starts[rays]
-            origins = s + d * begin[:, None] if may_pass else s
+            origins = s + d * begin[:, None] if self.any_solid else s
             # Each pass looks no farther than the hit kept so far: Embree prunes the rest.
-            reach = result.fraction[rays] - begin
             found = self.scene.run((origins - self.centre).astype(np.float32), d.astype(np.float32),
-                                   dists=reach.astype(np.float32), output=1)
+                                   dists=(result.fraction[rays] - begin).astype(np.float32), output=1)
             hit = np.flatnonzero(found["geomID"] >= 0)
             if not len(hit):
                 return _NONE
             prim = found["primID"][hit]
-            corners = self.vertices[self.faces[prim]]  # (k, 3, 3) float64
-            normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-            facing = np.einsum("ij,ij->i", normal, d[hit])
-            shape = np.searchsorted(self.face_starts, prim, side="right") - 1
+            normal = self.face_normal[prim]
+            dh = d[hit]
+            facing = _dot(normal, dh)
+            shape = self.face_shape[prim]
             behind = facing > 0.0
             # The exact hit on the plane of the triangle Embree found (Embree's own t is float32), moved
             # out by the shape's margin on the faces seen from the front, where pybullet's surface is.
-            margin = self.margins[shape]
-            offset = np.where(~behind & (margin > 0.0), margin * np.linalg.norm(normal, axis=1), 0.0)
             with np.errstate(divide="ignore", invalid="ignore"):
-                plane = np.einsum("ij,ij->i", normal, corners[:, 0] - s[hit])
-                exact = (plane + offset) / facing
+                plane = _dot(normal, self.face_corner[prim] - s[hit])
+                if self.any_margin:
+                    margin = self.margins[shape]
+                    offset = np.where(~behind & (margin > 0.0), margin * self.face_length[prim], 0.0)
+                    exact = (plane + offset) / facing
+                else:
+                    exact = plane / facing
             embree_t = begin[hit] + found["tfar"][hit]
             t = np.where(np.isfinite(exact) & (exact >= 0.0) & (exact <= 1.0), exact, embree_t)
-            passing = behind & passed[shape]
+            passing = behind & self.solid[shape] if self.any_solid else None
             stopped: np.ndarray | None = None
             next_rays: np.ndarray | None = None
             next_begin = _NONE
-            if passing.any():
+            ray_of_hit = rays[hit]
+            if passing is not None and passing.any():
                 front = ~passing
                 if passes:
                     ahead = hit[passing]
                     # Go on 10 µm past the triangle itself (not the margin's surface in front of it).
-                    step = 1e-5 / np.maximum(np.linalg.norm(d[ahead], axis=1), 1e-12)
+                    step = 1e-5 / np.maximum(np.sqrt(_dot(d[ahead], d[ahead])), 1e-12)
                     with np.errstate(divide="ignore", invalid="ignore"):
                         through = plane[passing] / facing[passing]
                     through = np.where(np.isfinite(through), through, embree_t[passing])
                     next_rays, next_begin = rays[ahead], np.maximum(through, begin[ahead]) + step
+                    next_d, next_s = d[ahead], s[ahead]
                 else:
-                    stopped = rays[hit[passing]]
-                hit, shape, normal, t, behind = hit[front], shape[front], normal[front], t[front], behind[front]
-            index = rays[hit]
-            nearer = t < result.fraction[index]
-            index, t, normal, behind, shape = index[nearer], t[nearer], normal[nearer], behind[nearer], shape[nearer]
-            length = np.linalg.norm(normal, axis=1)
-            length[length == 0.0] = 1.0
+                    stopped = ray_of_hit[passing]
+                ray_of_hit, prim, t, behind = ray_of_hit[front], prim[front], t[front], behind[front]
+                shape = shape[front]
+            nearer = t < result.fraction[ray_of_hit]
+            index, prim, t, behind = ray_of_hit[nearer], prim[nearer], t[nearer], behind[nearer]
             result.fraction[index] = t
-            result.normal[index] = normal * (np.where(behind, -1.0, 1.0) / length)[:, None]
-            result.body[index] = self.bodies[shape]
+            inverse = self.face_inverse_length[prim]
+            result.normal[index] = self.face_normal[prim] * np.where(behind, -inverse, inverse)[:, None]
+            result.body[index] = self.bodies[shape[nearer]]
             if next_rays is None:
                 return _NONE if stopped is None else stopped
             keep = next_begin < result.fraction[next_rays]
-            rays, begin = next_rays[keep], next_begin[keep]
+            rays, begin, d, s = next_rays[keep], next_begin[keep], next_d[keep], next_s[keep]
             if not len(rays):
                 return _NONE
         return _NONE
 
 
-def near_box(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, low: np.ndarray,
-             high: np.ndarray) -> np.ndarray:
-    """Indices of the rays whose segment from t = 0 to t = reach crosses the box low..high (m; slab test,
-    in float64)."""
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise dot products of two (N, 3) arrays (einsum's order of summation)."""
+    return np.einsum("ij,ij->i", a, b)
+
+
+def near_boxes(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, lows: np.ndarray,
+               highs: np.ndarray) -> np.ndarray:
+    """Indices of the rays whose segment from t = 0 to t = reach crosses any of the boxes lows[i]..highs[i]
+    ((B, 3), m; slab tests in float64). Boxes clear of the box around every segment are left out first;
+    the rest are tested one by one, a column at a time (numpy reduces a 3-wide axis slowly)."""
+    if not len(lows):
+        return _NONE
+    columns = [np.ascontiguousarray(starts[:, k]) for k in range(3)]
+    steps = [direction[:, k] * reach for k in range(3)]
+    low = np.array([min(c.min(), (c + e).min()) for c, e in zip(columns, steps, strict=True)])
+    high = np.array([max(c.max(), (c + e).max()) for c, e in zip(columns, steps, strict=True)])
+    keep = ((lows <= high) & (highs >= low)).all(axis=1)
+    if not keep.any():
+        return _NONE
     # A zero component becomes a tiny one: its slab then bounds t by ±huge (outside it) or by nothing
     # (inside), as the limit says, without inf * 0.
-    inverse = 1.0 / np.where(direction == 0.0, 1e-30, direction)
-    t1 = (low - starts) * inverse
-    t2 = (high - starts) * inverse
-    enter = np.minimum(t1, t2).max(axis=1)
-    leave = np.maximum(t1, t2).min(axis=1)
-    return np.flatnonzero((enter <= leave) & (leave >= 0.0) & (enter <= reach))
+    inverse = [1.0 / np.where(direction[:, k] == 0.0, 1e-30, direction[:, k]) for k in range(3)]
+    near = np.zeros(len(starts), dtype=bool)
+    for box_low, box_high in zip(lows[keep], highs[keep], strict=True):
+        enter, leave = np.zeros(len(starts)), reach.copy()
+        for k in range(3):
+            t1 = (box_low[k] - columns[k]) * inverse[k]
+            t2 = (box_high[k] - columns[k]) * inverse[k]
+            np.maximum(enter, np.minimum(t1, t2), out=enter)
+            np.minimum(leave, np.maximum(t1, t2), out=leave)
+        near |= enter <= leave
+    return np.flatnonzero(near)
 
 
 def expanded_hull(normals: np.ndarray, offsets: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -207,10 +242,19 @@ class MovingScene(TriangleScene):
         vertices = np.concatenate([s.vertices for s in shapes])
         super().__init__(engine, device, shapes, (vertices.min(axis=0) + vertices.max(axis=0)) / 2.0,
                          [True] * len(shapes))
+        self.part_low = np.array([s.vertices.min(axis=0) for s in shapes])
+        """(P, 3) m: each part's bounding box in the world frame (with `part_high`)."""
+        self.part_high = np.array([s.vertices.max(axis=0) for s in shapes])
         self.is_box = np.array([b is not None for b in boxes], dtype=bool)
         self.box_rotation = np.array([b[0] if b is not None else np.eye(3) for b in boxes])
         self.box_centre = np.array([b[1] if b is not None else np.zeros(3) for b in boxes])
         self.box_half = np.array([b[2] if b is not None else np.zeros(3) for b in boxes])
+
+    def near(self, starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, ignore: np.ndarray) -> np.ndarray:
+        """Indices of the rays that pass through the bounding box of a part of a body not in `ignore`,
+        up to t = reach: the only rays worth handing to `cast`."""
+        others = ~np.isin(self.bodies, ignore)
+        return near_boxes(starts, direction, reach, self.part_low[others], self.part_high[others])
 
     def cast(self, starts: np.ndarray, direction: np.ndarray, result: Any, rays: np.ndarray | None = None,
              ignore: np.ndarray | None = None, *, passes: bool = True) -> np.ndarray:
@@ -238,14 +282,13 @@ class MovingScene(TriangleScene):
             # Hulls: the hit on the plane of the triangle found; a face seen from behind passes.
             hull = np.flatnonzero(~self.is_box[shape] & ~passing)
             if len(hull):
-                corners = self.vertices[self.faces[prim[hull]]]
-                n = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-                facing = np.einsum("ij,ij->i", n, d[hit[hull]])
+                n = self.face_normal[prim[hull]]
+                facing = _dot(n, d[hit[hull]])
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    exact = np.einsum("ij,ij->i", n, corners[:, 0] - s[hit[hull]]) / facing
+                    exact = _dot(n, self.face_corner[prim[hull]] - s[hit[hull]]) / facing
                 front = facing < 0.0
                 t[hull] = np.where(np.isfinite(exact) & (exact >= 0.0) & (exact <= 1.0), exact, embree_t[hull])
-                normal[hull] = n
+                normal[hull] = n * self.face_inverse_length[prim[hull], None]
                 passing[hull[~front]] = True
             # Boxes: the slab test against the true box, in its frame.
             box = np.flatnonzero(self.is_box[shape] & ~passing)
@@ -271,9 +314,7 @@ class MovingScene(TriangleScene):
                 normal[box[meets]] = face[meets]
                 # A ray from inside the box passes out unseen (as pybullet's); one that met the larger box
                 # from outside (its front face) and misses the box itself grazes it.
-                corners = self.vertices[self.faces[prim[box]]]
-                outer = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-                entering = np.einsum("ij,ij->i", outer, d[hit[box]]) < 0.0
+                entering = _dot(self.face_normal[prim[box]], d[hit[box]]) < 0.0
                 graze[box[~meets & ~inside & entering]] = True
                 passing[box[~meets & ~graze[box]]] = True
             grazes.append(rays[hit[graze]])
@@ -281,11 +322,8 @@ class MovingScene(TriangleScene):
             index = rays[hit[done]]
             nearer = t[done] < result.fraction[index]
             index = index[nearer]
-            n_hit = normal[done][nearer]
-            length = np.linalg.norm(n_hit, axis=1)
-            length[length == 0.0] = 1.0
             result.fraction[index] = t[done][nearer]
-            result.normal[index] = n_hit / length[:, None]
+            result.normal[index] = normal[done][nearer]
             result.body[index] = self.bodies[shape[done][nearer]]
             ahead = hit[passing]
             if not len(ahead):

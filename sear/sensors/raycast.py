@@ -41,7 +41,7 @@ from sear.sensors.embreescene import (
     TriangleScene,
     embree,
     expanded_hull,
-    near_box,
+    near_boxes,
 )
 
 MAX_BATCH = 16_383
@@ -310,7 +310,7 @@ class RayCaster:
         moving = shared.sync_moving()
         grazes = np.zeros(0, dtype=np.int64)
         if moving is not None:
-            near = near_box(begin, direction, result.fraction, moving.low, moving.high)
+            near = moving.near(begin, direction, result.fraction, self._ignored)
             if len(near):
                 grazes = moving.cast(begin, direction, result, rays=near, ignore=self._ignored)
         fallback = [part for part in shared.fallback if part[0] not in self.ignore]
@@ -386,10 +386,4 @@ class RayCaster:
         if not parts:
             return np.zeros(0, dtype=np.int64)
         boxes = np.array([p.getAABB(body, link, physicsClientId=self.client) for body, link in parts])
-        # Only the boxes that overlap the box around every ray's segment can be crossed by one.
-        ends = starts + direction * reach[:, None]
-        low = np.minimum(starts.min(axis=0), ends.min(axis=0)) - BOX_PADDING
-        high = np.maximum(starts.max(axis=0), ends.max(axis=0)) + BOX_PADDING
-        boxes = boxes[((boxes[:, 0, :] <= high) & (boxes[:, 1, :] >= low)).all(axis=1)]
-        found = [near_box(starts, direction, reach, box[0] - BOX_PADDING, box[1] + BOX_PADDING) for box in boxes]
-        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+        return near_boxes(starts, direction, reach, boxes[:, 0] - BOX_PADDING, boxes[:, 1] + BOX_PADDING)
