@@ -135,6 +135,10 @@ class _SharedScenes:
         self._base_shapes: list[StaticShape] = []
         self._version = -1
         self._body_count = -1
+        self._viewers: set[frozenset[int]] = set()
+        """The bodies each caster using these scenes ignores (its robot's): a body all of them ignore (the
+        one robot of a one-robot world) is left out of the moving scene, which then need not be made
+        again each time that robot moves."""
         self.parts: list[_Part] = []
         self.fallback: list[tuple[int, int]] = []
         """(body, link) of every moving body part that is neither a known robot hull nor made of boxes."""
@@ -184,6 +188,12 @@ class _SharedScenes:
             for apart in self._apart:
                 apart.cast(starts, direction, result, rays=stopped)
 
+    def add_viewer(self, ignore: frozenset[int]) -> None:
+        """A caster that ignores these bodies casts in these scenes (see `_viewers`)."""
+        if ignore not in self._viewers:
+            self._viewers.add(ignore)
+            self._body_count = -1  # sort the parts again
+
     def sync_moving(self) -> MovingScene | None:
         """The scene of the moving bodies' convex parts where they are now (None without any)."""
         count = p.getNumBodies(physicsClientId=self.client)
@@ -221,7 +231,7 @@ class _SharedScenes:
         fallback: list[tuple[int, int]] = []
         for i in range(count):
             body = p.getBodyUniqueId(i, physicsClientId=self.client)
-            if body in fixed:
+            if body in fixed or (self._viewers and all(body in seen for seen in self._viewers)):
                 continue
             joints = p.getNumJoints(body, physicsClientId=self.client)
             hull = self.world.robots.get(body)
@@ -376,6 +386,7 @@ class RayCaster:
                 if not isinstance(found, _SharedScenes) or found.client != self.client:
                     found = world.ray_cache["embree"] = _SharedScenes(self.client, world, self.embree)
                 shared = self._shared = found
+                shared.add_viewer(frozenset(self.ignore))
             shared.sync_fixed()
         return shared
 
