@@ -54,7 +54,8 @@ class StaticShape:
 
 class RobotHull:
     """A robot's body as the convex hull pybullet collides it with, as planes in its pybullet (centre of
-    mass) frame: what the ray caster tests other robots' rays against, exactly and without pybullet."""
+    mass) frame: what the ray caster puts in its scene of moving bodies (the planes' polytope, margin
+    included), so other robots' rays meet it exactly and without pybullet."""
 
     __slots__ = ("body", "faces", "margin", "normals", "offsets", "radius", "vertices")
 

@@ -3,24 +3,34 @@
 (The physics casts rays of its own: the raycast vehicle's wheel rays in sear.physics.vehicle and the
 terrain height look-ups in sear.physics.world.)
 
-Two engines. The fixed world (terrain and fixed obstacles, sear.collision.StaticWorld, which
-sear.physics.world.World fills as bodies are added) is cast with Intel Embree through `embreex`, 10-20
-times faster than pybullet's rayTestBatch on the same triangles. Only the rays whose segment, up to
-their static hit, crosses the bounding box of a moving body (a box with mass; never the robot) are cast
-with pybullet as well, and the nearer hit wins. Embree works in float32: the triangles are given to it
-relative to the middle of the fixed world, and each Embree hit is then recomputed in float64 against the
-plane of the triangle it found, so its distance is as exact as pybullet's. Without `embreex` (where it
-cannot be installed) every ray goes to pybullet, with one warning per process.
+Intel Embree (through `embreex`, sear.sensors.embreescene) casts them, 10-20 times faster than pybullet's
+rayTestBatch on the same triangles, in two scenes that every robot's caster of a world shares
+(StaticWorld.ray_cache):
+
+- the fixed world (terrain and fixed obstacles, sear.collision.StaticWorld, which
+  sear.physics.world.World fills as bodies are added), joined in one scene made once: one Embree call
+  per batch. Fixed obstacles added later go to a second, small scene until they hold an eighth of the
+  first's triangles, when the two are joined again.
+- the moving bodies' convex parts: other robots' hulls (their collision margin included) and boxes
+  (movable boxes, gripper parts, boxes of any moving body), made again when one of them has moved since
+  the last batch of any robot; only the rays that pass through one of their bounding boxes are cast in it.
+
+Each Embree hit is recomputed in float64 (on the plane of the triangle found; for a box, a slab test
+against the box itself), so its distance is as exact as pybullet's. pybullet casts only the rays that
+pass within 2 mm of a box without meeting it (pybullet's own box test errs by about that much, so such
+rays keep its answer) and those near moving shapes that are neither boxes nor hulls (spheres, cylinders,
+meshes of URDF links). Without `embreex` (where it cannot be installed), or for a fixed world of more than
+MAX_EMBREE_TRIANGLES triangles, every ray goes to pybullet, with one warning per process.
 
 pybullet's rayTestBatch takes at most 16,383 rays per call (a numpy batch of 16,384 or more silently
 returns nothing), so batches for it are split; Embree has no such limit.
 
 A robot never sees itself and sees every other robot. All robots share one collision group
 (sear.collision), so no ray mask can tell them apart: the caster is told its own robot's bodies and
-leaves them out itself. No robot is part of the fixed world; the other robots' convex hulls are tested
-here (_cast_hulls), and its own are skipped. A pybullet ray whose first hit is its own robot is cast
-again for every hit along it (rayTestBatch's reportHitNumber), and the nearest hit on anything else
-wins: the same hit, to the bit, that a collision mask leaving its robot out would give.
+leaves them out itself. Rays pass through its own parts in the moving scene (and a part every caster
+ignores, as the one robot of a one-robot world, is left out of it). A pybullet ray whose first hit is its
+own robot is cast again for every hit along it (rayTestBatch's reportHitNumber), and the nearest hit on
+anything else wins: the same hit, to the bit, that a collision mask leaving its robot out would give.
 """
 
 from __future__ import annotations
