@@ -109,8 +109,9 @@ class TriangleScene:
         else:
             d, s = direction[rays], starts[rays]
         begin = np.zeros(len(rays))  # where each ray's pass starts, t
-        for _ in range(self.MAX_PASSES):
-            origins = s + d * begin[:, None] if self.any_solid else s
+        for number in range(self.MAX_PASSES):
+            # The first pass starts every ray at t = 0: its origins are the starts themselves.
+            origins = s + d * begin[:, None] if number else s
             # Each pass looks no farther than the hit kept so far: Embree prunes the rest.
             found = self.scene.run((origins - self.centre).astype(np.float32), d.astype(np.float32),
                                    dists=(result.fraction[rays] - begin).astype(np.float32), output=1)
@@ -159,7 +160,9 @@ class TriangleScene:
             index, prim, t, behind = ray_of_hit[nearer], prim[nearer], t[nearer], behind[nearer]
             result.fraction[index] = t
             inverse = self.face_inverse_length[prim]
-            result.normal[index] = self.face_normal[prim] * np.where(behind, -inverse, inverse)[:, None]
+            if behind.any():  # faces seen from behind (the terrain's underside): the normal turned round
+                inverse = np.where(behind, -inverse, inverse)
+            result.normal[index] = self.face_normal[prim] * inverse[:, None]
             result.body[index] = self.bodies[shape[nearer]]
             if next_rays is None:
                 return _NONE if stopped is None else stopped
