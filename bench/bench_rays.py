@@ -21,6 +21,12 @@ Embree's included) of one sample of one LIDAR of N rays through SensorSuite.upda
 few-ray samples weigh as much as the many-ray ones). Its last line is RAY_CASTER_COST of
 sear/sensors/cost.py as measured: copy it there when the caster changes (`--cost-only` measures just that;
 CPU time grows with the machine's load, so measure it as idle as the machine gets and say how busy it was).
+
+Then (issue 23) the same samples against bare `embreex`: one EmbreeScene holding every triangle of the
+scene (terrain, fixed boxes, the movable boxes where they are now), the same rays (float32, t in
+[0, 1]) in one `scene.run(..., output=1)` call; SEAR's rays/s over that at ~1,000 rays per call (the
+demo's sensors) and at 28,800 (the VLP-16). Target: >= 0.6. `embree_ratio` is the function
+bench/bench_core.py can import.
 """
 
 from __future__ import annotations
@@ -175,6 +181,75 @@ def cost_model(world: World, repeats: int) -> tuple[float, float, list[tuple[int
     per_ray, fixed = np.polyfit(n, t, 1, w=1.0 / t)
     return float(fixed), float(per_ray), measured
 
+def bare_embree_scene(world: World) -> tuple[object, np.ndarray]:
+    """Every triangle of the bench scene in one Embree scene, relative to its middle (float32), with the
+    movable boxes where pybullet has them now: what a bare embreex user would cast against. Returns the
+    scene and its centre (m)."""
+    from embreex.mesh_construction import TriangleMesh
+    from embreex.rtcore_scene import EmbreeScene
+
+    shapes = [(s.vertices, s.faces) for s in world.static_world.terrain + world.static_world.obstacles]
+    cube = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    cube_faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                           [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    for obstacle in world.obstacles:
+        if obstacle.dynamic:
+            position, orientation = p.getBasePositionAndOrientation(obstacle.body_id, physicsClientId=world.client)
+            rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+            shapes.append(((cube * obstacle.size[0] / 2) @ rotation.T + position, cube_faces))
+    counts = np.cumsum([0] + [len(v) for v, _ in shapes])
+    vertices = np.concatenate([v for v, _ in shapes])
+    faces = np.concatenate([f + counts[i] for i, (_, f) in enumerate(shapes)])
+    centre = (vertices.min(axis=0) + vertices.max(axis=0)) / 2.0
+    scene = EmbreeScene(robust=True)
+    TriangleMesh(scene, (vertices - centre).astype(np.float32), faces.astype(np.int32))
+    return scene, centre
+
+
+def embree_ratio(world: World, configs, repeats: int, blocks: int) -> tuple[int, float, float, list[float]]:
+    """Rays per sample, median seconds per sample through SensorSuite.update and through one bare
+    embreex call on the same scene with the same rays, and each block's ratio of SEAR's rays/s to bare
+    Embree's (>= 0.6 is issue 23's target)."""
+    vehicle = world.vehicles[0]
+    state = vehicle.state(0.0)
+    suite = SensorSuite(configs, rng=np.random.default_rng(0), client=world.client,
+                        ignore_bodies=world.robot_body_ids(0), body=vehicle.body_id,
+                        body_centre=vehicle.cog, static_world=world.static_world)
+    suite.sensors = [s for s in suite.sensors if s.ray_count]
+    starts = np.concatenate([s.rays(state)[0] for s in suite.sensors])
+    ends = np.concatenate([s.rays(state)[1] for s in suite.sensors])
+    scene, centre = bare_embree_scene(world)
+    origins = (starts - centre).astype(np.float32)
+    directions = (ends - starts).astype(np.float32)
+    dists = np.ones(len(starts), dtype=np.float32)
+
+    def sear_sample() -> None:
+        for s in suite.sensors:
+            s.next_sample = 0.0
+        suite.update(state)
+
+    def bare_sample() -> None:
+        scene.run(origins, directions, dists=dists, output=1)
+
+    runs: list[tuple[str, Callable[[], None]]] = [("sear", sear_sample), ("bare", bare_sample)]
+    for _, fn in runs:
+        fn()
+    clock = time.process_time
+    times: dict[str, list[float]] = {name: [] for name, _ in runs}
+    block_ratios = []
+    for _ in range(blocks):
+        block: dict[str, list[float]] = {name: [] for name, _ in runs}
+        for i in range(repeats):
+            for name, fn in runs[i % 2:] + runs[:i % 2]:
+                start = clock()
+                for _ in range(5):  # process_time ticks coarsely: five samples a reading
+                    fn()
+                block[name].append((clock() - start) / 5)
+        block_ratios.append(statistics.median(block["bare"]) / max(statistics.median(block["sear"]), 1e-12))
+        for name, values in block.items():
+            times[name] += values
+    return len(starts), statistics.median(times["sear"]), statistics.median(times["bare"]), block_ratios
+
 
 def main() -> int:
     parser = argparse.ArgumentParser()
@@ -182,6 +257,7 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=5)
     parser.add_argument("--cost-repeats", type=int, default=60, help="samples of each size for the cost model")
     parser.add_argument("--cost-only", action="store_true", help="only the cost model (no comparison with pybullet)")
+    parser.add_argument("--embree-only", action="store_true", help="only the comparison with bare embreex")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         world, project = bench_world(Path(folder))
@@ -192,12 +268,22 @@ def main() -> int:
         sets = {"16-layer x 1,800-beam LIDAR (VLP-16 pattern, 100 m)": ([VLP16], 8.0),
                 "demo's sensors (IR cone, sonar cone, 180-beam LIDAR)": (load_sensors(project.code.sensors), 5.0)}
         for label, (configs, target) in ({} if args.cost_only else sets).items():
+            rays, sear, bare, ratios = embree_ratio(world, configs, args.repeats, args.blocks)
+            print(label)
+            print(f"  rays per sample {rays:6d}; through SEAR {rays / sear / 1e6:6.3f} M rays/s, bare embreex "
+                  f"{rays / bare / 1e6:6.3f} M rays/s (CPU time)")
+            print(f"  SEAR / bare embreex {bare / sear:5.2f} (target >= 0.6; {args.blocks} blocks of {args.repeats}: "
+                  f"{min(ratios):.2f}..{max(ratios):.2f})")
+            if args.embree_only:
+                continue
             rays, sear, bare, ratios = _measure(world, configs, args.repeats, args.blocks)
             print(label)
             print(f"  rays per sample {rays:6d}; through SEAR {rays / sear / 1e6:6.3f} M rays/s, bare rayTestBatch "
                   f"(all threads) {rays / bare / 1e6:6.3f} M rays/s")
             print(f"  ratio {bare / sear:5.2f} (target >= {target:g}; {args.blocks} blocks of {args.repeats}: "
                   f"{min(ratios):.2f}..{max(ratios):.2f})")
+        if args.embree_only:
+            return 0
         fixed, per_ray, measured = cost_model(world, args.cost_repeats)
         print("CPU cost of one sample of one ray sensor (process CPU, all threads; medians of "
               f"{args.cost_repeats}):")

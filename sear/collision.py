@@ -54,15 +54,23 @@ class StaticShape:
 
 class RobotHull:
     """A robot's body as the convex hull pybullet collides it with, as planes in its pybullet (centre of
-    mass) frame: what the ray caster tests other robots' rays against, exactly and without pybullet."""
+    mass) frame: what the ray caster puts in its scene of moving bodies (the planes' polytope, margin
+    included), so other robots' rays meet it exactly and without pybullet."""
 
-    __slots__ = ("body", "normals", "offsets", "radius")
+    __slots__ = ("body", "faces", "margin", "normals", "offsets", "radius", "vertices")
 
     def __init__(self, body: int, vertices: np.ndarray, faces: np.ndarray, margin: float = 0.0) -> None:
         """`vertices` (V, 3) m and `faces` (F, 3) of the convex hull, in the body's pybullet frame, its faces
         wound outwards; `margin` (m): how far outside them pybullet's surface lies."""
         self.body = body
-        corners = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)]
+        self.vertices = np.asarray(vertices, dtype=np.float64)
+        """(V, 3) the hull's vertices in the body's pybullet frame, m: what the ray caster's Embree scene
+        of moving bodies is made of."""
+        self.faces = np.asarray(faces)
+        """(F, 3) vertex indices of its triangles, wound outwards."""
+        self.margin = margin
+        """m: how far outside the triangles pybullet's surface lies."""
+        corners = self.vertices[self.faces]
         normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
         lengths = np.linalg.norm(normals, axis=1)
         keep = lengths > 1e-12
@@ -88,8 +96,11 @@ class StaticWorld:
         self.obstacles: list[StaticShape] = []
         self.version = 0
         self.robots: dict[int, RobotHull] = {}
-        """The robots' bodies by pybullet id: moving, but convex and known, so the ray caster tests them
-        itself (other moving bodies, such as boxes, it leaves to pybullet)."""
+        """The robots' bodies by pybullet id: moving, but convex and known, so the ray caster puts their
+        hulls in its scene of moving bodies (sear.sensors.raycast)."""
+        self.ray_cache: dict[str, object] = {}
+        """What the sensors' ray casters of this world share (one scene of the moving bodies, made once
+        per pose change for every robot's sensors), kept here by sear.sensors.raycast."""
 
     def add_terrain(self, shape: StaticShape) -> None:
         self.terrain.append(shape)

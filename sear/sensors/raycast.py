@@ -3,38 +3,56 @@
 (The physics casts rays of its own: the raycast vehicle's wheel rays in sear.physics.vehicle and the
 terrain height look-ups in sear.physics.world.)
 
-Two engines. The fixed world (terrain and fixed obstacles, sear.collision.StaticWorld, which
-sear.physics.world.World fills as bodies are added) is cast with Intel Embree through `embreex`, 10-20
-times faster than pybullet's rayTestBatch on the same triangles. Only the rays whose segment, up to
-their static hit, crosses the bounding box of a moving body (a box with mass; never the robot) are cast
-with pybullet as well, and the nearer hit wins. Embree works in float32: the triangles are given to it
-relative to the middle of the fixed world, and each Embree hit is then recomputed in float64 against the
-plane of the triangle it found, so its distance is as exact as pybullet's. Without `embreex` (where it
-cannot be installed) every ray goes to pybullet, with one warning per process.
+Intel Embree (through `embreex`, sear.sensors.embreescene) casts them, 10-20 times faster than pybullet's
+rayTestBatch on the same triangles, in two scenes that every robot's caster of a world shares
+(StaticWorld.ray_cache):
+
+- the fixed world (terrain and fixed obstacles, sear.collision.StaticWorld, which
+  sear.physics.world.World fills as bodies are added), joined in one scene made once: one Embree call
+  per batch. Fixed obstacles added later go to a second, small scene until they hold an eighth of the
+  first's triangles, when the two are joined again.
+- the moving bodies' convex parts: other robots' hulls (their collision margin included) and boxes
+  (movable boxes, gripper parts, boxes of any moving body), made again when one of them has moved since
+  the last batch of any robot; only the rays that pass through one of their bounding boxes are cast in it.
+
+Each Embree hit is recomputed in float64 (on the plane of the triangle found; for a box, a slab test
+against the box itself), so its distance is as exact as pybullet's. pybullet casts only the rays that
+pass within 2 mm of a box without meeting it (pybullet's own box test errs by about that much, so such
+rays keep its answer) and those near moving shapes that are neither boxes nor hulls (spheres, cylinders,
+meshes of URDF links). Without `embreex` (where it cannot be installed), or for a fixed world of more than
+MAX_EMBREE_TRIANGLES triangles, every ray goes to pybullet, with one warning per process.
 
 pybullet's rayTestBatch takes at most 16,383 rays per call (a numpy batch of 16,384 or more silently
 returns nothing), so batches for it are split; Embree has no such limit.
 
 A robot never sees itself and sees every other robot. All robots share one collision group
 (sear.collision), so no ray mask can tell them apart: the caster is told its own robot's bodies and
-leaves them out itself. No robot is part of the fixed world; the other robots' convex hulls are tested
-here (_cast_hulls), and its own are skipped. A pybullet ray whose first hit is its own robot is cast
-again for every hit along it (rayTestBatch's reportHitNumber), and the nearest hit on anything else
-wins: the same hit, to the bit, that a collision mask leaving its robot out would give.
+leaves them out itself. Rays pass through its own parts in the moving scene (and a part every caster
+ignores, as the one robot of a one-robot world, is left out of it). A pybullet ray whose first hit is its
+own robot is cast again for every hit along it (rayTestBatch's reportHitNumber), and the nearest hit on
+anything else wins: the same hit, to the bit, that a collision mask leaving its robot out would give.
 """
 
 from __future__ import annotations
 
 import operator
 import warnings
-from collections.abc import Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
 import numpy as np
 import pybullet as p
 
-from sear.collision import RobotHull, StaticShape, StaticWorld
+from sear.collision import StaticShape, StaticWorld
+from sear.sensors.embreescene import (
+    BOX_CORNERS,
+    BOX_FACES,
+    MovingScene,
+    TriangleScene,
+    embree,
+    expanded_hull,
+    near_boxes,
+)
 
 MAX_BATCH = 16_383
 """Most rays pybullet's rayTestBatch casts in one call."""
@@ -70,105 +88,207 @@ def _forget(result: RayResult, rays: np.ndarray) -> None:
 
 
 def _embree() -> Any:
-    """embreex's scene and mesh classes, or None where embreex cannot be imported (warned once per process)."""
+    """embreex's scene, mesh and device classes, or None where embreex cannot be imported (warned once per
+    process)."""
     global _embree_warned
-    try:
-        from embreex.mesh_construction import TriangleMesh
-        from embreex.rtcore_scene import EmbreeScene
-    except ImportError as exc:
-        if not _embree_warned:
-            _embree_warned = True
-            warnings.warn(f"the Embree ray engine (Python package embreex) is not available ({exc}); the "
-                          "sensors' rays are cast with pybullet alone, which is several times slower. "
-                          "Install embreex to speed them up.", RuntimeWarning, stacklevel=3)
-        return None
-    return EmbreeScene, TriangleMesh
+    engine = embree()
+    if engine is None and not _embree_warned:
+        _embree_warned = True
+        warnings.warn("the Embree ray engine (Python package embreex) is not available; the sensors' rays "
+                      "are cast with pybullet alone, which is several times slower. Install embreex to "
+                      "speed them up.", RuntimeWarning, stacklevel=3)
+    return engine
 
 
-class _StaticScene:
-    """Some fixed shapes joined into one Embree mesh, with what is needed to refine and name its hits.
+def _rotations(quaternions: np.ndarray) -> np.ndarray:
+    """(N, 3, 3) rotation matrices of (N, 4) unit quaternions (x, y, z, w), as pybullet's
+    getMatrixFromQuaternion gives them."""
+    x, y, z, w = quaternions.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1)], axis=1)
 
-    `solid`: the shapes are closed convex solids with outward-facing triangles (obstacles), which
-    pybullet does not see from inside: a ray that starts inside one passes out through its far side
-    unseen, so here a hit on a face seen from behind is skipped and the ray goes on. The terrain is
-    a surface, hit from either side (as pybullet does)."""
 
-    MAX_PASSES = 8
-    """Faces seen from behind a ray may pass before it stops looking (rays starting inside as many solids)."""
+class _Part(NamedTuple):
+    """A moving body's convex part, in its link's pybullet (centre-of-mass) frame: a robot's hull with its
+    margin, or a box made MovingScene.GRAZE larger, with the box itself."""
 
-    def __init__(self, embree: Any, shapes: Sequence[StaticShape], centre: np.ndarray, *, solid: bool) -> None:
-        scene_class, mesh_class = embree
-        if len(shapes) == 1:  # the terrain: its own arrays, not copied
-            self.vertices, self.faces = shapes[0].vertices, shapes[0].faces
-        else:
-            counts = np.cumsum([0] + [len(s.vertices) for s in shapes])
-            self.vertices = np.concatenate([s.vertices for s in shapes])
-            self.faces = np.concatenate([s.faces + counts[i] for i, s in enumerate(shapes)])
-        self.face_starts = np.cumsum([0] + [len(s.faces) for s in shapes[:-1]])
-        self.bodies = np.array([s.body for s in shapes], dtype=np.int64)
-        self.margins = np.array([s.margin for s in shapes]) if solid else None
-        self.centre = centre
-        self.solid = solid
-        self.scene = scene_class(robust=True)  # watertight: no ray slips between two triangles
-        mesh_class(self.scene, (self.vertices - centre).astype(np.float32), self.faces.astype(np.int32))
+    body: int
+    link: int
+    vertices: np.ndarray
+    faces: np.ndarray
+    box: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    """The box's rotation and centre (m) in the link's frame and its half extents (m); None for a hull."""
 
-    def cast(self, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
-        """Cast rays starts + t * direction, t in [0, 1] (world frame, m), and keep each hit nearer than
-        what `result` holds."""
-        rays = np.arange(len(starts))
-        begin = np.zeros(len(starts))  # where each ray's pass starts, t
-        for _ in range(self.MAX_PASSES):
-            d = direction[rays]
-            origins = starts[rays] + d * begin[:, None]
-            found = self.scene.run((origins - self.centre).astype(np.float32), d.astype(np.float32),
-                                   dists=(1.0 - begin).astype(np.float32), output=1)
-            hit = np.flatnonzero(found["geomID"] >= 0)
-            if not len(hit):
+
+class _SharedScenes:
+    """The Embree scenes of one world, shared by every caster of it (kept in StaticWorld.ray_cache): the
+    fixed world made once (terrain and the obstacles there at the time; fixed obstacles added later go to
+    a second, small scene until it holds an eighth as many triangles, when the two are joined again), and
+    the moving bodies' convex parts, made again whenever one has moved since the last cast of any robot.
+    Moving bodies of other shapes (spheres, cylinders, meshes of URDF links, ...) are in `fallback`: the
+    casters cast the rays near those with pybullet too."""
+
+    def __init__(self, client: int, world: StaticWorld, engine: tuple[Any, Any, Any]) -> None:
+        self.client = client
+        self.world = world
+        self.engine = engine
+        self.device = engine[2]()
+        self.scenes: list[TriangleScene] = []
+        """The fixed world's scenes: the joined one (terrain and obstacles), then the added obstacles'."""
+        self._base: TriangleScene | None = None
+        self._apart: list[TriangleScene] = []
+        """The joined scene's terrain and obstacles as two scenes, made when a ray first has to pass a face
+        in it (it starts inside a fixed obstacle: see TriangleScene.cast); they give such rays the hit they
+        had before the scenes were joined."""
+        self._base_shapes: list[StaticShape] = []
+        self._version = -1
+        self._body_count = -1
+        self._viewers: set[frozenset[int]] = set()
+        """The bodies each caster using these scenes ignores (its robot's): a body all of them ignore (the
+        one robot of a one-robot world) is left out of the moving scene, which then need not be made
+        again each time that robot moves."""
+        self.parts: list[_Part] = []
+        self.fallback: list[tuple[int, int]] = []
+        """(body, link) of every moving body part that is neither a known robot hull nor made of boxes."""
+        self.moving: MovingScene | None = None
+        self._poses: np.ndarray | None = None
+
+    def sync_fixed(self) -> None:
+        """Make the fixed world's scenes again after fixed bodies were added or changed."""
+        world = self.world
+        if world.version == self._version:
+            return
+        shapes = world.terrain + world.obstacles
+        base = self._base_shapes
+        if (self._base is not None and len(shapes) > len(base)
+                and all(a is b for a, b in zip(base, shapes, strict=False))):
+            added = shapes[len(base):]
+            if sum(len(s.faces) for s in added) * 8 <= self._base.triangles:
+                self.scenes = [self._base, TriangleScene(self.engine, self.device, added, self._base.centre,
+                                                         [True] * len(added))]
+                self._version = world.version
                 return
-            prim = found["primID"][hit]
-            corners = self.vertices[self.faces[prim]]  # (k, 3, 3) float64
-            normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-            facing = np.einsum("ij,ij->i", normal, d[hit])
-            shape = np.searchsorted(self.face_starts, prim, side="right") - 1
-            # The exact hit on the plane of the triangle Embree found (Embree's own t is float32), moved
-            # out by the shape's margin on the faces seen from the front, where pybullet's surface is.
-            offset = np.zeros(len(hit))
-            if self.margins is not None:
-                offset = np.where(facing < 0.0, self.margins[shape] * np.linalg.norm(normal, axis=1), 0.0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                exact = (np.einsum("ij,ij->i", normal, corners[:, 0] - starts[rays[hit]]) + offset) / facing
-            t = begin[hit] + found["tfar"][hit]
-            t = np.where(np.isfinite(exact) & (exact >= 0.0) & (exact <= 1.0), exact, t)
-            behind = facing > 0.0
-            if self.solid:
-                front = ~behind
-                ahead = hit[behind]
-                # Go on just past the face: 10 µm beyond it along the ray.
-                step = 1e-5 / np.maximum(np.linalg.norm(d[ahead], axis=1), 1e-12)
-                next_rays, next_begin = rays[ahead], np.maximum(t[behind], begin[ahead]) + step
-                hit, shape, normal, t, behind = hit[front], shape[front], normal[front], t[front], behind[front]
-            index = rays[hit]
-            nearer = t < result.fraction[index]
-            index, t, normal, behind, shape = index[nearer], t[nearer], normal[nearer], behind[nearer], shape[nearer]
-            length = np.linalg.norm(normal, axis=1)
-            length[length == 0.0] = 1.0
-            result.fraction[index] = t
-            result.normal[index] = normal * (np.where(behind, -1.0, 1.0) / length)[:, None]
-            result.body[index] = self.bodies[shape]
-            if not self.solid or not len(next_rays):
-                return
-            keep = next_begin < 1.0
-            rays, begin = next_rays[keep], next_begin[keep]
-            if not len(rays):
-                return
+        self.scenes = []
+        if shapes:
+            lo = np.min([s.vertices.min(axis=0) for s in shapes], axis=0)
+            hi = np.max([s.vertices.max(axis=0) for s in shapes], axis=0)
+            solid = [False] * len(world.terrain) + [True] * len(world.obstacles)
+            self._base = TriangleScene(self.engine, self.device, shapes, (lo + hi) / 2.0, solid)
+            self._base_shapes = list(shapes)
+            self._apart = []
+            self.scenes = [self._base]
+        self._version = world.version
+
+    def cast_fixed(self, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
+        """The rays against the fixed world, nearest hits into `result`."""
+        for scene in self.scenes:
+            if scene is not self._base:
+                scene.cast(starts, direction, result)
+                continue
+            stopped = scene.cast(starts, direction, result, passes=False)
+            if not len(stopped):
+                continue
+            if not self._apart:
+                terrain = [s for s in self._base_shapes if s in self.world.terrain]
+                obstacles = [s for s in self._base_shapes if s not in self.world.terrain]
+                self._apart = [TriangleScene(self.engine, self.device, group, scene.centre, [solid] * len(group))
+                               for group, solid in ((terrain, False), (obstacles, True)) if group]
+            for apart in self._apart:
+                apart.cast(starts, direction, result, rays=stopped)
+
+    def add_viewer(self, ignore: frozenset[int]) -> None:
+        """A caster that ignores these bodies casts in these scenes (see `_viewers`)."""
+        if ignore not in self._viewers:
+            self._viewers.add(ignore)
+            self._body_count = -1  # sort the parts again
+
+    def sync_moving(self) -> MovingScene | None:
+        """The scene of the moving bodies' convex parts where they are now (None without any)."""
+        count = p.getNumBodies(physicsClientId=self.client)
+        if count != self._body_count:
+            self._list_parts(count)
+        if not self.parts:
+            self.moving = None
+            return None
+        poses = []
+        for body, link in self._links:
+            if link < 0:
+                position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=self.client)
+                poses.append((*position, *orientation))
+            else:
+                state = p.getLinkState(body, link, computeForwardKinematics=1, physicsClientId=self.client)
+                poses.append((*state[0], *state[1]))
+        pose = np.array(poses)
+        if self.moving is not None and self._poses is not None and np.array_equal(pose, self._poses):
+            return self.moving
+        of_part = pose[self._link_of_part]
+        rotation = _rotations(of_part[:, 3:])
+        shapes, boxes = [], []
+        for part, r, position in zip(self.parts, rotation, of_part[:, :3], strict=True):
+            shapes.append(StaticShape(part.body, part.vertices @ r.T + position, part.faces))
+            boxes.append(None if part.box is None else
+                         (r @ part.box[0], position + r @ part.box[1], part.box[2]))
+        self.moving = MovingScene(self.engine, self.device, shapes, boxes)
+        self._poses = pose
+        return self.moving
+
+    def _list_parts(self, count: int) -> None:
+        """Sort every moving body's parts into convex ones (robot hulls, boxes) and the rest (fallback)."""
+        fixed = self.world.bodies
+        parts: list[_Part] = []
+        fallback: list[tuple[int, int]] = []
+        for i in range(count):
+            body = p.getBodyUniqueId(i, physicsClientId=self.client)
+            if body in fixed or (self._viewers and all(body in seen for seen in self._viewers)):
+                continue
+            joints = p.getNumJoints(body, physicsClientId=self.client)
+            hull = self.world.robots.get(body)
+            if hull is not None and joints == 0:
+                inside = hull.vertices.mean(axis=0)
+                try:
+                    vertices, faces = expanded_hull(hull.normals, hull.offsets, inside)
+                except Exception:  # qhull's errors have no common type: pybullet casts near it
+                    fallback.append((body, -1))
+                    continue
+                parts.append(_Part(body, -1, vertices, faces, None))
+                continue
+            boxes = self._boxes(body, joints)
+            if boxes is None:
+                fallback.extend((body, link) for link in range(-1, joints))
+            else:
+                parts.extend(boxes)
+        self.parts, self.fallback = parts, fallback
+        self._links = sorted({(part.body, part.link) for part in parts})
+        where = {key: i for i, key in enumerate(self._links)}
+        self._link_of_part = np.array([where[(part.body, part.link)] for part in parts], dtype=np.int64)
+        self._poses = None
+        self._body_count = count
+
+    def _boxes(self, body: int, joints: int) -> list[_Part] | None:
+        """The body's links as boxes (each in its link's centre-of-mass frame), or None when any collision
+        shape of it is not a box. pybullet keeps a box's collision margin inside it: no margin here."""
+        boxes = []
+        for link in range(-1, joints):
+            for shape in p.getCollisionShapeData(body, link, physicsClientId=self.client):
+                if shape[2] != p.GEOM_BOX:
+                    return None
+                half = np.asarray(shape[3], dtype=float) / 2.0
+                position = np.asarray(shape[5], dtype=float)
+                rotation = _rotations(np.array([shape[6]], dtype=float))[0]
+                corners = (BOX_CORNERS * (half + MovingScene.GRAZE)) @ rotation.T + position
+                boxes.append(_Part(body, link, corners, BOX_FACES, (rotation, position, half)))
+        return boxes
 
 
 class RayCaster:
     """Casts batches of rays in a pybullet client, ignoring the given (robot) bodies.
 
-    With `static_world` (the fixed bodies' triangles) and embreex importable, the fixed world is cast
-    with Embree and only rays near moving bodies with pybullet too; otherwise (or with
-    `engine="pybullet"`) every ray with pybullet."""
+    With `static_world` (the fixed bodies' triangles) and embreex importable, the rays are cast with
+    Embree: the fixed world, then the moving bodies' convex parts (other robots' hulls, boxes) for the rays
+    that pass near them, and pybullet only for the rays near moving bodies of other shapes; otherwise (or
+    with `engine="pybullet"`) every ray with pybullet."""
 
     def __init__(self, client: int, ignore_bodies: list[int], static_world: StaticWorld | None = None, *,
                  engine: str = "auto") -> None:
@@ -181,19 +301,12 @@ class RayCaster:
         self._ignored = np.array(sorted(self.ignore), dtype=np.int64)
         self.static_world = static_world
         self.embree = _embree() if static_world is not None and engine == "auto" else None
-        self._scenes: list[_StaticScene] = []
-        self._terrain_scene: _StaticScene | None = None
-        self._version = -1
-        self._body_count = -1
-        self._moving: list[tuple[int, int]] = []
-        """(body, link) of every body part that is neither fixed (in the static world), nor a robot whose
-        hull is known, nor ignored: pybullet casts the rays near them."""
-        self._hulls: list[RobotHull] = []
-        """The other robots' hulls (StaticWorld.robots), tested here (_cast_hulls)."""
+        self._shared: _SharedScenes | None = None
 
     @property
     def engines(self) -> str:
-        """'embree+pybullet' or 'pybullet': which engines cast the rays."""
+        """'embree+pybullet' (Embree, and pybullet near moving bodies it does not hold) or 'pybullet':
+        which engines cast the rays."""
         return "embree+pybullet" if self.embree is not None else "pybullet"
 
     def cast(self, starts: np.ndarray | list, ends: np.ndarray | list, parent: int | None = None) -> RayResult:
@@ -202,9 +315,8 @@ class RayCaster:
         of its length (1.0 for a miss), the surface normal and the body hit."""
         begin = np.ascontiguousarray(starts, dtype=np.float64).reshape(-1, 3)
         end = np.ascontiguousarray(ends, dtype=np.float64).reshape(-1, 3)
-        if self.embree is not None:
-            self._sync()
-        if self.embree is None or self.static_world is None:
+        shared = self._sync() if self.embree is not None else None
+        if shared is None:
             return self._pybullet(begin, end, parent)
         if parent is not None:
             position, orientation = p.getBasePositionAndOrientation(parent, physicsClientId=self.client)
@@ -214,11 +326,17 @@ class RayCaster:
         n = len(begin)
         result = RayResult(np.ones(n), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
         direction = end - begin
-        for scene in self._scenes:
-            scene.cast(begin, direction, result)
-        if self._hulls:
-            self._cast_hulls(begin, direction, result)
-        near = self._near_moving(begin, direction, result.fraction)
+        shared.cast_fixed(begin, direction, result)
+        moving = shared.sync_moving()
+        grazes = np.zeros(0, dtype=np.int64)
+        if moving is not None:
+            near = moving.near(begin, direction, result.fraction, self._ignored)
+            if len(near):
+                grazes = moving.cast(begin, direction, result, rays=near, ignore=self._ignored)
+        fallback = [part for part in shared.fallback if part[0] not in self.ignore]
+        near = self._near_moving(fallback, begin, direction, result.fraction)
+        if len(grazes):
+            near = np.union1d(near, grazes)
         if len(near):
             extra = self._pybullet(begin[near], end[near], None)
             nearer = extra.fraction < result.fraction[near]
@@ -263,117 +381,30 @@ class RayCaster:
         normal = np.fromiter(chain.from_iterable(map(_NORMAL, results)), dtype=np.float64, count=3 * n)
         return RayResult(fraction, normal.reshape(n, 3), body)
 
-    def _sync(self) -> None:
-        """Rebuild the Embree scenes after fixed bodies were added (the terrain's once), and the list of
-        moving bodies after any body was added."""
+    def _sync(self) -> _SharedScenes | None:
+        """The world's shared Embree scenes, the fixed ones up to date; None (and pybullet from now on) when
+        the fixed world has more than MAX_EMBREE_TRIANGLES triangles."""
         world = self.static_world
-        assert world is not None
-        count = p.getNumBodies(physicsClientId=self.client)
-        if world.version == self._version and count == self._body_count:
-            return
-        if world.version != self._version:
-            shapes = world.terrain + world.obstacles
-            if sum(len(s.faces) for s in shapes) > MAX_EMBREE_TRIANGLES:
-                self.embree, self._scenes, self._terrain_scene = None, [], None
-                return
-            lo = np.min([s.vertices.min(axis=0) for s in shapes], axis=0) if shapes else np.zeros(3)
-            hi = np.max([s.vertices.max(axis=0) for s in shapes], axis=0) if shapes else np.zeros(3)
-            centre = (lo + hi) / 2.0
-            if world.terrain and (self._terrain_scene is None
-                                  or not np.array_equal(self._terrain_scene.centre, centre)):
-                self._terrain_scene = _StaticScene(self.embree, world.terrain, centre, solid=False)
-            self._scenes = [s for s in (self._terrain_scene,) if s is not None]
-            if world.obstacles:
-                self._scenes.append(_StaticScene(self.embree, world.obstacles, centre, solid=True))
-            self._version = world.version
-        fixed = world.bodies
-        moving: list[tuple[int, int]] = []
-        hulls: list[RobotHull] = []
-        for i in range(count):
-            body = p.getBodyUniqueId(i, physicsClientId=self.client)
-            if body in fixed or body in self.ignore:
-                continue
-            joints = p.getNumJoints(body, physicsClientId=self.client)
-            if body in world.robots and joints == 0:
-                hulls.append(world.robots[body])
-                continue
-            moving.extend((body, link) for link in range(-1, joints))
-        self._moving = moving
-        self._hulls = hulls
-        self._body_count = count
+        assert world is not None and self.embree is not None
+        shared = self._shared
+        if shared is None or shared._version != world.version:
+            if sum(len(s.faces) for s in world.terrain + world.obstacles) > MAX_EMBREE_TRIANGLES:
+                self.embree = None
+                return None
+            if shared is None:
+                found = world.ray_cache.get("embree")
+                if not isinstance(found, _SharedScenes) or found.client != self.client:
+                    found = world.ray_cache["embree"] = _SharedScenes(self.client, world, self.embree)
+                shared = self._shared = found
+                shared.add_viewer(frozenset(self.ignore))
+            shared.sync_fixed()
+        return shared
 
-    def _cast_hulls(self, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
-        """Rays against the other robots' hulls: first which rays pass near which robot, for all robots at
-        once (each segment, up to its hit so far, against a sphere around the robot), then each robot near
-        some ray (_cast_hull)."""
-        poses = [p.getBasePositionAndOrientation(hull.body, physicsClientId=self.client) for hull in self._hulls]
-        centres = np.array([pose[0] for pose in poses])
-        radii = np.array([hull.radius for hull in self._hulls])
-        # The box around every segment first: most robots are nowhere near the batch.
-        ends = starts + direction * result.fraction[:, None]
-        low, high = np.minimum(starts, ends).min(axis=0), np.maximum(starts, ends).max(axis=0)
-        near = np.flatnonzero(((centres + radii[:, None] >= low) & (centres - radii[:, None] <= high)).all(axis=1))
-        if not len(near):
-            return
-        length2 = np.maximum(np.einsum("ij,ij->i", direction, direction), 1e-300)
-        for k in near:
-            centre = centres[k]
-            t = np.clip(np.einsum("ij,ij->i", centre - starts, direction) / length2, 0.0, result.fraction)
-            closest = starts + direction * t[:, None] - centre
-            rays = np.flatnonzero(np.einsum("ij,ij->i", closest, closest) <= radii[k] * radii[k])
-            if len(rays):
-                self._cast_hull(self._hulls[k], centre, poses[k][1], rays, starts, direction, result)
-
-    @staticmethod
-    def _cast_hull(hull: RobotHull, centre: np.ndarray, orientation: Any, rays: np.ndarray, starts: np.ndarray,
-                   direction: np.ndarray, result: RayResult) -> None:
-        """Rays `rays` against one robot's convex hull (its frame at `centre`, `orientation`), in place of
-        `result`'s hits where nearer: each ray is clipped by the hull's planes in the robot's frame (it
-        enters the hull at the last plane it crosses inwards, before it leaves at the first it crosses
-        outwards)."""
-        rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
-        local_start = (starts[rays] - centre) @ rotation  # into the body frame: R^T (s - c)
-        local_direction = direction[rays] @ rotation
-        denominator = local_direction @ hull.normals.T  # (rays, planes)
-        numerator = hull.offsets - local_start @ hull.normals.T
-        with np.errstate(divide="ignore", invalid="ignore"):
-            crossing = numerator / denominator
-        entering = denominator < 0.0
-        enter = np.where(entering, crossing, -np.inf)
-        leave = np.where(denominator > 0.0, crossing, np.inf)
-        outside_parallel = ((denominator == 0.0) & (numerator < 0.0)).any(axis=1)
-        plane = enter.argmax(axis=1)
-        t_enter = enter[np.arange(len(rays)), plane]
-        t_leave = leave.min(axis=1)
-        hit = (~outside_parallel & (t_enter <= t_leave) & (t_enter >= 0.0)
-               & (t_enter < result.fraction[rays]))
-        if not hit.any():
-            return
-        nearer = rays[hit]
-        result.fraction[nearer] = t_enter[hit]
-        result.normal[nearer] = hull.normals[plane[hit]] @ rotation.T
-        result.body[nearer] = hull.body
-
-    def _near_moving(self, starts: np.ndarray, direction: np.ndarray, reach: np.ndarray) -> np.ndarray:
-        """Indices of the rays whose segment from t = 0 to t = reach crosses a moving body's bounding box
-        (slab test, boxes padded by BOX_PADDING)."""
-        if not self._moving:
+    def _near_moving(self, parts: list[tuple[int, int]], starts: np.ndarray, direction: np.ndarray,
+                     reach: np.ndarray) -> np.ndarray:
+        """Indices of the rays whose segment from t = 0 to t = reach crosses the bounding box of one of the
+        moving body `parts` ((body, link)), padded by BOX_PADDING."""
+        if not parts:
             return np.zeros(0, dtype=np.int64)
-        # A zero component becomes a tiny one: its slab then bounds t by ±huge (outside it) or by
-        # nothing (inside), as the limit says, without inf * 0.
-        boxes = np.array([p.getAABB(body, link, physicsClientId=self.client) for body, link in self._moving])
-        # Only the boxes that overlap the box around every ray's segment can be crossed by one.
-        ends = starts + direction * reach[:, None]
-        low = np.minimum(starts.min(axis=0), ends.min(axis=0)) - BOX_PADDING
-        high = np.maximum(starts.max(axis=0), ends.max(axis=0)) + BOX_PADDING
-        boxes = boxes[((boxes[:, 0, :] <= high) & (boxes[:, 1, :] >= low)).all(axis=1)]
-        if not len(boxes):
-            return np.zeros(0, dtype=np.int64)
-        inverse = 1.0 / np.where(direction == 0.0, 1e-30, direction)
-        # All boxes against all rays at once: (boxes, rays, 3) slabs.
-        t1 = (boxes[:, None, 0, :] - BOX_PADDING - starts) * inverse
-        t2 = (boxes[:, None, 1, :] + BOX_PADDING - starts) * inverse
-        enter = np.minimum(t1, t2).max(axis=2)
-        leave = np.maximum(t1, t2).min(axis=2)
-        crossing = ((enter <= leave) & (leave >= 0.0) & (enter <= reach)).any(axis=0)
-        return np.flatnonzero(crossing)
+        boxes = np.array([p.getAABB(body, link, physicsClientId=self.client) for body, link in parts])
+        return near_boxes(starts, direction, reach, boxes[:, 0] - BOX_PADDING, boxes[:, 1] + BOX_PADDING)
