@@ -99,6 +99,31 @@ def bench_world(folder: Path) -> tuple[World, Project]:
     return world, project
 
 
+def _alternate(sear_sample: Callable[[], None], bare_sample: Callable[[], None], repeats: int, blocks: int,
+               clock: Callable[[], float], per_reading: int) -> tuple[dict[str, list[float]], list[float]]:
+    """Time SEAR's sample and the bare one in turn (after one warm-up each: it builds the Embree scenes),
+    `blocks` blocks of `repeats` each, the order swapped every repeat so a busy moment hits both alike;
+    each reading is `per_reading` samples on `clock`. Returns every sample's seconds by name ('sear',
+    'bare') and each block's ratio bare / SEAR of the medians (SEAR's share of the bare rate)."""
+    runs: list[tuple[str, Callable[[], None]]] = [("sear", sear_sample), ("bare", bare_sample)]
+    for _, fn in runs:
+        fn()
+    times: dict[str, list[float]] = {name: [] for name, _ in runs}
+    block_ratios = []
+    for _ in range(blocks):
+        block: dict[str, list[float]] = {name: [] for name, _ in runs}
+        for i in range(repeats):
+            for name, fn in runs[i % 2:] + runs[:i % 2]:
+                start = clock()
+                for _ in range(per_reading):
+                    fn()
+                block[name].append((clock() - start) / per_reading)
+        block_ratios.append(statistics.median(block["bare"]) / max(statistics.median(block["sear"]), 1e-12))
+        for name, values in block.items():
+            times[name] += values
+    return times, block_ratios
+
+
 def _measure(world: World, configs, repeats: int, blocks: int) -> tuple[int, float, float, list[float]]:
     """Rays per sample, median seconds per sample through SEAR and bare, and the ratio of each block."""
     vehicle = world.vehicles[0]
@@ -122,22 +147,7 @@ def _measure(world: World, configs, repeats: int, blocks: int) -> tuple[int, flo
             p.rayTestBatch(starts[lo:lo + MAX_BATCH], ends[lo:lo + MAX_BATCH], numThreads=0,
                            collisionFilterMask=mask, physicsClientId=world.client)
 
-    runs: list[tuple[str, Callable[[], None]]] = [("sear", sear_sample), ("bare", bare_sample)]
-    for _, fn in runs:  # warm up (and build the Embree scenes)
-        fn()
-    clock = time.perf_counter
-    times: dict[str, list[float]] = {name: [] for name, _ in runs}
-    block_ratios = []
-    for _ in range(blocks):
-        block: dict[str, list[float]] = {name: [] for name, _ in runs}
-        for i in range(repeats):
-            for name, fn in runs[i % 2:] + runs[:i % 2]:
-                start = clock()
-                fn()
-                block[name].append(clock() - start)
-        block_ratios.append(statistics.median(block["bare"]) / statistics.median(block["sear"]))
-        for name, values in block.items():
-            times[name] += values
+    times, block_ratios = _alternate(sear_sample, bare_sample, repeats, blocks, time.perf_counter, 1)
     return len(starts), statistics.median(times["sear"]), statistics.median(times["bare"]), block_ratios
 
 
@@ -231,23 +241,8 @@ def embree_ratio(world: World, configs, repeats: int, blocks: int) -> tuple[int,
     def bare_sample() -> None:
         scene.run(origins, directions, dists=dists, output=1)
 
-    runs: list[tuple[str, Callable[[], None]]] = [("sear", sear_sample), ("bare", bare_sample)]
-    for _, fn in runs:
-        fn()
-    clock = time.process_time
-    times: dict[str, list[float]] = {name: [] for name, _ in runs}
-    block_ratios = []
-    for _ in range(blocks):
-        block: dict[str, list[float]] = {name: [] for name, _ in runs}
-        for i in range(repeats):
-            for name, fn in runs[i % 2:] + runs[:i % 2]:
-                start = clock()
-                for _ in range(5):  # process_time ticks coarsely: five samples a reading
-                    fn()
-                block[name].append((clock() - start) / 5)
-        block_ratios.append(statistics.median(block["bare"]) / max(statistics.median(block["sear"]), 1e-12))
-        for name, values in block.items():
-            times[name] += values
+    # process_time ticks coarsely: five samples a reading.
+    times, block_ratios = _alternate(sear_sample, bare_sample, repeats, blocks, time.process_time, 5)
     return len(starts), statistics.median(times["sear"]), statistics.median(times["bare"]), block_ratios
 
 
