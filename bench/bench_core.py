@@ -163,24 +163,14 @@ def _simulation_class():  # -> type[Simulation]
     return Simulation
 
 
-def _cpu_of(pids: list[int]) -> float:
-    """CPU seconds (user + system) the running processes `pids` have used so far (Linux /proc)."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
 def run_child(project: Path, seconds: float) -> None:
     """(In a child on the tree measured.) The project as `sear run --headless --fast` runs it (its user
     code started, no log), 0.5 s simulated to settle, then `seconds` timed: simulated seconds per CPU
     second of this process and every controller process (from /proc while they run), and per wall
     second; printed as JSON."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_multi import cpu_of  # the controllers' CPU, read as bench_multi reads it
+
     loaded = _load_project(project)
     if loaded.problems:
         raise SystemExit("; ".join(map(str, loaded.problems)))
@@ -189,10 +179,10 @@ def run_child(project: Path, seconds: float) -> None:
         simulation.start_user_code()
         simulation.run(0.5)
         pids = [pid for run in simulation.robots if (pid := getattr(run.runner, "pid", None)) is not None]
-        wall, cpu, controllers = time.perf_counter(), time.process_time(), _cpu_of(pids)
+        wall, cpu, controllers = time.perf_counter(), time.process_time(), cpu_of(pids)
         simulation.run(seconds)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        controllers = _cpu_of(pids) - controllers
+        controllers = cpu_of(pids) - controllers
     finally:
         simulation.close()
     print(json.dumps({"cpu_rtf": seconds / (cpu + controllers), "wall_rtf": seconds / wall}))

@@ -62,7 +62,7 @@ def make_project(folder: Path, robots: int, sensors: str, code: bool):  # -> Pro
     return project
 
 
-def _cpu_of(pids: list[int]) -> float:
+def cpu_of(pids: list[int]) -> float:
     """CPU seconds (user + system) the processes `pids` have used so far (Linux /proc)."""
     total = 0.0
     tick = os.sysconf("SC_CLK_TCK")
@@ -97,11 +97,11 @@ def measure(robots: int, sensors: str, code: bool, seconds: float) -> tuple[floa
                     run.sim.accelerate(10.0)
             simulation.run(1.0)
             pids = [pid for run in simulation.robots if (pid := getattr(run.runner, "pid", None)) is not None]
-            start, cpu, controllers = time.perf_counter(), time.process_time(), _cpu_of(pids)
+            start, cpu, controllers = time.perf_counter(), time.process_time(), cpu_of(pids)
             simulation.run(seconds)
             wall = time.perf_counter() - start
             cpu = time.process_time() - cpu
-            controllers = _cpu_of(pids) - controllers
+            controllers = cpu_of(pids) - controllers
             if simulation.user_error is not None:
                 raise SystemExit(f"user code failed: {simulation.user_error}")
         finally:

@@ -56,6 +56,7 @@ from sear.sensors.files import load_sensors  # noqa: E402
 from sear.sensors.lidar import LidarConfig  # noqa: E402
 from sear.sensors.raycast import MAX_BATCH  # noqa: E402
 from sear.sensors.suite import SensorSuite  # noqa: E402
+from sear.state import VehicleState  # noqa: E402
 
 VLP16 = LidarConfig(name="vlp16", angle_step_deg=0.2, spread_deg=360.0, max_range_m=100.0, update_rate_hz=10.0,
                     layers_deg=tuple(float(v) for v in np.linspace(-15.0, 15.0, 16)), pose=Pose(z=0.25))
@@ -124,17 +125,23 @@ def _alternate(sear_sample: Callable[[], None], bare_sample: Callable[[], None],
     return times, block_ratios
 
 
-def _measure(world: World, configs, repeats: int, blocks: int) -> tuple[int, float, float, list[float]]:
-    """Rays per sample, median seconds per sample through SEAR and bare, and the ratio of each block."""
+def _ray_suite(world: World, configs) -> tuple[SensorSuite, VehicleState, np.ndarray, np.ndarray]:
+    """The robot's SensorSuite of `configs` keeping only the sensors that cast rays (the others' models
+    are measured by bench/run_bench.py), the robot's state at rest, and every ray's start and end in the
+    world frame (m), sensor after sensor as the suite joins them."""
     vehicle = world.vehicles[0]
     state = vehicle.state(0.0)
     suite = SensorSuite(configs, rng=np.random.default_rng(0), client=world.client,
                         ignore_bodies=world.robot_body_ids(0), body=vehicle.body_id,
                         body_centre=vehicle.cog, static_world=world.static_world)
-    # Only the sensors that cast rays: the others' models are measured by bench/run_bench.py.
     suite.sensors = [s for s in suite.sensors if s.ray_count]
-    starts = np.concatenate([s.rays(state)[0] for s in suite.sensors])
-    ends = np.concatenate([s.rays(state)[1] for s in suite.sensors])
+    rays = [s.rays(state) for s in suite.sensors]
+    return suite, state, np.concatenate([r[0] for r in rays]), np.concatenate([r[1] for r in rays])
+
+
+def _measure(world: World, configs, repeats: int, blocks: int) -> tuple[int, float, float, list[float]]:
+    """Rays per sample, median seconds per sample through SEAR and bare, and the ratio of each block."""
+    suite, state, starts, ends = _ray_suite(world, configs)
     mask = 0xFFFF & ~ROBOT_COLLISION_GROUP
 
     def sear_sample() -> None:
@@ -220,14 +227,7 @@ def embree_ratio(world: World, configs, repeats: int, blocks: int) -> tuple[int,
     """Rays per sample, median seconds per sample through SensorSuite.update and through one bare
     embreex call on the same scene with the same rays, and each block's ratio of SEAR's rays/s to bare
     Embree's (>= 0.6 is issue 23's target)."""
-    vehicle = world.vehicles[0]
-    state = vehicle.state(0.0)
-    suite = SensorSuite(configs, rng=np.random.default_rng(0), client=world.client,
-                        ignore_bodies=world.robot_body_ids(0), body=vehicle.body_id,
-                        body_centre=vehicle.cog, static_world=world.static_world)
-    suite.sensors = [s for s in suite.sensors if s.ray_count]
-    starts = np.concatenate([s.rays(state)[0] for s in suite.sensors])
-    ends = np.concatenate([s.rays(state)[1] for s in suite.sensors])
+    suite, state, starts, ends = _ray_suite(world, configs)
     scene, centre = bare_embree_scene(world)
     origins = (starts - centre).astype(np.float32)
     directions = (ends - starts).astype(np.float32)
