@@ -325,7 +325,11 @@ kernels. Loading numba in a run (its import, then the numpy support its first ca
 robot at 240 Hz, 4 s of twenty) is about where the two meet. Renting until the price of buying is paid
 keeps every run within twice the CPU of the better choice made in hindsight, and short runs (a start-up,
 a test, a 20 s drive of one robot) never pay for numba. The switch changes results by no more than the
-kernels differ, ~1e-12 N: the demo's 20 s log is byte-identical with the switch at 0, at 2,000 and never."""
+kernels differ, ~1e-12 N: the demo's 20 s log is byte-identical with the switch at 0, at 2,000 and never.
+Those load figures were taken where Python wrote no bytecode (PYTHONDONTWRITEBYTECODE=1 and a venv
+installed without it), so numba's own import was compiled on every run. With bytecode (load average ~1)
+loading numba and the cached kernels costs ~0.5 s of CPU, which puts the break-even nearer 5,000
+updates; the constant is left as it is until it is measured again (issue 23)."""
 
 Kernels = tuple[Callable[..., float], Callable[..., None]]
 

@@ -1,12 +1,13 @@
 """numba's compilation of the tyre kernels (sear.physics.tyre), kept apart so that only this module imports
-numba, and only when a vehicle is first stepped: importing numba costs ~1 s of CPU.
+numba, and only when the compiled kernels are first wanted: importing numba and loading the cached kernels cost
+~0.5 s of CPU.
 
 Where the compiled code is cached: where `NUMBA_CACHE_DIR` says when it is set; else, when Python keeps
 its bytecode under a prefix (`PYTHONPYCACHEPREFIX`, as `make` sets it to the venv), in `numba/` under that
 prefix, beside the modules' bytecode; else numba's own choice: the `__pycache__` folder beside
 sear/physics/tyre.py when it is writable (an install the user owns), or the user's cache folder
 (~/.cache/numba on Linux) when it is not (a system-wide install). The first run after an install compiles
-the kernels (~5 s of CPU, stated in the README); later runs load them from the cache.
+the kernels (~3.5 s of CPU, stated in the README); later runs load them from the cache.
 """
 
 from __future__ import annotations
