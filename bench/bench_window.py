@@ -1,7 +1,7 @@
 """Simulation window benchmark: frames per second drawn while simulating the demo in real time with the
 sensor rays shown, and how much the window slows the simulation compared with the same run headless.
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" python bench/bench_window.py [--seconds 8] [--rounds 3]
+    xvfb-run -a -s "-screen 0 1600x1000x24" python bench/bench_window.py [--seconds 8] [--rounds 3] [--presets]
 
 On software OpenGL (Mesa llvmpipe under Xvfb), at 1366×740 (a laptop screen). Each round runs, one after the
 other so that a change in the machine's load hits them alike: (1) the demo headless as fast as possible (the
@@ -9,15 +9,20 @@ baseline, and a gauge of the load), (2) the window in real time with rays, (3) t
 window as fast as possible with rays. Printed per round and as medians: frames/s, the process's CPU time per
 frame (all threads: Mesa's rasterizer threads too; less sensitive to other programs than frames/s), the part
 of it spent simulating, and the simulated seconds per wall second. Target: ≥ 30 frames/s at 1.0× real time
-with rays on an idle machine.
+with rays on an idle machine. With --presets the demo carries the wizard's Velodyne VLP-16 and RealSense D435
+presets as well (built as bench/bench_core.py's `vlp16` and `d435` rows build them; issue 23's window line:
+real time with >= 15 frames/s).
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,8 +41,12 @@ SIZE = (1366, 740)
 """The window's size in the benchmark (pixels): a 1366×768 laptop screen less a title bar."""
 
 
+PROJECT = demo_project()
+"""The project every run loads: the bundled demo, or (--presets) a copy of it with the 3-D sensor presets."""
+
+
 def _simulation() -> Simulation:
-    simulation = Simulation(Project.load(demo_project()), seed=0, output=lambda text: None)
+    simulation = Simulation(Project.load(PROJECT), seed=0, output=lambda text: None)
     simulation.start_user_code()
     return simulation
 
@@ -96,11 +105,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="wall seconds per window measurement")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the four measurements, alternated")
+    parser.add_argument("--presets", action="store_true",
+                        help="add the wizard's VLP-16 and D435 presets to the demo (issue 23's window line)")
     args = parser.parse_args()
+    global PROJECT
+    if args.presets:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from bench_core import _demo_copy, _preset_fields, _sensor
+
+        vlp_kind, vlp = _preset_fields("Velodyne VLP-16")
+        d435_kind, d435 = _preset_fields("Intel RealSense D435")
+        folder = Path(tempfile.mkdtemp(prefix="sear-bench-window-"))
+        atexit.register(shutil.rmtree, folder, True)
+        PROJECT = _demo_copy(folder / "demo", [_sensor(vlp_kind, "vlp16", vlp, 0.25),
+                                               _sensor(d435_kind, "d435", d435, 0.2)])
     configure_qt()
     app = QApplication(sys.argv[:1])
     runs: dict[str, list] = {"headless": [], "rays": [], "no rays": [], "fast": []}
-    print(f"demo, user code running, window {SIZE[0]}x{SIZE[1]}, {args.seconds:g} wall seconds per measurement, "
+    extra = " + VLP-16 + D435 presets" if args.presets else ""
+    print(f"demo{extra}, user code running, window {SIZE[0]}x{SIZE[1]}, {args.seconds:g} wall seconds per measurement, "
           f"{os.cpu_count()} CPUs")
     for round_ in range(1, args.rounds + 1):
         load = os.getloadavg()[0]
