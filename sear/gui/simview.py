@@ -36,6 +36,10 @@ GRID_LIFT = 0.04
 """Metres the ground grid floats above the terrain, so that the surface does not hide its lines."""
 
 
+MAX_DRAWN_RAYS = 2048
+"""The most rays drawn of one sensor's sample (see Scene.visible_rays)."""
+
+
 def pose_matrix(position: np.ndarray, orientation: np.ndarray) -> QMatrix4x4:
     """The item transform of a body at `position` (m) turned by `orientation` (quaternion x, y, z, w)."""
     m = QMatrix4x4()
@@ -237,8 +241,15 @@ class Scene:
 
     @staticmethod
     def visible_rays(run: RobotRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every ray sensor's rays of `run`'s latest sample: starts, ends (m, world frame) and hit flags."""
-        batches = list(run.sensors.rays_by_sensor.values())
+        """The rays drawn of `run`'s latest sample: starts, ends (m, world frame) and hit flags. Every ray of
+        a sensor with at most MAX_DRAWN_RAYS rays; of a denser one (a 3-D LIDAR, a depth camera) every k-th,
+        evenly over its rays, so that no more than MAX_DRAWN_RAYS are drawn for it: 100,000 lines cost
+        software OpenGL a second a frame and show no more than a few thousand do (its point cloud shows
+        every hit)."""
+        batches = []
+        for batch in run.sensors.rays_by_sensor.values():
+            step = max(1, math.ceil(len(batch[0]) / MAX_DRAWN_RAYS))
+            batches.append(tuple(part[::step] for part in batch))
         if not batches:
             return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool)
         starts, ends, hits = (np.concatenate(parts) for parts in zip(*batches, strict=True))

@@ -98,3 +98,24 @@ def test_the_ground_grid_is_draped_over_the_terrain(demo_copy):
     north_south = {round(float(x), 6) for x in starts[starts[:, 0] == ends[:, 0], 0]}
     east_west = {round(float(y), 6) for y in starts[starts[:, 1] == ends[:, 1], 1]}
     assert north_south == east_west == {5.0 * k for k in range(-10, 11)}
+
+
+def test_a_dense_sensors_rays_are_drawn_one_in_k_and_a_sparse_ones_all():
+    from types import SimpleNamespace
+
+    from sear.gui.simview import Scene
+
+    def rays(count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        starts = np.zeros((count, 3))
+        ends = np.column_stack([np.arange(count, dtype=float), np.zeros(count), np.zeros(count)])
+        return starts, ends, np.arange(count) % 15 == 0  # a hit every 15th ray
+
+    # A VLP-16 sample (16 x 1,800 = 28,800 rays) and the demo's 180-beam LIDAR.
+    run = SimpleNamespace(sensors=SimpleNamespace(rays_by_sensor={"vlp16": rays(28_800), "lidar": rays(180)}))
+    starts, ends, hits = Scene.visible_rays(run)  # type: ignore[arg-type]
+    dense, sparse = ends[:-180, 0], ends[-180:, 0]
+    # 28,800 rays at most 2,048 a sensor: every 15th (ceil(28,800 / 2,048) = 15), 1,920 of them, from the first.
+    assert len(dense) == 1920 and np.array_equal(dense, np.arange(0, 28_800, 15))
+    assert np.array_equal(sparse, np.arange(180))  # under the cap: every ray
+    # Each drawn ray keeps its own hit flag: the dense sensor's drawn rays are its hits, the sparse one's 12 of 180.
+    assert len(starts) == len(hits) == 1920 + 180 and hits[:1920].all() and hits[1920:].sum() == 12
