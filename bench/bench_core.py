@@ -53,6 +53,9 @@ TARGETS = {"demo": ">= 40", "vlp16": ">= 12", "d435": ">= 4", "robots20": ">= 4"
            "rays": ">= 0.6x embreex", "startup": "<= 0.5 s CPU"}
 SHORT = 0.1
 """Simulated seconds of the start-up run (`sear run --duration 0.1`)."""
+USER_BLAS_THREADS = os.environ.get("OPENBLAS_NUM_THREADS")
+"""OPENBLAS_NUM_THREADS as the user started the benchmark: importing sear here sets it to 1 (sear/__init__.py),
+and the children must not inherit that, so each tree's runs get what that tree's own code sets."""
 RAY_COUNTS = (1_000, 28_800)
 """Rays per call of the rays row: one 1,000-beam scan, and the VLP-16's 16 x 1,800."""
 
@@ -112,7 +115,9 @@ def _children_cpu() -> float:
 
 
 def _env(tree: Path, pycache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS")}
+    if USER_BLAS_THREADS is not None:
+        env["OPENBLAS_NUM_THREADS"] = USER_BLAS_THREADS
     return dict(env, PYTHONPATH=str(tree), PYTHONPYCACHEPREFIX=str(pycache), QT_QPA_PLATFORM="offscreen")
 
 
