@@ -56,11 +56,8 @@ from sear.state import VehicleState
 if TYPE_CHECKING:
     import trimesh
 
-MAX_WHEEL_SPEED = 5.0
-"""m/s: a wheel's top rim speed when its joint gives no velocity limit (18 km/h, above what the robots SEAR
-simulates drive at). It was 20 m/s: pybullet's Husky, skid-steered with the force that turns it on the spot
-(sear.models.robotdesc.drive), then ran up past 6 m/s and veered 46° off a straight line within 5 s; at
-5 m/s it kept within 2°."""
+MAX_WHEEL_SPEED = 20.0
+"""m/s: a wheel's top rim speed when its joint gives no velocity limit."""
 STEERING_TORQUE = 100.0
 """N·m: a steering joint's torque limit when its joint gives no effort limit."""
 
