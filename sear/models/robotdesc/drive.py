@@ -19,7 +19,7 @@ holds its share of that push, F/n along the wheel, and the side force that balan
 (a: the wheels' mean distance from the middle along the robot, n wheels), and the tyre holds as long as
 the two together stay within its grip μ·m·g/n:  F·√(1 + (b/a)²) ≤ μ·m·g.  So the robot breaks loose and
 turns once F > μ·m·g·a/√(a² + b²), the turning resistance as a force at the sides. SEAR proposes 1.25 times
-that, and never more than the whole robot's grip μ·m·g (beyond it every wheel spins when driving straight).
+that, and never more than the whole robot's grip μ·m·g (a larger force only makes the wheels slide).
 
 The friction is the URDF's: a link's <contact><lateral_friction value="..."/> (pybullet's 0.5 when absent),
 times the ground's, GROUND_FRICTION (pybullet multiplies the two bodies' frictions). The mass is what
