@@ -112,3 +112,43 @@ def test_r2d2_chosen_in_the_window_is_refused_naming_its_wheel_joints_and_axis(w
 
     problems = [str(problem) for problem in load_project(w.project).problems]
     assert any("right_front_wheel_joint" in line and "(1.00 0.00 0.00)" in line for line in problems)
+
+
+def test_choosing_a_urdf_and_its_drive_proposal_is_one_undo_step(window, answers, tmp_path):
+    w = window
+    prj = tmp_path / "robot" / "robot.prj"
+    create_new_project(prj)
+    assert w.open_project(prj)
+    mass_field = w.dynamics_tab.numbers[("dynamics", "mass")]
+    assert mass_field.isEnabled() and mass_field.value() == 20.0  # control: the new project's mesh robot
+    w.tabs.setCurrentIndex(1)
+    answers.open_path = str(DATA / "husky" / "husky.urdf")
+    w.body_tab.body_file.browse.click()
+    assert w.project.robots[0].dynamics.drive_type == "skid" and not mass_field.isEnabled()
+    w.history.undo()
+    robot = w.project.robots[0]
+    assert robot.body.file == prj.parent / "body.obj" and (robot.dynamics.drive_type, robot.dynamics.engine_force) \
+        == ("car", 40.0)
+    assert mass_field.isEnabled() and mass_field.value() == 20.0  # the project's own mass again
+
+
+def test_use_sears_proposal_sets_the_drive_of_a_project_made_before(window, answers, tmp_path):
+    """A project whose URDF body kept the new project's Car and 40 N (made before SEAR proposed drives): the
+    Dynamics tab offers the proposal, and `sear validate`'s warning goes once it is used."""
+    from sear.loading import load_project
+
+    prj = tmp_path / "robot" / "robot.prj"
+    project = create_new_project(prj)
+    project.robots[0].body.file = DATA / "husky" / "husky.urdf"
+    project.save(prj)
+    assert load_project(prj).drive_warnings  # Car without steering joints, 40 N
+    w = window
+    assert w.open_project(prj)
+    w.tabs.setCurrentIndex(3)
+    button = w.dynamics_tab.proposal_button
+    assert button.isEnabled() and "SEAR's proposal" in w.dynamics_tab.urdf_note.text()
+    button.click()
+    assert w.project.robots[0].dynamics.drive_type == "skid" and w.dynamics_tab.drive_type.currentData() == "skid"
+    assert not button.isEnabled()  # nothing left to propose
+    assert w.save()
+    assert load_project(prj).drive_warnings == []
