@@ -43,6 +43,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{args.project}: collision report of the URDF ({len(loaded.report)} finding(s)):")
         for line in loaded.report:
             print(f"  - {line}")
+    if loaded.drive_warnings:  # a URDF robot that cannot steer as its drive is set: warnings, it still runs
+        print(f"{args.project}: warning: the robot may not steer ({len(loaded.drive_warnings)} finding(s)):")
+        for line in loaded.drive_warnings:
+            print(f"  - {line}")
     if loaded.problems:
         print(f"{args.project}: {len(loaded.problems)} problem(s) found:", file=sys.stderr)
         for problem in loaded.problems:

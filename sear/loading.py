@@ -25,6 +25,7 @@ from sear.errors import Problem, SearError
 from sear.models.filecheck import check_choice, special_file
 from sear.models.loaded import Models, RobotModels, read_robot_models, read_terrain
 from sear.models.meshfiles import TerrainModel
+from sear.models.robotdesc.drive import drive_facts, drive_warnings
 from sear.models.robotdesc.parse import is_urdf
 from sear.models.robotdesc.report import collision_report
 from sear.project import Project
@@ -45,6 +46,9 @@ class LoadedRobot:
     """Its user code, compiled (not run)."""
     report: list[str] = field(default_factory=list)
     """Its URDF's collision report (sear.models.robotdesc.report): warnings that do not stop a run."""
+    drive_warnings: list[str] = field(default_factory=list)
+    """What keeps its URDF body from steering with the project's drive (sear.models.robotdesc.drive):
+    warnings that do not stop a run."""
 
 
 @dataclass
@@ -76,6 +80,11 @@ class Loaded:
     def report(self) -> list[str]:
         """Every robot's collision report, as `sear validate` prints it."""
         return [line for robot in self.robots for line in robot.report]
+
+    @property
+    def drive_warnings(self) -> list[str]:
+        """Every robot's drive warnings, as `sear validate` prints them."""
+        return [line for robot in self.robots for line in robot.drive_warnings]
 
 
 def load_project(source: str | Path | Project) -> Loaded:
@@ -112,7 +121,13 @@ def load_project(source: str | Path | Project) -> Loaded:
         found = check_choice(code_choice, allowed=(".py",))
         problems += found
         code = None if found else read_user_code(code_choice, who=who, problems=problems)
-        robots.append(LoadedRobot(models, sensors, code, report))
+        warnings = []
+        if models is not None and models.description is not None and models.urdf_wheels is not None:
+            facts = drive_facts(models.description, models.urdf_wheels)
+            warnings = [who + line for line in drive_warnings(facts, robot.dynamics.drive_type,
+                                                               robot.dynamics.engine_force,
+                                                               models.description.path.name)]
+        robots.append(LoadedRobot(models, sensors, code, report, warnings))
     return Loaded(project, problems, terrain, robots)
 
 

@@ -98,6 +98,8 @@ class RobotRows:
     proposal: dict[str, str] = field(default_factory=dict)
     """Joint name -> 'left', 'right' (wheels) or 'steering', as SEAR proposes from the joints' axes and names."""
     report: list[Finding] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    """Joints that look like wheels SEAR did not propose, and why (their axle is not across the robot)."""
 
 
 def rolls(joint: JointRow) -> bool:
@@ -342,8 +344,13 @@ class UrdfPanel(QWidget):
         if not self.wheel_combos:
             self.wheel_note.setText("This robot has no joint that turns: it has no wheel SEAR can drive.")
         elif not left or not right:
-            self.wheel_note.setText("Mark at least one left and one right wheel: SEAR drives the robot through "
-                                    f"them ({len(left)} left, {len(right)} right now).")
+            text = ("Mark at least one left and one right wheel: SEAR drives the robot through "
+                    f"them ({len(left)} left, {len(right)} right now).")
+            refused = self.rows.refused if self.rows is not None else []
+            if refused:
+                (_first, why), others = refused[0], [name for name, _ in refused[1:]]
+                text += f" Not proposed: {why}" + (f" The same holds for {', '.join(others)}." if others else "")
+            self.wheel_note.setText(text)
         else:
             self.wheel_note.setText(f"Driven wheels: left {', '.join(left)}; right {', '.join(right)}. Steering "
                                     f"(car drive): {', '.join(steering) or 'none'}.")
@@ -500,7 +507,7 @@ def robot_rows(desc: RobotDescription, *, report: bool = True) -> RobotRows:
                for link in desc.links.values()],
         joints=[JointRow(j.name, j.type, j.parent, j.child, j.axis, j.lower, j.upper, j.effort, j.velocity)
                 for j in desc.joints.values()],
-        proposal=marks,
+        proposal=marks, refused=list(proposal.refused),
         report=[Finding(f.message, f.links) for f in collision_report(desc)] if report else [])
 
 

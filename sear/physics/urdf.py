@@ -21,6 +21,11 @@ sear.models.robotdesc.wheels' proposal):
 - brake: every wheel's motor (a caster's excepted) holds it still with at most brake force / the number
   of such wheels · r N·m; a wheel neither driven nor braked is held back by the rolling resistance
   (c_rr × its share of the weight).
+- slip: a pushing wheel's motor turns its rim at most SLIP_RATIO faster than the ground under it, plus
+  MIN_SLIP (set before every step, `update`): pushed beyond its grip, a wheel slides along instead of
+  spinning up to its top speed, which would take away its side grip (a skid steer veered 45° driving
+  straight). It is how a robot's speed-controlled motors behave, and it keeps the turning resistance of
+  a skid steer (sear.models.robotdesc.drive) what turns it.
 Masses, inertias, friction and collision shapes are the URDF's (read with URDF_USE_INERTIA_FROM_FILE):
 the Vehicle Dynamics tab's mass, suspension and tyre fields do not apply. Links of one robot do not
 collide with each other (pybullet's default); every link is in the robots' collision group
@@ -58,6 +63,11 @@ if TYPE_CHECKING:
 
 MAX_WHEEL_SPEED = 20.0
 """m/s: a wheel's top rim speed when its joint gives no velocity limit."""
+SLIP_RATIO = 0.2
+"""A pushing wheel's rim runs at most this share faster than the ground under it (a tyre's grip peaks at a
+slip of 10-20 %)."""
+MIN_SLIP = 0.5
+"""m/s: and at most this much faster, so that it starts from rest and breaks loose to turn on the spot."""
 STEERING_TORQUE = 100.0
 """N·m: a steering joint's torque limit when its joint gives no effort limit."""
 
@@ -166,8 +176,9 @@ class UrdfVehicle(DriveInputs):
         n = len(self._wheel_list)
         weight_share = self.total_mass * GRAVITY / n
         targets, limits = [], []
-        for wheel, force, top, caster in zip(self._wheel_list, self._wheel_forces(), self._top_speed, model.casters,
-                                             strict=True):
+        forces = self._wheel_forces()
+        self._pushing = [(i, math.copysign(1.0, f)) for i, f in enumerate(forces) if f != 0.0]
+        for wheel, force, top, caster in zip(self._wheel_list, forces, self._top_speed, model.casters, strict=True):
             if force != 0.0:
                 targets.append(math.copysign(top, force) * wheel.forward_sign)
                 limits.append(abs(force) * wheel.radius)
@@ -176,6 +187,7 @@ class UrdfVehicle(DriveInputs):
                 brake = 0.0 if caster else self.brake_force / self._braked_wheels
                 resist = brake + self.dynamics.rolling_resistance * weight_share
                 limits.append(resist * wheel.radius)
+        self._targets, self._limits = targets, limits
         p.setJointMotorControlArray(self.body_id, self._wheel_joints, p.VELOCITY_CONTROL, targetVelocities=targets,
                                     forces=limits, physicsClientId=self.client)
         for index, sign, side, limit in self._steering:
@@ -235,7 +247,25 @@ class UrdfVehicle(DriveInputs):
         return {}
 
     def update(self, dt: float) -> None:
-        """Nothing to do before a step: pybullet's joint motors hold the targets `_inputs_changed` set."""
+        """Before a step: each pushing wheel's motor may turn its rim at most SLIP_RATIO faster than the ground
+        passes under it, plus MIN_SLIP (and never past its top speed), as a tyre grips best at a small slip: a
+        wheel pushed harder than its grip then slides along, instead of spinning up to its top speed, which
+        takes away its side grip (a skid steer pushed to its grip veered 45° off a straight line in 5 s)."""
+        if not self._pushing:
+            return
+        client = self.client
+        _, orn = p.getBasePositionAndOrientation(self.body_id, physicsClientId=client)
+        forward = np.asarray(p.getMatrixFromQuaternion(orn))[[0, 3, 6]]
+        states = p.getLinkStates(self.body_id, [self._wheel_joints[i] for i, _ in self._pushing],
+                                 computeLinkVelocity=1, physicsClientId=client)
+        targets = list(self._targets)
+        for (i, sign), state in zip(self._pushing, states, strict=True):
+            wheel = self._wheel_list[i]
+            ground = sign * float(np.dot(state[6], forward))  # m/s the ground passes, in the push's direction
+            rim = min(self._top_speed[i] * wheel.radius, max(0.0, ground) * (1.0 + SLIP_RATIO) + MIN_SLIP)
+            targets[i] = sign * rim / max(wheel.radius, 1e-3) * wheel.forward_sign
+        p.setJointMotorControlArray(self.body_id, self._wheel_joints, p.VELOCITY_CONTROL, targetVelocities=targets,
+                                    forces=self._limits, physicsClientId=client)
 
 
 def build_urdf_vehicle(client: int, models: RobotModels, dynamics: Dynamics, position: tuple[float, float, float],

@@ -32,6 +32,7 @@ from sear.project import WHEEL_IDS, Body, Gripper, joint_names
 
 if TYPE_CHECKING:
     from sear.gui.urdfview import RobotRows
+    from sear.models.robotdesc.drive import DriveProposal
     from sear.models.robotdesc.model import RobotDescription
 
 BODY_FILTER = ("Robot bodies (" + " ".join(f"*{s}" for s in URDF_SUFFIXES + MESH_SUFFIXES)
@@ -51,7 +52,7 @@ class BodyTab(SettingsTab):
         box = QWidget()
         layout = QVBoxLayout(box)
         self.body_file = FileField("Choose the robot body model or URDF", BODY_FILTER, tooltip=field_docs(Body)["file"])
-        self.body_file.changed.connect(lambda path: self.set_field("body", "file", path, preview=True))
+        self.body_file.changed.connect(self._set_body_file)
         files = QFormLayout()
         files.addRow("Body model or URDF:", self.body_file)
         files.addRow("Scale:", self.number("body", Body, "scale"))
@@ -122,6 +123,40 @@ class BodyTab(SettingsTab):
         return box
 
     # --- edits ----------------------------------------------------------------------------------------------
+
+    def _set_body_file(self, path: Path | None) -> None:
+        """The body file chosen (typed or through Browse). For a URDF, SEAR's drive proposal for its wheels
+        (sear.models.robotdesc.drive: drive type and acceleration force) is written to the Vehicle Dynamics
+        tab in the same undo step, so the robot drives and turns as chosen; the status bar says so."""
+        body = self.robot.body
+        if body.file == path:
+            return
+        body.file = path
+        proposal = self._urdf_drive_proposal() if is_urdf(path) else None
+        if proposal is not None:
+            self.robot.dynamics.drive_type = proposal.drive_type
+            self.robot.dynamics.engine_force = proposal.engine_force
+        self.edited.emit(self.field_label("body", "file"), True)
+        if proposal is not None:
+            self.message.emit(f"Vehicle Dynamics set from the URDF: {proposal.reason} Acceleration force "
+                              f"{proposal.engine_force:g} N (Edit > Undo takes it back).", 15000)
+
+    def _urdf_drive_proposal(self) -> DriveProposal | None:
+        """SEAR's drive for the project's URDF with the wheels it marks (or SEAR's proposal), or None when the
+        URDF cannot be read or has no wheel on a side (the Robot Body tab explains why)."""
+        from sear.models.robotdesc.drive import drive_facts, propose_drive
+        from sear.models.robotdesc.wheels import choose_wheels
+
+        read = self._read_urdf()
+        if read is None or isinstance(read, SearError):
+            return None
+        body = self.robot.body
+        try:
+            wheels = choose_wheels(read[0], joint_names(body.left_wheels), joint_names(body.right_wheels),
+                                   joint_names(body.steering_joints))
+        except SearError:
+            return None
+        return propose_drive(drive_facts(read[0], wheels))
 
     def _set_gripper(self, on: bool) -> None:
         """The Gripper check box: a gripper with the default sizes, or none."""

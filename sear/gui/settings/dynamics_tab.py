@@ -1,18 +1,42 @@
-"""The Vehicle Dynamics tab: the chosen robot's mass, forces, suspension, tyres and drive model."""
+"""The Vehicle Dynamics tab: the chosen robot's mass, forces, suspension, tyres and drive model. For a robot
+from a URDF, the URDF's mass and tyre friction are shown read-only (the simulation uses them), with the
+fields that do not apply greyed, and SEAR's drive proposal for it (sear.models.robotdesc.drive) one click
+away."""
 
 from __future__ import annotations
 
 import copy
 from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QGroupBox, QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sear.drives import registry as drive_registry
 from sear.fielddocs import field_docs
 from sear.gui.settings.tab import EditedProject, SettingsTab, label
 from sear.gui.widgets import NumberField, rich_tip
-from sear.project import DEFAULT_DYNAMICS, Dynamics
+from sear.models.robotdesc.parse import is_urdf, package_root_paths
+from sear.project import DEFAULT_DYNAMICS, Dynamics, joint_names
+
+if TYPE_CHECKING:
+    from sear.models.robotdesc.drive import DriveFacts
+
+URDF_FIXED = ("mass", "friction_slip", "suspension_stiffness", "suspension_compression", "suspension_damping",
+              "suspension_rest_length", "max_suspension_travel")
+"""The fields a URDF robot does not use: its URDF gives the mass and friction; its wheels are bodies on joints,
+not a raycast vehicle's (sear.physics.urdf)."""
 
 
 class DynamicsTab(SettingsTab):
@@ -21,7 +45,23 @@ class DynamicsTab(SettingsTab):
 
     def __init__(self, source: EditedProject) -> None:
         super().__init__(source)
-        layout = QHBoxLayout(self)
+        page = QVBoxLayout(self)
+        self._facts_key: tuple | None = None
+        self._facts: DriveFacts | None = None
+        self.urdf_box = QGroupBox("Robot from a URDF")
+        urdf_row = QHBoxLayout(self.urdf_box)
+        self.urdf_note = QLabel()
+        self.urdf_note.setWordWrap(True)
+        urdf_row.addWidget(self.urdf_note, 1)
+        self.proposal_button = QPushButton("Use SEAR's Proposal")
+        self.proposal_button.setToolTip("Set the drive type and the acceleration force to what SEAR proposes for "
+                                        "this URDF's wheels, mass and friction (Edit > Undo takes it back).")
+        self.proposal_button.clicked.connect(self.use_proposal)
+        urdf_row.addWidget(self.proposal_button)
+        self.urdf_box.setVisible(False)
+        page.addWidget(self.urdf_box)
+        layout = QHBoxLayout()
+        page.addLayout(layout, 1)
         main = QGroupBox("Vehicle dynamics (Bullet raycast vehicle)")
         form = self.form("dynamics", Dynamics, ["mass", "engine_force", "brake_force", "suspension_stiffness",
                                                  "suspension_compression", "suspension_damping"])
@@ -117,6 +157,104 @@ class DynamicsTab(SettingsTab):
             number.setEnabled(getattr(dynamics, name) is not None)
             if getattr(dynamics, name) is None:
                 number.set(number.minimum())
+
+    # --- a robot from a URDF ------------------------------------------------------------------------------
+
+    def urdf_facts(self) -> DriveFacts | None:
+        """The chosen robot's URDF as the simulation will have it (mass, tyre friction, wheels), or None for a
+        mesh body or a URDF that cannot be read (the Robot Body tab says why). Read again only when the file,
+        its time stamp, the package roots or the wheel marks change."""
+        from sear.errors import SearError
+        from sear.models.robotdesc.drive import drive_facts
+        from sear.models.robotdesc.parse import load_urdf
+        from sear.models.robotdesc.wheels import UrdfWheels, choose_wheels
+
+        body = self.robot.body
+        if not is_urdf(body.file) or body.file is None:
+            return None
+        path = Path(body.file)
+        try:
+            stamp: float | None = path.stat().st_mtime
+        except OSError:
+            stamp = None
+        folder = self.project.path.parent if self.project.path else None
+        key = (path, stamp, body.package_roots, folder, body.left_wheels, body.right_wheels, body.steering_joints)
+        if key != self._facts_key:
+            self._facts_key = key
+            try:
+                desc = load_urdf(path, package_root_paths(body.package_roots, folder))
+            except SearError:
+                self._facts = None
+                return None
+            try:
+                wheels = choose_wheels(desc, joint_names(body.left_wheels), joint_names(body.right_wheels),
+                                       joint_names(body.steering_joints))
+            except SearError:
+                wheels = UrdfWheels()  # no wheels to drive: the mass and friction still hold
+            self._facts = drive_facts(desc, wheels)
+        return self._facts
+
+    def use_proposal(self) -> bool:
+        """Use SEAR's Proposal: the drive type and acceleration force SEAR proposes for the URDF (one undo
+        step); False when there is none (a mesh body, or a URDF without a wheel a side)."""
+        from sear.models.robotdesc.drive import propose_drive
+
+        facts = self.urdf_facts()
+        proposal = propose_drive(facts) if facts is not None else None
+        if proposal is None:
+            return False
+        dynamics = self.robot.dynamics
+        if (dynamics.drive_type, dynamics.engine_force) != (proposal.drive_type, proposal.engine_force):
+            dynamics.drive_type, dynamics.engine_force = proposal.drive_type, proposal.engine_force
+            self.edited.emit("SEAR's drive proposal", False)
+        self.refresh()
+        self.update_enabled()
+        return True
+
+    def update_enabled(self) -> None:
+        """For a URDF robot: the URDF's mass and tyre friction in their (greyed) fields, the fields it does not
+        use greyed, and the note with SEAR's proposal; for a mesh body, all editable with the project's values.
+        The drive type and force are shown anew too (choosing a URDF on the Robot Body tab sets them)."""
+        from sear.models.robotdesc.drive import GROUND_FRICTION, propose_drive
+
+        dynamics = self.robot.dynamics
+        urdf = is_urdf(self.robot.body.file)
+        facts = self.urdf_facts() if urdf else None
+        self.urdf_box.setVisible(urdf)
+        for name in URDF_FIXED:
+            self.numbers[("dynamics", name)].setEnabled(not urdf and (
+                name not in self.auto_suspension or getattr(dynamics, name) is not None))
+        for auto in self.auto_suspension.values():
+            auto.setEnabled(not urdf)
+        for f in self.cog_fields:
+            f.setEnabled(not urdf)
+        shown = {"mass": facts.mass if facts is not None else dynamics.mass,
+                 "friction_slip": facts.friction if facts is not None else dynamics.friction_slip,
+                 "engine_force": dynamics.engine_force}
+        for name, value in shown.items():
+            self.numbers[("dynamics", name)].set(float(value))
+        self.drive_type.blockSignals(True)
+        self.drive_type.setCurrentIndex(max(0, self.drive_type.findData(dynamics.drive_type)))
+        self.drive_type.blockSignals(False)
+        if not urdf:
+            return
+        file = self.robot.body.file.name if self.robot.body.file is not None else ""
+        if facts is None:
+            self.urdf_note.setText(f"{file} cannot be read (the Robot Body Model tab says why).")
+            self.proposal_button.setEnabled(False)
+            return
+        proposal = propose_drive(facts)
+        text = (f"{file} gives this robot's mass, {facts.mass:.1f} kg (every link's &lt;inertial&gt;, 1 kg for each "
+                f"link without one), and its tyre friction, μ {facts.friction:.2f} (its wheels' lateral_friction "
+                f"{facts.wheel_friction:g} × the ground's {GROUND_FRICTION:g}): "
+                "both shown greyed. Suspension, centre of gravity and friction slip do not apply to it.")
+        if proposal is not None:
+            text += f"<br><b>SEAR's proposal</b>, {proposal.engine_force:g} N: {proposal.reason}"
+        else:
+            text += "<br>No wheel a side: mark its wheels on the Robot Body Model tab."
+        self.urdf_note.setText(text)
+        self.proposal_button.setEnabled(proposal is not None and (dynamics.drive_type, dynamics.engine_force)
+                                        != (proposal.drive_type, proposal.engine_force))
 
     def field_widget(self, field: str) -> QWidget | None:
         widget = {"dynamics.drive_type": self.drive_type, "dynamics.cog_offset": self.cog_fields[0]}.get(field)

@@ -40,6 +40,9 @@ class UrdfWheels:
     right: tuple[WheelInfo, ...] = ()
     steering: tuple[str, ...] = ()
     """Joints with a vertical axis above a wheel (car steering)."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """Joints that look like wheels but were not proposed, as (joint, why: a sentence naming the joint and its
+    axis): their axle does not lie across the robot (propose_wheels only)."""
 
     @property
     def wheels(self) -> tuple[WheelInfo, ...]:
@@ -49,9 +52,38 @@ class UrdfWheels:
 _NOT_WHEEL = ("steer", "hinge", "caster", "castor", "arm", "gripper", "finger", "pan", "tilt", "head")
 
 
+ACROSS = math.cos(math.radians(25))
+"""A wheel's axle lies across the robot when its axis is within 25° of the root's y axis (|y| >= this)."""
+
+
 def _axis_in_root(desc: RobotDescription, joint: Joint, poses: dict[str, np.ndarray]) -> np.ndarray:
     rotation = (poses[joint.parent] @ joint.origin.matrix())[:3, :3]
     return rotation @ np.asarray(joint.axis)
+
+
+def axle_problem(desc: RobotDescription, joint_name: str, poses: dict[str, np.ndarray] | None = None) -> str | None:
+    """Why joint `joint_name` cannot drive a wheel of this robot, or None when it can: a wheel must roll the
+    robot along its x axis (forward, REP 103), so its axle must lie across the robot (within 25° of the
+    root link's y axis at the zero pose). A joint whose axle lies along x rolls the robot sideways (r2d2's
+    wheels: that robot faces its y axis); one along z spins on the spot (a steering or caster swivel)."""
+    poses = poses or desc.link_poses()
+    joint = desc.joints[joint_name]
+    axis = _axis_in_root(desc, joint, poses)
+    if abs(axis[1]) >= ACROSS:
+        return None
+    shown = " ".join(f"{v:.2f}" for v in np.where(np.abs(axis) < 5e-3, 0.0, axis))
+    main = int(np.argmax(np.abs(axis)))
+    if main == 0:
+        what = ("its axle lies along the robot's x axis, so it rolls the robot sideways (along y) where SEAR "
+                "drives a robot forward along x (REP 103). Turn the robot in the URDF: add a root link joined to "
+                f"'{desc.root}' by a fixed joint with <origin rpy=\"0 0 1.5708\"/>, so that its wheel axles "
+                "lie along y")
+    elif main == 2:
+        what = ("its axle is vertical (a steering or caster swivel, not a wheel); mark as wheels the joints whose "
+                "axle lies along the robot's y axis")
+    else:
+        what = "its axle is more than 25° off the robot's y axis, so it would not roll the robot straight forward"
+    return f"joint '{joint.name}' of {desc.path.name} turns about axis ({shown}) in the '{desc.root}' frame: {what}."
 
 
 def wheel_info(desc: RobotDescription, joint_name: str, poses: dict[str, np.ndarray] | None = None) -> WheelInfo:
@@ -93,6 +125,7 @@ def propose_wheels(desc: RobotDescription) -> UrdfWheels:
     poses = desc.link_poses()
     left: list[WheelInfo] = []
     right: list[WheelInfo] = []
+    refused: list[tuple[str, str]] = []
     for joint in desc.joints.values():
         unlimited = joint.type == "continuous" or (joint.type == "revolute" and joint.lower is None
                                                    and joint.upper is None)
@@ -100,7 +133,9 @@ def propose_wheels(desc: RobotDescription) -> UrdfWheels:
         if not unlimited or any(word in names for word in _NOT_WHEEL):
             continue
         axis = _axis_in_root(desc, joint, poses)
-        if abs(axis[1]) < math.cos(math.radians(25)):
+        if abs(axis[1]) < ACROSS:
+            if abs(axis[2]) < ACROSS:  # a horizontal axle that is not across: a wheel SEAR cannot drive
+                refused.append((joint.name, axle_problem(desc, joint.name, poses) or ""))
             continue
         info = wheel_info(desc, joint.name, poses)
         side = info.centre[1]
@@ -116,15 +151,16 @@ def propose_wheels(desc: RobotDescription) -> UrdfWheels:
         if not joint.moves or joint.type == "prismatic":
             continue
         axis = _axis_in_root(desc, joint, poses)
-        if abs(axis[2]) >= math.cos(math.radians(25)) and wheel_links & set(desc.subtree(joint.child)):
+        if abs(axis[2]) >= ACROSS and wheel_links & set(desc.subtree(joint.child)):
             steering.append(joint.name)
-    return UrdfWheels(tuple(left), tuple(right), tuple(steering))
+    return UrdfWheels(tuple(left), tuple(right), tuple(steering), tuple(refused))
 
 
 def choose_wheels(desc: RobotDescription, left: tuple[str, ...] | None, right: tuple[str, ...] | None,
                   steering: tuple[str, ...] | None) -> UrdfWheels:
     """The wheels the project marks (None: SEAR's proposal for that list). Raises ProjectError naming a
-    joint that does not exist or is fixed, and when no wheel is left on a side."""
+    joint that does not exist or is fixed, a wheel joint whose axle does not lie across the robot (naming
+    its axis), and when no wheel is left on a side (naming the joints refused for their axles)."""
     proposal = propose_wheels(desc)
     poses = desc.link_poses()
 
@@ -139,6 +175,9 @@ def choose_wheels(desc: RobotDescription, left: tuple[str, ...] | None, right: t
             if not joint.moves or joint.type == "prismatic":
                 raise ProjectError(f"the {what} joint '{name}' is a {joint.type} joint; wheels and steering turn on "
                                    "revolute or continuous joints.", field=field)
+            problem = axle_problem(desc, name, poses) if what != "steering" else None
+            if problem is not None:
+                raise ProjectError(f"the {what} {problem}", field=field)
         return tuple(wheel_info(desc, n, poses) for n in names) if what != "steering" else names
 
     chosen = UrdfWheels(pick(left, proposal.left, "left wheel", "body.left_wheels"),
@@ -146,9 +185,15 @@ def choose_wheels(desc: RobotDescription, left: tuple[str, ...] | None, right: t
                         pick(steering, proposal.steering, "steering", "body.steering_joints"))
     for side, wheels in (("left", chosen.left), ("right", chosen.right)):
         if not wheels:
+            why = ""
+            if proposal.refused:
+                first, *others = proposal.refused
+                why = f" Not proposed: {first[1]}"
+                if others:
+                    why += f" The same holds for {', '.join(repr(name) for name, _ in others)}."
             raise ProjectError(f"{desc.path.name} has no {side} wheel: SEAR found no continuous joint with an axis "
-                               f"across the robot on its {side}; name the {side} wheel joints on the Robot Body tab.",
-                               field=f"body.{side}_wheels")
+                               f"across the robot on its {side}; name the {side} wheel joints on the Robot Body tab."
+                               + why, field=f"body.{side}_wheels")
     return chosen
 
 
