@@ -52,6 +52,8 @@ COLOURS = {"box": (0.65, 0.45, 0.25), "wall": (0.75, 0.72, 0.68), "table": (0.55
 SELECTED = (1.0, 0.55, 0.05)
 ROBOT_PARTS = [((0.0, 0.0, 0.1), (0.6, 0.4, 0.2)), ((0.33, 0.0, 0.08), (0.08, 0.16, 0.1))]
 """A robot's marker at its start: a 0.6 m x 0.4 m block with a nose at its front (its body x axis)."""
+VIEW_SIZE = 12.0
+"""m: the editor first shows this much of the terrain round its centre (the wheel zooms out)."""
 KNOB = 0.2
 """Half the edge of the turning knob on the selected object's ring, m."""
 TURN_STEP = math.radians(15.0)
@@ -89,21 +91,22 @@ class WorldTab(SettingsTab):
         self.selected: Key | None = None
         self._before_drag: str | None = None
         self._terrain_key: object = None
-        self._terrain: tuple[np.ndarray, np.ndarray] | None = None
-        """The terrain's vertices and faces (world frame, m) as the editor draws it; None without one."""
+        self._terrain: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        """The terrain's triangles (F, 3, 3) and their boxes' lower and upper x, y corners (world frame, m);
+        None without a terrain."""
         self._terrain_items: list = []
         self._items: list = []
 
         palette = QHBoxLayout()
         palette.addWidget(QLabel("Add:"))
-        self.palette: dict[str, QPushButton] = {}
+        self.palette_buttons: dict[str, QPushButton] = {}
         for kind, cls in KINDS.items():
             button = QPushButton(kind.capitalize())
             button.setObjectName(f"add_{kind}")
             button.setToolTip(f"Add a {kind} at the middle of the view. {(cls.__doc__ or '').splitlines()[0]}")
             button.clicked.connect(lambda _=False, k=kind: self.add(k))
             palette.addWidget(button)
-            self.palette[kind] = button
+            self.palette_buttons[kind] = button
         palette.addSpacing(16)
         self.delete_action = self._action("Delete", QKeySequence(QKeySequence.StandardKey.Delete), self.delete)
         self.duplicate_action = self._action("Duplicate", QKeySequence("Ctrl+D"), self.duplicate)
@@ -134,8 +137,8 @@ class WorldTab(SettingsTab):
                              "Click one to select it.")
         self.tree.itemSelectionChanged.connect(self._tree_selected)
         self.properties = QGroupBox("Selected object")
-        self.form = QFormLayout(self.properties)
-        self.form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        self.property_form = QFormLayout(self.properties)
+        self.property_form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
 
         self.tree.setMinimumHeight(150)
         panel = QScrollArea()
@@ -212,8 +215,8 @@ class WorldTab(SettingsTab):
             item.x += step
         self.scene.add(item)
         self.selected = ("obstacle", item.name)
-        self.edited.emit(f"Add {kind}", True)
         self.refresh()
+        self.edited.emit(f"Add {kind}", True)
         return item
 
     def _overlaps(self, item: Placed) -> bool:
@@ -230,8 +233,8 @@ class WorldTab(SettingsTab):
             return
         self.scene.remove(item.name)
         self.selected = None
-        self.edited.emit(f"Delete {item.name}", True)
         self.refresh()
+        self.edited.emit(f"Delete {item.name}", True)
 
     def duplicate(self) -> None:
         """Copy the selected obstacle one grid step (at least 1 m) east, under a new name."""
@@ -241,8 +244,8 @@ class WorldTab(SettingsTab):
             return
         copy = self.scene.duplicate(item.name, offset=max(1.0, self.grid.value()))
         self.selected = ("obstacle", copy.name)
-        self.edited.emit(f"Duplicate {item.name}", True)
         self.refresh()
+        self.edited.emit(f"Duplicate {item.name}", True)
 
     def _move(self, key: Key, x: float, y: float) -> None:
         """Put object `key`'s centre (a robot's start) at (x, y) m, without an undo step (a drag's)."""
@@ -318,35 +321,33 @@ class WorldTab(SettingsTab):
         except SearError as exc:
             self.message.emit(f"World tab: the terrain cannot be drawn: {exc}", 8000)
             return
-        self._terrain = (np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces))
+        tri = np.asarray(mesh.vertices, dtype=float)[np.asarray(mesh.faces)]
+        self._terrain = (tri, tri[:, :, :2].min(axis=1), tri[:, :, :2].max(axis=1))
         item = lit_mesh_item(mesh, (0.55, 0.7, 0.45))
         self.view.addItem(item)
         self._terrain_items.append(item)
         lo, hi = mesh.bounds
         self.view.look_at((0.0, 0.0, float(self.heights(np.zeros((1, 2)))[0])),
-                          float(min(max(hi[0] - lo[0], hi[1] - lo[1]), 30.0)))
+                          float(min(max(hi[0] - lo[0], hi[1] - lo[1]), VIEW_SIZE)))
 
     def heights(self, xy: np.ndarray) -> np.ndarray:
         """The terrain's height (its highest surface) at points (N, 2), m; 0 where there is none."""
         out = np.zeros(len(xy))
         if self._terrain is None:
             return out
-        vertices, faces = self._terrain
-        tri = vertices[faces]
-        lo, hi = tri[:, :, :2].min(axis=1), tri[:, :, :2].max(axis=1)
+        tri, lo, hi = self._terrain
         for i, (px, py) in enumerate(xy):
-            near = np.nonzero((lo[:, 0] <= px) & (px <= hi[:, 0]) & (lo[:, 1] <= py) & (py <= hi[:, 1]))[0]
-            best = None
-            for a, b, c in tri[near]:
-                d = (b[1] - c[1]) * (a[0] - c[0]) + (c[0] - b[0]) * (a[1] - c[1])
-                if abs(d) < 1e-12:
-                    continue
-                u = ((b[1] - c[1]) * (px - c[0]) + (c[0] - b[0]) * (py - c[1])) / d
-                v = ((c[1] - a[1]) * (px - c[0]) + (a[0] - c[0]) * (py - c[1])) / d
-                if u >= -1e-9 and v >= -1e-9 and u + v <= 1 + 1e-9:
-                    z = u * a[2] + v * b[2] + (1 - u - v) * c[2]
-                    best = z if best is None else max(best, z)
-            out[i] = 0.0 if best is None else best
+            near = tri[(lo[:, 0] <= px) & (px <= hi[:, 0]) & (lo[:, 1] <= py) & (py <= hi[:, 1])]
+            a, b, c = near[:, 0], near[:, 1], near[:, 2]
+            d = (b[:, 1] - c[:, 1]) * (a[:, 0] - c[:, 0]) + (c[:, 0] - b[:, 0]) * (a[:, 1] - c[:, 1])
+            flat = np.abs(d) < 1e-12
+            d = np.where(flat, 1.0, d)
+            u = ((b[:, 1] - c[:, 1]) * (px - c[:, 0]) + (c[:, 0] - b[:, 0]) * (py - c[:, 1])) / d
+            v = ((c[:, 1] - a[:, 1]) * (px - c[:, 0]) + (a[:, 0] - c[:, 0]) * (py - c[:, 1])) / d
+            inside = ~flat & (u >= -1e-9) & (v >= -1e-9) & (u + v <= 1 + 1e-9)
+            if inside.any():
+                z = u * a[:, 2] + v * b[:, 2] + (1 - u - v) * c[:, 2]
+                out[i] = float(z[inside].max())
         return out
 
     # --- drawing --------------------------------------------------------------------------------------------
@@ -374,12 +375,12 @@ class WorldTab(SettingsTab):
         if isinstance(item, Tree):
             corners = [(0.15 * math.cos(a), 0.15 * math.sin(a)) for a in np.linspace(0, 2 * math.pi, 8)]
         xy = np.array([(item.x + c * u - s * v, item.y + s * u + c * v) for u, v in corners] + [(item.x, item.y)])
-        ground = self.heights(xy)
+        under = self.heights(xy)
         if isinstance(item, Box):
-            z = float(ground.max()) if item.z is None else item.z - item.size / 2.0
+            feet = float(under.max()) if item.z is None else item.z - item.size / 2.0
         else:
-            z = float(ground.min())
-        return Placement(key, boxes, item.x, item.y, z, yaw, turnable=not isinstance(item, Tree))
+            feet = float(under.min())
+        return Placement(key, boxes, item.x, item.y, feet, yaw, turnable=not isinstance(item, Tree))
 
     def update_preview(self) -> None:
         """Draw the terrain (when it changed), every object where the project puts it, and the selection."""
@@ -400,7 +401,8 @@ class WorldTab(SettingsTab):
                 mesh = make_tree()
             else:
                 boxes = [trimesh.creation.box(extents=d).apply_translation(p) for p, d in placed.parts]
-                mesh = trimesh.util.concatenate(boxes)
+                mesh = trimesh.Trimesh(np.concatenate([b.vertices for b in boxes]),
+                                       np.concatenate([b.faces + 8 * i for i, b in enumerate(boxes)]), process=False)
             matrix = trimesh.transformations.rotation_matrix(placed.yaw, (0, 0, 1))
             matrix[:3, 3] = (placed.x, placed.y, placed.z)
             mesh = mesh.copy().apply_transform(matrix)
@@ -453,32 +455,42 @@ class WorldTab(SettingsTab):
             return [["start mode", body.start_mode if body else ""]]
         return [[f.name, _text(getattr(item, f.name))] for f in fields(item) if f.name not in shown]
 
+    def _object_rows(self) -> list[QTreeWidgetItem]:
+        """The tree's rows of objects (under the Robots and Obstacles groups)."""
+        rows = []
+        for group in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(group)
+            if top is not None:
+                top.setText(1, f"{top.childCount()}")
+                rows += [row for index in range(top.childCount()) if (row := top.child(index)) is not None]
+        return rows
+
     def _fill_tree_rows(self) -> None:
         """Write every object's columns (and select the selected one) without rebuilding the tree."""
         self.tree.blockSignals(True)
-        for group in range(self.tree.topLevelItemCount()):
-            top = self.tree.topLevelItem(group)
-            top.setText(1, f"{top.childCount()}")
-            for index in range(top.childCount()):
-                row = top.child(index)
-                key = row.data(0, Qt.ItemDataRole.UserRole)
-                placed = self.view.placements.get(key) or self._placement(key, None)
-                item = self.obstacle(key)
-                row.setText(0, self._name(key))
-                row.setText(1, "robot" if item is None else kind_of(item))
-                row.setText(2, f"{placed.x:.2f}")
-                row.setText(3, f"{placed.y:.2f}")
-                row.setText(4, f"{math.degrees(placed.yaw):.0f}" if placed.turnable else "")
-                rows = self._field_rows(key)
-                for child_index, (name, value) in enumerate(rows[:row.childCount()]):
-                    row.child(child_index).setText(0, name)
-                    row.child(child_index).setText(1, value)
-                row.setSelected(key == self.selected)
+        valid = set(self._keys())
+        for row in self._object_rows():
+            data = row.data(0, Qt.ItemDataRole.UserRole)
+            key: Key = (str(data[0]), str(data[1]))
+            if key not in valid:
+                continue  # an object just removed: the tree is rebuilt next
+            placed = self.view.placements.get(key) or self._placement(key, None)
+            item = self.obstacle(key)
+            row.setText(0, self._name(key))
+            row.setText(1, "robot" if item is None else kind_of(item))
+            row.setText(2, f"{placed.x:.2f}")
+            row.setText(3, f"{placed.y:.2f}")
+            row.setText(4, f"{math.degrees(placed.yaw):.0f}" if placed.turnable else "")
+            children = [child for i in range(row.childCount()) if (child := row.child(i)) is not None]
+            for child, (name, value) in zip(children, self._field_rows(key), strict=False):
+                child.setText(0, name)
+                child.setText(1, value)
+            row.setSelected(key == self.selected)
         self.tree.blockSignals(False)
 
     def _tree_selected(self) -> None:
         chosen = [i.data(0, Qt.ItemDataRole.UserRole) for i in self.tree.selectedItems()]
-        keys = [k for k in chosen if k is not None]
+        keys: list[Key] = [(str(k[0]), str(k[1])) for k in chosen if k is not None]
         if keys:
             self.select(keys[0])
 
@@ -496,16 +508,16 @@ class WorldTab(SettingsTab):
 
     def _fill_properties(self) -> None:
         """The selected object's fields as editors (typed values), each change one undo step."""
-        while self.form.rowCount():
-            self.form.removeRow(0)
+        while self.property_form.rowCount():
+            self.property_form.removeRow(0)
         self.property_fields: dict[str, QWidget] = {}
         item = self.obstacle(self.selected)
         body = self.robot_body(self.selected)
         if item is not None:
             self.properties.setTitle(f"Selected: {kind_of(item)} {item.name}")
-            name = QLineEdit(item.name)
-            name.editingFinished.connect(lambda e=name, i=item: self._rename(i, e))
-            self._row("name", "Name", name)
+            name_edit = QLineEdit(item.name)
+            name_edit.editingFinished.connect(lambda e=name_edit, i=item: self._rename(i, e))
+            self._row("name", "Name", name_edit)
             for f in fields(item):
                 if f.name != "name":
                     self._row(f.name, field_info(type(item), f.name).label, self._editor(item, f.name))
@@ -522,14 +534,14 @@ class WorldTab(SettingsTab):
             yaw.set(yaw_of(body.rotation))
             yaw.valueChanged.connect(lambda v, b=body: self._set_robot(b, "rotation", turned(b.rotation, float(v))))
             self._row("yaw", "Yaw", yaw)
-            self.form.addRow(QLabel("Its start pose is in its Robot Body Model fields."))
+            self.property_form.addRow(QLabel("Its start pose is in its Robot Body Model fields."))
         else:
             self.properties.setTitle("Selected object")
-            self.form.addRow(QLabel("Click an object in the view or the list."))
+            self.property_form.addRow(QLabel("Click an object in the view or the list."))
 
     def _row(self, name: str, label: str, editor: QWidget) -> None:
         self.property_fields[name] = editor
-        self.form.addRow(label + ":", editor)
+        self.property_form.addRow(label + ":", editor)
 
     def _number(self, cls: type, name: str, value: float) -> NumberField:
         info = field_info(cls, name)
@@ -601,8 +613,8 @@ class WorldTab(SettingsTab):
         old = item.name
         item.name = name
         self.selected = ("obstacle", name)
-        self.edited.emit(f"Rename {old}", True)
         self.refresh()
+        self.edited.emit(f"Rename {old}", True)
 
 
 def _text(value: object) -> str:

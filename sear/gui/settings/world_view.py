@@ -130,9 +130,8 @@ class WorldView(gl.GLViewWidget):
         origin, direction = self.mouse_ray(pos)
         if self.selected in self.placements:
             placed = self.placements[self.selected]
-            if placed.turnable:
-                if ray_box(origin, direction, placed.knob(), np.full(3, self.knob), 0.0) is not None:
-                    return "turn", placed.key
+            if placed.turnable and ray_box(origin, direction, placed.knob(), np.full(3, self.knob), 0.0) is not None:
+                return "turn", placed.key
         best: tuple[float, Key] | None = None
         for placed in self.placements.values():
             c, s = math.cos(placed.yaw), math.sin(placed.yaw)
