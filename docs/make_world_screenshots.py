@@ -65,7 +65,12 @@ def main(out: Path) -> int:
     saved = [out / "world-tab.png", out / "world-scene-tree.png"]
     window.grab().save(str(saved[0]))
     tab.tree.expandAll()
-    tab.tree.parentWidget().grab().save(str(saved[1]))
+    side = tab.tree.parentWidget()  # the splitter of the tree and the property panel
+    side.parentWidget().setSizes([420, 640])  # room for the tree's columns in this picture
+    side.setSizes([470, 190])
+    for _ in range(10):
+        app.processEvents()
+    side.grab().save(str(saved[1]))
     for path in saved:
         print(f"wrote {path}")
     window.dirty = False

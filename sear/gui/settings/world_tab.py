@@ -130,7 +130,7 @@ class WorldTab(SettingsTab):
 
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Object", "Kind", "East (m)", "North (m)", "Yaw (°)"])
-        for column, width in enumerate((120, 60, 70, 70, 50)):
+        for column, width in enumerate((130, 90, 70, 70, 50)):
             self.tree.setColumnWidth(column, width)
         self.tree.setRootIsDecorated(True)
         self.tree.setToolTip("Every object of the world: the robots at their starts and the obstacles. "
