@@ -137,8 +137,6 @@ class Shelf(Turned):
     """Mass of a movable shelf, kg."""
 
 
-Obstacle = Box | Wall | Table | Tree | Shelf
-
 KINDS: dict[str, type] = {"box": Box, "wall": Wall, "table": Table, "tree": Tree, "shelf": Shelf}
 """Each obstacle kind's word (its XML element) and class, in the palette's order."""
 

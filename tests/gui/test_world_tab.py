@@ -10,21 +10,16 @@ import pytest
 from PySide6.QtCore import QPointF
 
 from sear.gui.settings.window import SettingsWindow
-from sear.project import Project
 from sear.scene import KINDS, Wall
 
 pytestmark = pytest.mark.gl
 
 
 @pytest.fixture
-def window(qtbot, answers, demo_copy):
-    w = SettingsWindow(Project.load(demo_copy / "demo.prj"))
-    qtbot.addWidget(w)
-    w.show()
-    w.tabs.setCurrentIndex(w.tab_pages.index(w.world_tab))
-    yield w
-    w.dirty = False
-    w.stop(wait=True)
+def window(demo_window):
+    """The demo's settings window (tests/gui/conftest.py) on its World tab."""
+    demo_window.tabs.setCurrentIndex(demo_window.tab_pages.index(demo_window.world_tab))
+    return demo_window
 
 
 def _names(w: SettingsWindow) -> list[str]:

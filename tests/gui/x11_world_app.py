@@ -10,13 +10,12 @@ the application is changed.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QTimer
+from PySide6.QtCore import QPoint
+from x11_app import report_every  # this script's folder is on the path, as it runs as a script
 
 from sear.cli import main
 from sear.gui.settings import window as settings_window
@@ -31,14 +30,14 @@ def _rect(widget) -> list[int]:
 def _reporter(window: settings_window.SettingsWindow, report: Path) -> None:
     tab = window.world_tab
 
-    def write() -> None:
+    def data() -> dict:
         bar = window.tabs.tabBar()
         index = window.tab_pages.index(tab)
         title = bar.tabRect(index)
         corner = bar.mapToGlobal(title.topLeft())
         world = window.project.world
         mvp = tab.view.mvp()
-        data = {
+        return {
             "window_id": int(window.winId()),
             "world_tab": [corner.x(), corner.y(), title.width(), title.height()],
             "current_tab": window.tabs.currentIndex() == index,
@@ -50,13 +49,8 @@ def _reporter(window: settings_window.SettingsWindow, report: Path) -> None:
             "dirty": window.dirty,
             "undo_steps": window.history.index(),
         }
-        partial = report.with_suffix(".part")
-        partial.write_text(json.dumps(data))
-        os.replace(partial, report)  # the test never reads half a file
 
-    timer = QTimer(window)
-    timer.timeout.connect(write)
-    timer.start(200)
+    report_every(window, report, data)
 
 
 def _with_report(report: Path):
