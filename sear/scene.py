@@ -1,5 +1,8 @@
 """The project's <world>: obstacles placed in the World tab (or by hand), as plain dataclasses.
 
+Positions, sizes and masses have the bounds the `sim.add_*` calls check (sear.simapi: WORLD_LIMIT,
+MAX_SIZE, MAX_MASS), so a file cannot ask for what user code could not.
+
 Every obstacle kind of user code's `sim.add_*` calls (box, wall, table, tree, shelf) can also stand in the
 project file, so a world is built with the mouse and saved with the project; the simulation builds each
 one with the same physics call user code makes (sear.physics.world), so both give the same bodies.
@@ -23,6 +26,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from sear.fields import param
+from sear.simapi import MAX_MASS, MAX_SIZE, WORLD_LIMIT
 
 TABLE_TOP = 0.04
 """Thickness of a table's top, m; at most a quarter of the table's height."""
@@ -43,9 +47,9 @@ class Placed:
 
     name: str = param("obstacle", kind="robotName", attribute=True, required=True)
     """Unique among the world's obstacles; the scene tree and messages name it."""
-    x: float = param(0.0, unit="m", label="East")
+    x: float = param(0.0, minimum=-WORLD_LIMIT, maximum=WORLD_LIMIT, unit="m", label="East")
     """Metres east of the terrain centre (the obstacle's centre)."""
-    y: float = param(0.0, unit="m", label="North")
+    y: float = param(0.0, minimum=-WORLD_LIMIT, maximum=WORLD_LIMIT, unit="m", label="North")
     """Metres north of the terrain centre (the obstacle's centre)."""
 
 
@@ -57,7 +61,7 @@ class Turned(Placed):
     """Turn about the vertical from the east axis, radians, counter-clockwise seen from above."""
     fixed: bool = param(True)
     """Fixed in place (a static body, nothing moves it) or movable (pushed, falls and tips under gravity)."""
-    mass: float = param(10.0, kind="positive", unit="kg")
+    mass: float = param(10.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_MASS, unit="kg")
     """Mass of a movable obstacle, kg (a fixed one does not use it)."""
 
     @property
@@ -70,13 +74,13 @@ class Turned(Placed):
 class Box(Turned):
     """A cube (sim.add_box), its edges along its yaw."""
 
-    size: float = param(1.0, kind="positive", unit="m", label="Edge")
+    size: float = param(1.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m", label="Edge")
     """Edge length, m."""
-    z: float | None = param(None, unit="m", label="Centre height")
+    z: float | None = param(None, minimum=-WORLD_LIMIT, maximum=WORLD_LIMIT, unit="m", label="Centre height")
     """Height of the cube's centre, m; left out: its bottom rests on the highest ground under it."""
     fixed: bool = param(False)
     """Fixed in place (a static body) or movable (pushed, falls under gravity)."""
-    mass: float = param(1.0, kind="positive", unit="kg")
+    mass: float = param(1.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_MASS, unit="kg")
     """Mass of a movable box, kg."""
 
 
@@ -85,13 +89,13 @@ class Wall(Turned):
     """A wall (sim.add_wall): its centre line `length` m long through (x, y) along its yaw, extended by
     half its thickness past each end so that walls sharing an end point close the corner."""
 
-    length: float = param(2.0, kind="positive", unit="m")
+    length: float = param(2.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Length of the centre line between the two end points, m (the wall is length + thickness long)."""
-    height: float = param(1.0, kind="positive", unit="m")
+    height: float = param(1.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Height above the lowest ground under it, m."""
-    thickness: float = param(0.2, kind="positive", unit="m")
+    thickness: float = param(0.2, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Thickness, m."""
-    mass: float = param(50.0, kind="positive", unit="kg")
+    mass: float = param(50.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_MASS, unit="kg")
     """Mass of a movable wall, kg."""
 
     def ends(self) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -104,13 +108,13 @@ class Wall(Turned):
 class Table(Turned):
     """A table (sim.add_table): a top on four square legs flush with its corners."""
 
-    width: float = param(1.2, kind="positive", unit="m")
+    width: float = param(1.2, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Size of the top along the table's own x (its yaw), m."""
-    depth: float = param(0.8, kind="positive", unit="m")
+    depth: float = param(0.8, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Size of the top across it, m."""
-    height: float = param(0.75, kind="positive", unit="m")
+    height: float = param(0.75, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Height of the top's upper face above the feet, m."""
-    mass: float = param(15.0, kind="positive", unit="kg")
+    mass: float = param(15.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_MASS, unit="kg")
     """Mass of a movable table, kg."""
 
 
@@ -125,15 +129,15 @@ class Shelf(Turned):
     """A shelf (sim.add_shelf): two side panels with `levels` boards between them, the lowest on the
     ground and the highest flush with the top; open at the front and back."""
 
-    width: float = param(1.0, kind="positive", unit="m")
+    width: float = param(1.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Outer size along the shelf's own x (its yaw), side panels included, m."""
-    depth: float = param(0.4, kind="positive", unit="m")
+    depth: float = param(0.4, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Size front to back, m."""
-    height: float = param(1.8, kind="positive", unit="m")
+    height: float = param(1.8, minimum=0.0, exclusive_minimum=True, maximum=MAX_SIZE, unit="m")
     """Height of the top board's upper face above the feet, m."""
     levels: int = param(5, minimum=2, maximum=MAX_SHELF_LEVELS, unit="")
     """Number of boards, 2 to 50, evenly spaced from the ground to the top."""
-    mass: float = param(30.0, kind="positive", unit="kg")
+    mass: float = param(30.0, minimum=0.0, exclusive_minimum=True, maximum=MAX_MASS, unit="kg")
     """Mass of a movable shelf, kg."""
 
 

@@ -65,6 +65,8 @@ def _with_world(tmp_path, world_xml: str):
 
 @pytest.mark.parametrize(("entry", "field", "words"), [
     ("<walls>\n<wall name='w'>\n<length>0</length>\n</wall>\n</walls>", "world.walls.wall.length", "greater than"),
+    ("<walls>\n<wall name='w'>\n<length>1500</length>\n</wall>\n</walls>", "world.walls.wall.length", "1000"),
+    ("<trees>\n<tree name='t'>\n<x>2e5</x>\n</tree>\n</trees>", "world.trees.tree.x", "100000"),
     ("<boxes>\n<box name='b'>\n<mass>-3</mass>\n</box>\n</boxes>", "world.boxes.box.mass", "greater than"),
     ("<shelves>\n<shelf name='s'>\n<levels>1</levels>\n</shelf>\n</shelves>", "world.shelves.shelf.levels", "2"),
     ("<tables>\n<table name='t'>\n<widht>1</widht>\n</table>\n</tables>", "world.tables.table.widht", "width"),

@@ -20,8 +20,10 @@ SCENE = Scene(
     boxes=[Box(name="crate", x=3.0, y=0.0, yaw=math.pi / 4, size=1.0, mass=2.5),
            Box(name="pillar", x=-2.0, y=3.0, z=1.2, fixed=True, size=0.3)],
     walls=[Wall(name="north", x=0.0, y=6.0, yaw=0.0, length=8.0, height=1.2, thickness=0.2),
-           Wall(name="east", x=7.0, y=0.0, yaw=math.pi / 2, length=4.0, height=1.0, thickness=0.2)],
-    tables=[Table(name="desk", x=-3.0, y=0.0, yaw=math.pi / 2, width=1.4, depth=0.7, height=0.72)],
+           Wall(name="east", x=7.0, y=0.0, yaw=math.pi / 2, length=4.0, height=1.0, thickness=0.2),
+           Wall(name="loose", x=10.0, y=5.0, length=2.0, height=1.0, thickness=0.2, fixed=False, mass=20.0)],
+    tables=[Table(name="desk", x=-3.0, y=0.0, yaw=math.pi / 2, width=1.4, depth=0.7, height=0.72),
+            Table(name="trolley", x=-10.0, y=5.0, width=1.0, depth=0.6, height=0.8, fixed=False, mass=8.0)],
     trees=[Tree(name="oak", x=-6.0, y=-6.0)],
     shelves=[Shelf(name="rack", x=0.0, y=-4.0, width=1.0, depth=0.4, height=1.6, levels=4),
              Shelf(name="cart", x=0.0, y=-8.0, width=1.0, depth=0.4, height=1.6, levels=4, fixed=False, mass=12.0)],
@@ -55,8 +57,8 @@ def _distance(world, start, end):
 def test_every_obstacle_of_the_file_is_built_under_its_name(world):
     assert sorted(o.name for o in world.obstacles) == sorted(o.name for o in SCENE.obstacles())
     assert {o.name: o.kind for o in world.obstacles} == {
-        "crate": "box", "pillar": "box", "north": "wall", "east": "wall", "desk": "table", "oak": "tree",
-        "rack": "shelf", "cart": "shelf"}
+        "crate": "box", "pillar": "box", "north": "wall", "east": "wall", "loose": "wall", "desk": "table",
+        "trolley": "table", "oak": "tree", "rack": "shelf", "cart": "shelf"}
 
 
 def test_bodies_sit_where_the_file_says(world):
@@ -97,11 +99,16 @@ def test_rays_see_the_obstacles_at_their_faces(world):
     assert _distance(world, (0.0, -4.0, 0.5), (0.0, -4.0, -1.0)) == pytest.approx(0.48, abs=1e-4)
 
 
-def test_a_movable_shelf_stands_still_and_weighs_its_mass(world):
-    cart = _named(world, "cart")
-    assert cart.dynamic and len(cart.body_ids) == 1
-    assert p.getDynamicsInfo(cart.body_id, -1, physicsClientId=world.client)[0] == 12.0
+def test_movable_obstacles_stand_still_and_weigh_their_mass(world):
+    for name, mass in (("cart", 12.0), ("loose", 20.0), ("trolley", 8.0)):
+        movable = _named(world, name)
+        assert movable.dynamic and len(movable.body_ids) == 1, name
+        assert p.getDynamicsInfo(movable.body_id, -1, physicsClientId=world.client)[0] == mass, name
+    assert not _named(world, "rack").dynamic  # positive control: the fixed shelf is static parts
     run(world, 1.0)
+    # Still standing where they were put: the trolley's top 0.8 m up, the loose wall's south face at y = 4.9.
+    assert _distance(world, (-10.0, 5.0, 2.0), (-10.0, 5.0, -1.0)) == pytest.approx(1.2, abs=2e-3)
+    assert _distance(world, (10.0, 0.0, 0.5), (10.0, 10.0, 0.5)) == pytest.approx(4.9, abs=2e-3)
     # Still standing where it was put: the top board flush with 1.6 m, the west panel at x = -0.5.
     assert _distance(world, (0.0, -8.0, 2.0), (0.0, -8.0, -1.0)) == pytest.approx(0.4, abs=2e-3)
     assert _distance(world, (-3.0, -8.0, 0.3), (3.0, -8.0, 0.3)) == pytest.approx(2.5, abs=2e-3)
