@@ -40,9 +40,11 @@ from PySide6.QtWidgets import (
 from sear.errors import SearError
 from sear.fields import field_info
 from sear.gui.preview import lit_mesh_item
+from sear.gui.settings.body_tab import mesh_robot_parts
 from sear.gui.settings.tab import EditedProject, SettingsTab
 from sear.gui.settings.world_view import Key, Placement, WorldView
 from sear.gui.widgets import IntField, NumberField
+from sear.models.robotdesc.parse import is_urdf
 from sear.project import Body
 from sear.scene import KINDS, Box, Placed, Scene, Tree, kind_of, parts
 
@@ -51,7 +53,8 @@ COLOURS = {"box": (0.65, 0.45, 0.25), "wall": (0.75, 0.72, 0.68), "table": (0.55
 """RGB of each kind in the editor (the simulation window's colours)."""
 SELECTED = (1.0, 0.55, 0.05)
 ROBOT_PARTS = [((0.0, 0.0, 0.1), (0.6, 0.4, 0.2)), ((0.33, 0.0, 0.08), (0.08, 0.16, 0.1))]
-"""A robot's marker at its start: a 0.6 m x 0.4 m block with a nose at its front (its body x axis)."""
+"""A robot's marker at its start when its models cannot be drawn (a URDF robot, a model not chosen or not
+readable): a 0.6 m x 0.4 m block with a nose at its front (its body x axis)."""
 VIEW_SIZE = 12.0
 """m: the editor first shows this much of the terrain round its centre (the wheel zooms out)."""
 KNOB = 0.2
@@ -96,6 +99,9 @@ class WorldTab(SettingsTab):
         None without a terrain."""
         self._terrain_items: list = []
         self._items: list = []
+        self._robot_models: dict[object, list | None] = {}
+        """Each mesh robot's body and wheel models (mesh, RGB), their lowest point at z = 0, by what they are
+        read from; None when they cannot be read (the robot is drawn as a marker)."""
 
         palette = QHBoxLayout()
         palette.addWidget(QLabel("Add:"))
@@ -358,6 +364,23 @@ class WorldTab(SettingsTab):
             keys += [("obstacle", o.name) for o in self.project.world.obstacles()]
         return keys
 
+    def robot_model(self, index: int) -> list | None:
+        """Robot `index`'s body and wheel models as (mesh, RGB) with their lowest point at z = 0 (read once
+        per file, scale and wheel placement), or None for a URDF robot or models that cannot be read."""
+        robot = self.project.robots[index]
+        if robot.body.file is None or is_urdf(robot.body.file):
+            return None
+        key = (robot.body.file, robot.body.scale, tuple((w.file, w.position) for w in robot.wheels.values()))
+        if key not in self._robot_models:
+            try:
+                meshes = mesh_robot_parts(robot)
+            except SearError:
+                self._robot_models[key] = None
+            else:
+                lowest = min(float(m.bounds[0][2]) for m, _ in meshes)
+                self._robot_models[key] = [(m.copy().apply_translation((0.0, 0.0, -lowest)), c) for m, c in meshes]
+        return self._robot_models[key]
+
     def _placement(self, key: Key, item: Placed | None) -> Placement:
         """How the view draws and picks object `key` (`item`: an obstacle not yet in the world)."""
         item = item if item is not None else self.obstacle(key)
@@ -367,7 +390,13 @@ class WorldTab(SettingsTab):
             x, y = self.robot_xy(body)
             ground = float(self.heights(np.array([[x, y]]))[0])
             lift = body.start_altitude if body.start_mode == "relative" else 0.0
-            return Placement(key, ROBOT_PARTS, x, y, ground + lift, yaw_of(body.rotation))
+            model = self.robot_model(int(key[1]))
+            boxes = ROBOT_PARTS
+            if model is not None:  # its models' bounding box, for picking
+                lo = np.min([m.bounds[0] for m, _ in model], axis=0)
+                hi = np.max([m.bounds[1] for m, _ in model], axis=0)
+                boxes = [(tuple((lo + hi) / 2.0), tuple(hi - lo))]
+            return Placement(key, boxes, x, y, ground + lift, yaw_of(body.rotation))
         boxes = parts(item)
         yaw = float(getattr(item, "yaw", 0.0))
         c, s = math.cos(yaw), math.sin(yaw)
@@ -395,6 +424,11 @@ class WorldTab(SettingsTab):
         self.view.selected = self.selected
         for key, placed in self.view.placements.items():
             kind = "robot" if key[0] == "robot" else kind_of(self.obstacle(key))  # type: ignore[arg-type]
+            model = self.robot_model(int(key[1])) if kind == "robot" else None
+            if model is not None:
+                for mesh, colour in model:
+                    self._add_mesh(mesh, placed, SELECTED if key == self.selected else colour)
+                continue
             if kind == "tree":
                 from sear.models.meshfiles import make_tree
 
@@ -403,12 +437,7 @@ class WorldTab(SettingsTab):
                 boxes = [trimesh.creation.box(extents=d).apply_translation(p) for p, d in placed.parts]
                 mesh = trimesh.Trimesh(np.concatenate([b.vertices for b in boxes]),
                                        np.concatenate([b.faces + 8 * i for i, b in enumerate(boxes)]), process=False)
-            matrix = trimesh.transformations.rotation_matrix(placed.yaw, (0, 0, 1))
-            matrix[:3, 3] = (placed.x, placed.y, placed.z)
-            mesh = mesh.copy().apply_transform(matrix)
-            item = lit_mesh_item(mesh, SELECTED if key == self.selected else COLOURS[kind])
-            self.view.addItem(item)
-            self._items.append(item)
+            self._add_mesh(mesh, placed, SELECTED if key == self.selected else COLOURS[kind])
         placed_sel = self.view.placements.get(self.selected) if self.selected else None
         if placed_sel is not None and placed_sel.turnable:
             r = placed_sel.radius()
@@ -423,6 +452,16 @@ class WorldTab(SettingsTab):
                 self.view.addItem(extra)
                 self._items.append(extra)
         self._fill_tree_rows()
+
+    def _add_mesh(self, mesh, placed: Placement, colour: tuple[float, float, float]) -> None:
+        """Draw `mesh` (in an object's frame: feet at z = 0) where `placed` puts that object."""
+        import trimesh
+
+        matrix = trimesh.transformations.rotation_matrix(placed.yaw, (0, 0, 1))
+        matrix[:3, 3] = (placed.x, placed.y, placed.z)
+        item = lit_mesh_item(mesh.copy().apply_transform(matrix), colour)
+        self.view.addItem(item)
+        self._items.append(item)
 
     # --- the scene tree and the property panel ---------------------------------------------------------------
 
