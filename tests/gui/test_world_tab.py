@@ -135,3 +135,17 @@ def test_a_movable_box_given_a_height_is_drawn_up_there(window):
     assert (box.fixed, box.z) == (True, 2.0)
     # Its bottom is drawn half an edge below the centre height given (the demo's ground is near 0).
     assert tab.view.placements[("obstacle", "box1")].z == pytest.approx(2.0 - box.size / 2)
+
+
+def test_every_robot_is_listed_and_a_second_robot_moves_its_own_start(window):
+    w, tab = window, window.world_tab
+    w.project.duplicate_robot(0, "second")  # starts 2 m north of the first (Project.DUPLICATE_OFFSET)
+    w.refresh()
+    assert {"robot", "second"} <= set(_tree_rows(w))
+    assert tab.view.placements[("robot", "1")].y == pytest.approx(2.0)
+    key = ("robot", "1")
+    tab.view.moved.emit(key, 4.0, -3.0)
+    tab.view.dropped.emit(key)
+    second, first = w.project.extra_robots[0].body, w.project.body
+    assert (second.start_east, second.start_north) == (4.0, -3.0)
+    assert (first.start_east, first.start_north) == (0.0, 0.0)  # the first robot stays

@@ -1,6 +1,7 @@
 """The World tab driven with real X events (xdotool under a 1366x768 Xvfb), as a user would (issue 24): click
-the World tab, place a box and a wall from the palette, drag the wall to a new place with the mouse, undo
-(the wall goes back), redo, save with Ctrl+S and quit with Ctrl+Q; the saved file holds the poses the window
+the World tab, place a box and a wall from the palette, place a tree, select it by clicking and delete it
+with the Delete key, drag the wall to a new place with the mouse, undo (the wall goes back), redo, save with
+Ctrl+S and quit with Ctrl+Q; the saved file holds the poses the window
 showed, and a headless simulation of it reads the wall with a LIDAR at the distance worked out here."""
 
 from __future__ import annotations
@@ -102,7 +103,21 @@ def test_place_drag_undo_save_and_simulate_the_world(tmp_path):
             wall, box = _named(placed, "wall"), _named(placed, "box")
             assert placed["selected"] == ["obstacle", wall["name"]]  # the new one is selected
             assert (wall["x"], wall["y"]) != TARGET
-            steps = placed["undo_steps"]
+
+            # A tree placed, unselected by a click on empty ground, selected by a click on its crown and
+            # deleted with the Delete key.
+            _xdotool(display, "mousemove", "--sync", *map(str, _centre(opened["palette"]["tree"])), "click", "1")
+            treed = _when(report, lambda r: len(r["obstacles"]) == 3, "the tree")
+            tree = _named(treed, "tree")
+            _xdotool(display, "mousemove", "--sync", *map(str, _pixel(treed, (-3.0, -3.0, 0.0))), "click", "1")
+            _when(report, lambda r: r["selected"] is None, "nothing selected")
+            _xdotool(display, "mousemove", "--sync", *map(str, _pixel(treed, (tree["x"], tree["y"], 3.0))),
+                     "click", "1")
+            _when(report, lambda r: r["selected"] == ["obstacle", tree["name"]], "the tree selected")
+            _xdotool(display, "key", "Delete")
+            deleted = _when(report, lambda r: len(r["obstacles"]) == 2, "the tree deleted")
+            assert [_named(deleted, "wall"), _named(deleted, "box")] == [wall, box]
+            steps = deleted["undo_steps"]
 
             # Drag the wall by the point of the ground under its middle to the target's point.
             grab = _pixel(placed, (wall["x"], wall["y"], 0.0))

@@ -96,6 +96,7 @@ class WorldView(gl.GLViewWidget):
         self.knob = 0.2
         """Half the edge of the turning knob, m (the World tab draws it this size)."""
         self.setMinimumSize(320, 260)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # a click gives it the keys: Delete, Ctrl+D
 
     # --- the camera's ray ----------------------------------------------------------------------------
 
