@@ -149,3 +149,31 @@ def test_every_robot_is_listed_and_a_second_robot_moves_its_own_start(window):
     second, first = w.project.extra_robots[0].body, w.project.body
     assert (second.start_east, second.start_north) == (4.0, -3.0)
     assert (first.start_east, first.start_north) == (0.0, 0.0)  # the first robot stays
+
+
+def test_objects_are_drawn_standing_on_a_slope(qtbot, answers, tmp_path):
+    from sear.project import Project
+
+    from ..physics.helpers import plane_mesh, rover_project
+
+    project = rover_project(tmp_path, terrain=plane_mesh(slope_deg=10.0))  # z = x tan 10°
+    project.save(tmp_path / "slope.prj")
+    w = SettingsWindow(Project.load(tmp_path / "slope.prj"))
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        w.tabs.setCurrentIndex(w.tab_pages.index(w.world_tab))
+        tab = w.world_tab
+        table = tab.add("table")
+        table.x, table.y = 3.0, 2.0
+        box = tab.add("box")
+        box.x, box.y = -4.0, 2.0
+        tab.update_preview()
+        slope = math.tan(math.radians(10.0))
+        # A table's feet on the lowest ground under its legs: the downhill legs' outer edge, width / 2 west.
+        assert tab.view.placements[("obstacle", table.name)].z == pytest.approx((3.0 - table.width / 2) * slope)
+        # A box resting on the highest ground under it: its uphill (east) edge.
+        assert tab.view.placements[("obstacle", box.name)].z == pytest.approx((-4.0 + box.size / 2) * slope)
+    finally:
+        w.dirty = False
+        w.stop(wait=True)

@@ -99,6 +99,9 @@ class WorldTab(SettingsTab):
         None without a terrain."""
         self._terrain_items: list = []
         self._items: list = []
+        self._heights: dict[tuple[float, float], float] = {}
+        """Ground heights already worked out, by point (m): a redraw during a drag asks again for every
+        object that did not move."""
         self._robot_models: dict[object, list | None] = {}
         """Each mesh robot's body and wheel models (mesh, RGB), their lowest point at z = 0, by what they are
         read from; None when they cannot be read (the robot is drawn as a marker)."""
@@ -315,6 +318,7 @@ class WorldTab(SettingsTab):
             return
         self._terrain_key = key
         self._terrain = None
+        self._heights.clear()
         for item in self._terrain_items:
             self.view.removeItem(item)
         self._terrain_items = []
@@ -342,7 +346,13 @@ class WorldTab(SettingsTab):
         if self._terrain is None:
             return out
         tri, lo, hi = self._terrain
+        if len(self._heights) > 100_000:  # a long session of drags: start afresh
+            self._heights.clear()
         for i, (px, py) in enumerate(xy):
+            known = self._heights.get((float(px), float(py)))
+            if known is not None:
+                out[i] = known
+                continue
             near = tri[(lo[:, 0] <= px) & (px <= hi[:, 0]) & (lo[:, 1] <= py) & (py <= hi[:, 1])]
             a, b, c = near[:, 0], near[:, 1], near[:, 2]
             d = (b[:, 1] - c[:, 1]) * (a[:, 0] - c[:, 0]) + (c[:, 0] - b[:, 0]) * (a[:, 1] - c[:, 1])
@@ -354,6 +364,7 @@ class WorldTab(SettingsTab):
             if inside.any():
                 z = u * a[:, 2] + v * b[:, 2] + (1 - u - v) * c[:, 2]
                 out[i] = float(z[inside].max())
+            self._heights[(float(px), float(py))] = float(out[i])
         return out
 
     # --- drawing --------------------------------------------------------------------------------------------
