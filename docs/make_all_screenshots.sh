@@ -9,5 +9,6 @@ small=(-a -s "-screen 0 1366x768x24")
 scaled=(-a -s "-screen 0 1920x1080x24")
 xvfb-run "${small[@]}" "$py" docs/make_screenshots.py docs/images
 xvfb-run "${small[@]}" "$py" docs/make_sim_screenshot.py docs/images/simulation.png
+xvfb-run "${small[@]}" "$py" docs/make_world_screenshots.py docs/images
 QT_SCALE_FACTOR=1.5 xvfb-run "${scaled[@]}" "$py" docs/make_screenshots.py docs/images --suffix=-1.5x --first
 QT_SCALE_FACTOR=1.5 xvfb-run "${scaled[@]}" "$py" docs/make_sim_screenshot.py docs/images/simulation-1.5x.png

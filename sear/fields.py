@@ -295,6 +295,17 @@ def _default_kind(tp: Any) -> str:
     return ""
 
 
+def list_item_tag(field_name: str) -> str:
+    """The element of one item of a list field: its name's last word in the singular ('extra_robots' holds
+    <robot> elements, 'boxes' <box>, 'shelves' <shelf>)."""
+    word = field_name.rsplit("_", 1)[-1]
+    if word.endswith("ves"):
+        return word[:-3] + "f"
+    if word.endswith(("xes", "ches", "shes", "sses")):
+        return word[:-2]
+    return word.rstrip("s")
+
+
 def fields_of(cls: Any) -> tuple[FieldInfo, ...]:
     """The declared fields of dataclass `cls`, in order (inherited fields first); worked out once."""
     return _fields_of(cls)

@@ -22,7 +22,8 @@ from typing import Literal
 from sear import saving, xmlio
 from sear.drives import registry as drive_registry
 from sear.errors import ProjectError
-from sear.fields import FORMAT_VERSION, param
+from sear.fields import FORMAT_VERSION, list_item_tag, param
+from sear.scene import Scene
 from sear.xsd import project_xsd
 
 WHEEL_IDS: tuple[str, ...] = ("left_front", "right_front", "left_rear", "right_rear")
@@ -311,6 +312,9 @@ class Project:
     extra_robots: list[Robot] = param(default_factory=list)
     """Robots besides the first, each with its own body, start pose, wheels, dynamics, user code and
     sensors."""
+    world: Scene | None = param(None)
+    """The obstacles placed in the world (the World tab; sear.scene); None: the file has no <world> and the
+    world holds only what user code adds. The robots' start poses stay in their <body>."""
     path: Path | None = field(default=None, compare=False)
     """Where this project lives on disk; not part of equality (a moved project is the same project)."""
 
@@ -403,6 +407,9 @@ class Project:
         problem = project.robot_problem()
         if problem is not None:
             raise ProjectError(problem[0], file=path, field=problem[1])
+        problem = project.world.problem() if project.world is not None else None
+        if problem is not None:
+            raise ProjectError(problem[0], file=path, line=_line_of(tree.getroot(), problem[1]), field=problem[1])
         return project
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -419,7 +426,7 @@ class Project:
         if path is None:
             raise ProjectError("the project has never been saved; choose a file name to save it as.")
         path = Path(os.path.normpath(Path(path).absolute()))
-        problem = self.robot_problem()
+        problem = self.robot_problem() or (self.world.problem() if self.world is not None else None)
         if problem is not None:
             raise ProjectError(f"not saved: {problem[0]}", file=path, field=problem[1])
         try:
@@ -526,6 +533,19 @@ class FileChoice:
 
 
 ROOT_TAG = "sear-project"
+
+
+def _line_of(root: object, dotted: str) -> int | None:
+    """The line of the element a dotted world field names ('world.walls.w1.name': the <wall name="w1">
+    under <world><walls>), or None."""
+    parts = dotted.split(".")
+    if len(parts) < 3 or parts[0] != "world":
+        return None
+    line = None
+    for element in root.iterfind(f"world/{parts[1]}/{list_item_tag(parts[1])}"):  # type: ignore[attr-defined]
+        if element.get("name") == parts[2] and element.sourceline is not None:
+            line = int(element.sourceline)  # the last one: the name's second use
+    return line
 
 
 def _normalised_quaternion(q: tuple[float, ...], path: Path,

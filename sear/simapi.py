@@ -162,6 +162,10 @@ COORDINATE_OR_NONE = dataclasses.replace(COORDINATE, none_ok=True)
 SIZE = Arg(unit="metres", lo=0.0, hi=MAX_SIZE, lo_open=True)
 """An edge, a height, a thickness: more than 0 m, at most MAX_SIZE."""
 MASS = Arg(unit="kilograms", lo=0.0, hi=MAX_MASS)
+YAW = Arg(unit="radians", lo=-2 * math.pi, hi=2 * math.pi)
+"""A heading about the vertical, counter-clockwise from east."""
+SHELF_LEVELS = Arg(unit="boards", lo=2.0, hi=50.0)
+"""A shelf's number of boards (a whole number; sear.scene.MAX_SHELF_LEVELS)."""
 FORCE = Arg(unit="newtons", lo=-MAX_FORCE, hi=MAX_FORCE)
 """A drive force, negative backwards."""
 BRAKE_FORCE = Arg(unit="newtons", lo=0.0, hi=MAX_FORCE)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from lxml import etree
 
 from sear.errors import ProjectError
-from sear.fields import FORMAT_VERSION, fields_of, meaning_of, number_problem, strip_optional
+from sear.fields import FORMAT_VERSION, fields_of, list_item_tag, meaning_of, number_problem, strip_optional
 
 _PARSER_OPTIONS = dict(
     resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
@@ -418,12 +418,6 @@ def dataclass_to_element(obj: Any, tag: str, base_dir: Path | None, attributes: 
         else:
             etree.SubElement(el, f.name).text = _xml_text(_to_text(value, tp, base_dir), name)
     return el
-
-
-def list_item_tag(field_name: str) -> str:
-    """The element of one item of a list field: its name's last word in the singular
-    ('extra_robots' holds <robot> elements)."""
-    return field_name.rsplit("_", 1)[-1].rstrip("s")
 
 
 def attribute_fields(cls: Any) -> tuple[str, ...]:

@@ -11,7 +11,16 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from sear.fields import FORMAT_VERSION, KINDS, FieldInfo, Kind, bounds_meaning, fields_of, note_meaning
+from sear.fields import (
+    FORMAT_VERSION,
+    KINDS,
+    FieldInfo,
+    Kind,
+    bounds_meaning,
+    fields_of,
+    list_item_tag,
+    note_meaning,
+)
 
 NAMES = ("common.xsd", "project.xsd", "sensors.xsd")
 SENSORS_ROOT_TAG = "sear-sensors"
@@ -145,7 +154,7 @@ class _Writer:
     def _named_items(self, info: FieldInfo, indent: str, owner: str) -> str:
         """A list field: <name> holding any number of items (dataclasses), each with a `name` attribute
         unique among them (e.g. <extra_robots><robot name=...>)."""
-        item_tag = info.name.rsplit("_", 1)[-1].rstrip("s")
+        item_tag = list_item_tag(info.name)
         item_cls = typing.get_args(info.type)[0]
         i2, i3 = indent + "  ", indent + "        "
         item = self.complex_content(item_tag, item_cls, i3)

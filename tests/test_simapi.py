@@ -29,7 +29,7 @@ VALID = {  # a valid value of every checked argument (in the middle of its range
     "force": 10.0, "angle": 0.1, "x": 3.0, "y": -2.0, "z": 0.5, "x1": -3.0, "y1": 4.0, "x2": -3.0, "y2": 6.0,
     "size": 0.5, "mass": 2.0, "height": 0.8, "thickness": 0.1, "seconds": 0.05, "name": "range",
     "grid": [[0.0, 1.0]], "cell": 0.1, "title": "map",
-    "left": 5.0, "right": -5.0, "width": 1.0, "depth": 0.6,
+    "left": 5.0, "right": -5.0, "width": 1.0, "depth": 0.6, "levels": 4.0, "yaw": 0.3,
 }
 OUT_OF_RANGE = {  # a finite number each numeric argument refuses
     ("gripper", "height"): -0.1,
@@ -41,6 +41,8 @@ OUT_OF_RANGE = {  # a finite number each numeric argument refuses
     ("wait", "seconds"): -1.0, ("drive", "left"): -2e6, ("drive", "right"): 2e6,
     ("add_table", "x"): 1e6, ("add_table", "y"): -1e6, ("add_table", "width"): 0.0,
     ("add_table", "depth"): -1.0, ("add_table", "height"): 1e4,
+    ("add_shelf", "x"): 1e6, ("add_shelf", "y"): -1e6, ("add_shelf", "width"): 0.0, ("add_shelf", "depth"): -1.0,
+    ("add_shelf", "height"): 1e4, ("add_shelf", "levels"): 1.0, ("add_shelf", "yaw"): 7.0,
     ("show_grid", "x"): 2e5, ("show_grid", "y"): -2e5, ("show_grid", "cell"): 0.0,
 }
 NUMERIC = [(call.name, arg.name) for call in SIM_API.values() for arg in call.args if arg.kind == "number"]
@@ -59,8 +61,8 @@ def _controller_sim():
 def test_the_builtin_calls_are_all_there():
     # The calls users know by name (docs/user-code.md): a declaration lost on the way would fail here.
     assert set(SIM_API) == {"time", "sensor_names", "pose", "speed", "gripper", "read", "read_sick", "accelerate",
-                            "brake", "steer", "drive", "add_tree", "add_box", "add_wall", "add_table", "print",
-                            "show_grid", "step", "wait"}
+                            "brake", "steer", "drive", "add_tree", "add_box", "add_wall", "add_table", "add_shelf",
+                            "print", "show_grid", "step", "wait"}
 
 
 @pytest.mark.parametrize("side", ["controller", "simulation"])

@@ -37,6 +37,9 @@ from sear.physics.robot import build_vehicle
 from sear.physics.urdf import UrdfVehicle
 from sear.physics.vehicle import WHEEL_RAY_MASK, Vehicle
 from sear.project import Body, Project, Robot
+from sear.scene import MAX_SHELF_LEVELS, Box, Scene, Shelf, Table, Tree, Wall, shelf_parts, table_parts
+from sear.scene import TABLE_LEG as TABLE_LEG  # the table's sizes live in sear.scene, shared with the editor
+from sear.scene import TABLE_TOP as TABLE_TOP
 
 if TYPE_CHECKING:
     import trimesh
@@ -46,10 +49,6 @@ TRUNK_SECTIONS = 128
 its faces lie at most 0.15 m x (1 - cos(180°/128)) = 0.05 mm inside the cylinder, 3.7 mm from an edge."""
 TRUNK_RADIUS = 0.15
 """Radius of a tree's trunk (sear.models.meshfiles.make_tree draws the same tree), m."""
-TABLE_TOP = 0.04
-"""Thickness of a table's top (World.add_table), m; at most a quarter of the table's height."""
-TABLE_LEG = 0.05
-"""Side of a table's square legs, m; at most a quarter of the table's width and depth."""
 FALL_DEPTH = 5.0
 """The world's edge: a robot whose centre of mass is this far (m) below the terrain's lowest point has driven
 over the terrain's edge (there is no ground beyond it) and is put back at its start pose; about one
@@ -61,7 +60,7 @@ class Obstacle:
     """Something user code added. `mesh` is its shape in its own body frame, for drawing."""
 
     kind: str
-    """'tree', 'box', 'wall' or 'table'."""
+    """'tree', 'box', 'wall', 'table' or 'shelf'."""
     body_ids: list[int]
     """pybullet bodies; the first one carries the pose used for drawing."""
     mesh: trimesh.Trimesh
@@ -69,6 +68,8 @@ class Obstacle:
     size: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """Bounding size (x, y, z), m."""
     colour: tuple[float, float, float, float] = field(default=(0.6, 0.6, 0.6, 1.0))
+    name: str = ""
+    """The name a project's <world> gives it ('' for one user code added)."""
 
     @property
     def body_id(self) -> int:
@@ -122,6 +123,8 @@ class World:
             # The terrain's tiles share one triangle set here: hits on the terrain report its first body.
             self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
                                                       np.asarray(self.terrain.mesh.faces)))
+            if project.world is not None:
+                self.build_scene(project.world)
         except BaseException:
             self.close()
             raise
@@ -298,9 +301,10 @@ class World:
         self._draw_offsets[ids[0]] = np.array([0.0, 0.0, -1.0])
         return len(self.obstacles) - 1
 
-    def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0) -> int:
-        """A cube of edge `size` m and `mass` kg, its edges along x and y, centred on (x, y, z) m: `z` is
-        the cube's centre, not its bottom.
+    def add_box(self, x: float, y: float, z: float | None = None, size: float = 1.0, mass: float = 1.0,
+                yaw: float = 0.0) -> int:
+        """A cube of edge `size` m and `mass` kg, its edges along x and y turned by `yaw` rad about z,
+        centred on (x, y, z) m: `z` is the cube's centre, not its bottom.
 
         z None rests its bottom on the highest ground under it (sampled at its corners, edge middles
         and centre), so it never starts inside the terrain; on a slope it then touches the ground at the
@@ -313,35 +317,37 @@ class World:
             raise ValueError(f"add_box: mass must be 0 (immovable) or more kilograms, not {mass!r}")
         half = size / 2.0
         if z is None:
-            corners = np.array([[x + dx, y + dy] for dx in (-half, 0, half) for dy in (-half, 0, half)])
+            corners = _turned(np.array([[dx, dy] for dx in (-half, 0, half) for dy in (-half, 0, half)]), x, y, yaw)
             z = float(self.terrain_heights(corners).max()) + half
         import trimesh
 
         mesh = trimesh.creation.box(extents=(size, size, size))
         shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=self.client)
+        orn = p.getQuaternionFromEuler((0, 0, yaw))
         if mass > 0:
-            body = p.createMultiBody(mass, shape, basePosition=(x, y, z), physicsClientId=self.client)
+            body = p.createMultiBody(mass, shape, basePosition=(x, y, z), baseOrientation=orn,
+                                     physicsClientId=self.client)
             # A box at rest sleeps (Bullet stops integrating it) until something touches it.
             p.changeDynamics(body, -1, lateralFriction=0.6, activationState=p.ACTIVATION_STATE_ENABLE_SLEEPING,
                              physicsClientId=self.client)
         else:
-            body = self._static_body(shape, (x, y, z), surface=mesh)
+            body = self._static_body(shape, (x, y, z), orn, surface=mesh)
             p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
         self.obstacles.append(Obstacle("box", [body], mesh, dynamic=mass > 0, size=(size, size, size),
                                        colour=(0.65, 0.45, 0.25, 1.0)))
         return len(self.obstacles) - 1
 
     def add_wall(self, x1: float, y1: float, x2: float, y2: float, height: float = 1.0,
-                 thickness: float = 0.2) -> int:
-        """A static wall, a box `height` m tall and `thickness` m thick whose centre line runs from (x1, y1)
-        to (x2, y2) m, extended past each end point by half the thickness: walls that share an end
-        point close the corner, and a wall is length + thickness long.
+                 thickness: float = 0.2, mass: float = 0.0) -> int:
+        """A wall (static; movable when `mass` kg > 0), a box `height` m tall and `thickness` m thick
+        whose centre line runs from (x1, y1) to (x2, y2) m, extended past each end point by half the
+        thickness: walls that share an end point close the corner, and a wall is length + thickness long.
 
         Its bottom is level, at the lowest ground under its footprint (sampled every 0.5 m or closer
         along both faces and the centre line, end caps included), and its top `height` above that: on
         level ground it stands `height` tall; on a slope it never floats, and its uphill part sinks
-        into the ground (a long wall up a hill can disappear: build it from shorter pieces). Returns
-        its index in `obstacles`."""
+        into the ground (a long wall up a hill can disappear: build it from shorter pieces); a movable
+        one then settles. Returns its index in `obstacles`."""
         if not (height > 0 and thickness > 0):
             raise ValueError("add_wall: height and thickness must be greater than 0 metres")
         length = math.hypot(x2 - x1, y2 - y1)
@@ -361,52 +367,127 @@ class World:
         import trimesh
 
         mesh = trimesh.creation.box(extents=full)
-        body = self._static_body(shape, ((x1 + x2) / 2, (y1 + y2) / 2, base + height / 2), orn, surface=mesh)
-        self.obstacles.append(Obstacle("wall", [body], mesh, size=full, colour=(0.75, 0.72, 0.68, 1.0)))
+        centre = ((x1 + x2) / 2, (y1 + y2) / 2, base + height / 2)
+        if mass > 0:
+            body = p.createMultiBody(mass, shape, basePosition=centre, baseOrientation=orn,
+                                     physicsClientId=self.client)
+            p.changeDynamics(body, -1, lateralFriction=0.6, activationState=p.ACTIVATION_STATE_ENABLE_SLEEPING,
+                             physicsClientId=self.client)
+        else:
+            body = self._static_body(shape, centre, orn, surface=mesh)
+        self.obstacles.append(Obstacle("wall", [body], mesh, dynamic=mass > 0, size=full,
+                                       colour=(0.75, 0.72, 0.68, 1.0)))
         return len(self.obstacles) - 1
 
-    def add_table(self, x: float, y: float, width: float, depth: float, height: float) -> int:
-        """A static table centred on (x, y) m: a top `width` m along x and `depth` m along y, its upper
-        face `height` m above its feet, on four square legs flush with its corners.
+    def add_table(self, x: float, y: float, width: float, depth: float, height: float, yaw: float = 0.0,
+                  mass: float = 0.0) -> int:
+        """A table centred on (x, y) m: a top `width` m along its x (turned `yaw` rad from east) and `depth`
+        m across, its upper face `height` m above its feet, on four square legs flush with its corners;
+        fixed, or movable as one body of `mass` kg when mass > 0.
 
         The top is TABLE_TOP m thick and the legs TABLE_LEG m square (both at most a quarter of the
-        table's size, so a small table stays a table). The feet stand on the lowest ground under the
-        four legs: on level ground the underside of the top is height - TABLE_TOP above it, and a
-        robot lower than that drives under; on a slope the uphill legs sink in. Every part is a fixed
-        body in the static collision group, so the sensors' rays see legs and top. Returns its index in
-        `obstacles` (`kind` 'table'; the drawing mesh is in the top's frame)."""
+        table's size, so a small table stays a table; sear.scene.table_parts). The feet stand on the lowest
+        ground under the four legs: on level ground the underside of the top is height - TABLE_TOP above
+        it, and a robot lower than that drives under; on a slope the uphill legs sink in. A fixed table's
+        every part is a fixed body in the static collision group, so the sensors' rays see legs and top.
+        Returns its index in `obstacles` (`kind` 'table'; the drawing mesh is in the top's frame)."""
         if not all(v > 0 and math.isfinite(v) for v in (width, depth, height)):
             raise ValueError("add_table: width, depth and height must be numbers greater than 0 metres")
+        if not (mass >= 0 and math.isfinite(mass)):
+            raise ValueError(f"add_table: mass must be 0 (fixed) or more kilograms, not {mass!r}")
+        return self._add_parts("table", table_parts(width, depth, height), x, y, yaw, mass,
+                               size=(width, depth, height), colour=(0.55, 0.38, 0.22, 1.0))
+
+    def add_shelf(self, x: float, y: float, width: float, depth: float, height: float, levels: int = 5,
+                  yaw: float = 0.0, mass: float = 0.0) -> int:
+        """A shelf centred on (x, y) m: two side panels `width` m apart (outer faces) along its x, turned
+        `yaw` rad from east, `depth` m deep and `height` m tall, with `levels` boards between them, the
+        lowest on the ground and the highest flush with the top (sear.scene.shelf_parts: panels and boards
+        SHELF_PANEL thick); open at front and back. Its feet stand on the lowest ground under it, as a
+        table's; fixed, or movable as one body of `mass` kg when mass > 0. Returns its index in
+        `obstacles` (the drawing mesh is in its first side panel's frame)."""
+        if not all(v > 0 and math.isfinite(v) for v in (width, depth, height)):
+            raise ValueError("add_shelf: width, depth and height must be numbers greater than 0 metres")
+        if levels != int(levels) or not 2 <= levels <= MAX_SHELF_LEVELS:
+            raise ValueError(f"add_shelf: levels must be a whole number of boards from 2 to {MAX_SHELF_LEVELS}, "
+                             f"not {levels!r}")
+        if not (mass >= 0 and math.isfinite(mass)):
+            raise ValueError(f"add_shelf: mass must be 0 (fixed) or more kilograms, not {mass!r}")
+        return self._add_parts("shelf", shelf_parts(width, depth, height, int(levels)), x, y, yaw, mass,
+                               size=(width, depth, height), colour=(0.62, 0.5, 0.36, 1.0))
+
+    def _add_parts(self, kind: str, parts: list[tuple[tuple[float, float, float], tuple[float, float, float]]],
+                   x: float, y: float, yaw: float, mass: float, size: tuple[float, float, float],
+                   colour: tuple[float, float, float, float]) -> int:
+        """An obstacle made of boxes (`parts`: centre and size in its frame, feet at z = 0) standing at
+        (x, y) turned `yaw`, its feet on the lowest ground under the parts that touch the ground (sampled
+        at their corners and every 0.5 m or closer). mass 0: each part a fixed body of the static group
+        (the drawing mesh in the first part's frame); else one movable body of `mass` kg, a compound of
+        the boxes about their common centre of volume (the drawing mesh in that frame)."""
         import trimesh
 
-        top = min(TABLE_TOP, height / 4.0)
-        leg = min(TABLE_LEG, width / 4.0, depth / 4.0)
-        corners = [(sx * (width - leg) / 2.0, sy * (depth - leg) / 2.0) for sx in (1, -1) for sy in (1, -1)]
-        feet = np.array([(x + cx + dx, y + cy + dy) for cx, cy in corners
-                         for dx in (-leg / 2, leg / 2) for dy in (-leg / 2, leg / 2)])
-        base = float(self.terrain_heights(feet).min())
-        top_centre = (x, y, base + height - top / 2.0)
-        top_mesh = trimesh.creation.box(extents=(width, depth, top))
-        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[width / 2, depth / 2, top / 2],
-                                       physicsClientId=self.client)
-        ids = [self._static_body(shape, top_centre, surface=top_mesh)]
-        leg_height = height - top
-        leg_mesh = trimesh.creation.box(extents=(leg, leg, leg_height))
-        leg_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[leg / 2, leg / 2, leg_height / 2],
-                                           physicsClientId=self.client)
-        parts = [top_mesh]
-        for cx, cy in corners:
-            ids.append(self._static_body(leg_shape, (x + cx, y + cy, base + leg_height / 2.0), surface=leg_mesh))
-            # The leg in the top's frame, for drawing.
-            parts.append(leg_mesh.copy().apply_translation((cx, cy, -top / 2.0 - leg_height / 2.0)))
-        for body in ids:
-            p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
-        offsets = np.cumsum([0] + [len(m.vertices) for m in parts[:-1]])
-        mesh = trimesh.Trimesh(np.concatenate([m.vertices for m in parts]),
-                               np.concatenate([m.faces + o for m, o in zip(parts, offsets, strict=True)]),
+        samples: list[tuple[float, float]] = []
+        for (cx, cy, cz), (sx, sy, sz) in parts:
+            if cz - sz / 2.0 > 1e-9:
+                continue
+            xs = np.linspace(cx - sx / 2, cx + sx / 2, max(2, math.ceil(sx / 0.5) + 1))
+            ys = np.linspace(cy - sy / 2, cy + sy / 2, max(2, math.ceil(sy / 0.5) + 1))
+            samples.extend((u, v) for u in xs for v in ys)
+        base = float(self.terrain_heights(_turned(np.array(samples), x, y, yaw)).min())
+        orn = p.getQuaternionFromEuler((0, 0, yaw))
+        rotation = np.asarray(p.getMatrixFromQuaternion(orn)).reshape(3, 3)
+        origin = np.array([x, y, base])
+        centres = np.array([c for c, _ in parts], dtype=float)
+        meshes = [trimesh.creation.box(extents=dims) for _, dims in parts]
+        if mass > 0:
+            volumes = np.array([d[0] * d[1] * d[2] for _, d in parts])
+            frame = (centres * volumes[:, None]).sum(axis=0) / volumes.sum()
+            shape = p.createCollisionShapeArray([p.GEOM_BOX] * len(parts),
+                                                halfExtents=[[v / 2 for v in d] for _, d in parts],
+                                                collisionFramePositions=(centres - frame).tolist(),
+                                                physicsClientId=self.client)
+            body = p.createMultiBody(mass, shape, basePosition=(origin + rotation @ frame).tolist(),
+                                     baseOrientation=orn, physicsClientId=self.client)
+            p.changeDynamics(body, -1, lateralFriction=0.6, activationState=p.ACTIVATION_STATE_ENABLE_SLEEPING,
+                             physicsClientId=self.client)
+            ids = [body]
+        else:
+            frame = centres[0]
+            ids = []
+            for centre, (_, dims), mesh in zip(centres, parts, meshes, strict=True):
+                part_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[v / 2 for v in dims],
+                                                    physicsClientId=self.client)
+                ids.append(self._static_body(part_shape, (origin + rotation @ centre).tolist(), orn, surface=mesh))
+                p.changeDynamics(ids[-1], -1, lateralFriction=0.6, physicsClientId=self.client)
+        drawn = [m.copy().apply_translation(c - frame) for m, c in zip(meshes, centres, strict=True)]
+        offsets = np.cumsum([0] + [len(m.vertices) for m in drawn[:-1]])
+        mesh = trimesh.Trimesh(np.concatenate([m.vertices for m in drawn]),
+                               np.concatenate([m.faces + o for m, o in zip(drawn, offsets, strict=True)]),
                                process=False)
-        self.obstacles.append(Obstacle("table", ids, mesh, size=(width, depth, height), colour=(0.55, 0.38, 0.22, 1.0)))
+        self.obstacles.append(Obstacle(kind, ids, mesh, dynamic=mass > 0, size=size, colour=colour))
         return len(self.obstacles) - 1
+
+    def build_scene(self, scene: Scene) -> None:
+        """Every obstacle of a project's <world>, each built by the call user code's sim.add_* makes (same
+        geometry, same rules for standing on the terrain), named in `obstacles` as in the file."""
+        for item in scene.obstacles():
+            if isinstance(item, Box):
+                index = self.add_box(item.x, item.y, item.z, size=item.size, mass=item.body_mass, yaw=item.yaw)
+            elif isinstance(item, Wall):
+                (x1, y1), (x2, y2) = item.ends()
+                index = self.add_wall(x1, y1, x2, y2, height=item.height, thickness=item.thickness,
+                                      mass=item.body_mass)
+            elif isinstance(item, Table):
+                index = self.add_table(item.x, item.y, item.width, item.depth, item.height, yaw=item.yaw,
+                                       mass=item.body_mass)
+            elif isinstance(item, Shelf):
+                index = self.add_shelf(item.x, item.y, item.width, item.depth, item.height, item.levels,
+                                       yaw=item.yaw, mass=item.body_mass)
+            elif isinstance(item, Tree):
+                index = self.add_tree(item.x, item.y)
+            else:
+                raise TypeError(f"not an obstacle: {item!r}")
+            self.obstacles[index].name = item.name
 
     def obstacle_pose(self, obstacle: Obstacle) -> tuple[np.ndarray, np.ndarray]:
         """World position and orientation of an obstacle's drawing mesh."""
@@ -419,3 +500,9 @@ class World:
         """Disconnect the pybullet client if this world created it."""
         if self._own_client and self.client is not None and p.isConnected(self.client):
             p.disconnect(self.client)
+
+
+def _turned(points: np.ndarray, x: float, y: float, yaw: float) -> np.ndarray:
+    """Points (N, 2) of an obstacle's own frame in the world: turned `yaw` rad about z, moved to (x, y) m."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.column_stack([x + c * points[:, 0] - s * points[:, 1], y + s * points[:, 0] + c * points[:, 1]])

@@ -42,10 +42,12 @@ from sear.simapi import (
     LIFT_HEIGHT,
     MASS,
     SENSOR_NAME,
+    SHELF_LEVELS,
     SIZE,
     STEERING_ANGLE,
     TEXT,
     TURN_CALLS,
+    YAW,
     Call,
     checked,
     declare,
@@ -170,6 +172,20 @@ class SimulationCalls:
         face is `height` m above the lowest ground under its legs, on four legs at its corners. A robot
         lower than the top's underside drives under it; the sensors see its legs and top."""
         self._robot.world.add_table(x, y, width, depth, height)
+
+    @declare("request", x=COORDINATE, y=COORDINATE, width=SIZE, depth=SIZE, height=SIZE, levels=SHELF_LEVELS,
+             yaw=YAW)
+    def add_shelf(self, x: float, y: float, width: float, depth: float, height: float, levels: float = 5,
+                  yaw: float = 0.0) -> None:
+        """A static shelf centred on (x, y) m, turned `yaw` rad from east: two side panels `width` m apart
+        (outer faces), `depth` m deep and `height` m tall, with `levels` boards (a whole number, 2 to 50)
+        between them, the lowest on the ground and the highest flush with the top; panels and boards
+        are 2 cm thick; open at front and back. Its feet stand on the lowest ground under it (on a slope
+        the uphill side sinks in); the sensors see its panels and boards."""
+        if levels != int(levels):
+            raise SearError(f"sim.add_shelf(levels={levels!r}): levels must be a whole number of boards, "
+                            "from 2 to 50")
+        self._robot.world.add_shelf(x, y, width, depth, height, int(levels), yaw=yaw)
 
     @property
     @declare("property")

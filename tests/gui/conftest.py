@@ -36,15 +36,29 @@ def answers(monkeypatch):
     return Answers(monkeypatch)
 
 
-@pytest.fixture
-def window(qtbot, answers):
-    """A shown Settings window on no project, its simulation (if a test started one) stopped after the
-    test and its changes given up. Test modules with a window of their own define `window` themselves."""
+def _shown_settings_window(qtbot, project=None):
+    """A shown Settings window (on `project`), its simulation (if a test started one) stopped after the
+    test and its changes given up."""
     from sear.gui.settings.window import SettingsWindow
 
-    w = SettingsWindow()
+    w = SettingsWindow(project)
     qtbot.addWidget(w)
     w.show()
     yield w
     w.dirty = False
     w.stop(wait=True)
+
+
+@pytest.fixture
+def window(qtbot, answers):
+    """A shown Settings window on no project (_shown_settings_window). Test modules with a window of their
+    own define `window` themselves."""
+    yield from _shown_settings_window(qtbot)
+
+
+@pytest.fixture
+def demo_window(qtbot, answers, demo_copy):
+    """A shown Settings window on a copy of the demo project (_shown_settings_window)."""
+    from sear.project import Project
+
+    yield from _shown_settings_window(qtbot, Project.load(demo_copy / "demo.prj"))

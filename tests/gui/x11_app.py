@@ -11,21 +11,36 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from sear.cli import main
 from sear.gui import simwindow
 
 
-def _reporter(window: simwindow.SimulationWindow, report: Path) -> None:
+def report_every(window: QWidget, report: Path, data: Callable[[], dict]) -> None:
+    """Write `data()` as JSON to `report` every 0.2 s while `window` lives, whole each time (a temporary
+    file renamed into place: the test never reads half a file)."""
+
     def write() -> None:
+        partial = report.with_suffix(".part")
+        partial.write_text(json.dumps(data()))
+        os.replace(partial, report)
+
+    timer = QTimer(window)
+    timer.timeout.connect(write)
+    timer.start(200)
+
+
+def _reporter(window: simwindow.SimulationWindow, report: Path) -> None:
+    def data() -> dict:
         box = window.cameras.box
         corner = box.mapToGlobal(QPoint(0, 0))
         focus = QApplication.focusWidget()
-        data = {
+        return {
             "window_id": int(window.winId()),
             "camera_box": [corner.x(), corner.y(), box.width(), box.height()],
             "popup_open": box.view().isVisible(),
@@ -33,13 +48,8 @@ def _reporter(window: simwindow.SimulationWindow, report: Path) -> None:
             "position": window.simulation.state.position.tolist(),
             "time": window.simulation.world.time,
         }
-        partial = report.with_suffix(".part")
-        partial.write_text(json.dumps(data))
-        os.replace(partial, report)  # the test never reads half a file
 
-    timer = QTimer(window)
-    timer.timeout.connect(write)
-    timer.start(200)
+    report_every(window, report, data)
 
 
 def _start_with_report(report: Path):

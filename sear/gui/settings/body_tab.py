@@ -28,15 +28,36 @@ from sear.gui.urdfview import BODY_COLOUR, MARKS, WHEEL_COLOUR, UrdfPanel
 from sear.gui.widgets import FileField, NumberField
 from sear.models.meshfiles import MESH_SUFFIXES
 from sear.models.robotdesc.parse import URDF_SUFFIXES, is_urdf, package_root_paths
-from sear.project import WHEEL_IDS, Body, Gripper, joint_names
+from sear.project import WHEEL_IDS, Body, Gripper, Robot, joint_names
 
 if TYPE_CHECKING:
+    import trimesh
+
     from sear.gui.urdfview import RobotRows
     from sear.models.robotdesc.drive import DriveProposal
     from sear.models.robotdesc.model import RobotDescription
 
 BODY_FILTER = ("Robot bodies (" + " ".join(f"*{s}" for s in URDF_SUFFIXES + MESH_SUFFIXES)
                + ");;URDF robot descriptions (" + " ".join(f"*{s}" for s in URDF_SUFFIXES) + ");;" + MESH_FILTER)
+
+
+def mesh_robot_parts(robot: Robot) -> list[tuple[trimesh.Trimesh, tuple[float, float, float]]]:
+    """A robot built from a body model and wheel models, as (mesh in its body frame, RGB) parts: its body,
+    then each wheel whose file exists, placed where the project puts it. SearError when a model cannot be
+    read; the body must be chosen (and not a URDF)."""
+    from sear.models.meshfiles import load_mesh  # reads models: trimesh is loaded only now
+
+    assert robot.body.file is not None
+    parts = [(load_mesh(robot.body.file, scale=robot.body.scale, tab="Robot Body Model"), (0.55, 0.6, 0.75))]
+    for wid in WHEEL_IDS:
+        wheel = robot.wheels[wid]
+        if wheel.file is None or not wheel.file.exists():
+            continue
+        mesh = load_mesh(wheel.file, scale=robot.body.scale, tab="Wheel Models")
+        if wheel.position is not None:
+            mesh.apply_translation(-(mesh.bounds[0] + mesh.bounds[1]) / 2 + wheel.position)
+        parts.append((mesh, (0.2, 0.2, 0.22)))
+    return parts
 
 
 class BodyTab(SettingsTab):
@@ -257,8 +278,6 @@ class BodyTab(SettingsTab):
     def show_robot(self, preview: MeshPreview) -> None:
         """Draw the chosen robot in `preview`: its body model and wheel models where the project puts them,
         or its URDF's links (wheels darker); a message when there is nothing to draw or it cannot be read."""
-        from sear.models.meshfiles import load_mesh  # reads models: trimesh is loaded only now
-
         robot = self.robot
         try:
             if is_urdf(robot.body.file):
@@ -267,16 +286,7 @@ class BodyTab(SettingsTab):
             if robot.body.file is None:
                 preview.show_message("Choose a body model to see it here.")
                 return
-            parts = [(load_mesh(robot.body.file, scale=robot.body.scale, tab="Robot Body Model"), (0.55, 0.6, 0.75))]
-            for wid in WHEEL_IDS:
-                wheel = robot.wheels[wid]
-                if wheel.file is None or not wheel.file.exists():
-                    continue
-                mesh = load_mesh(wheel.file, scale=robot.body.scale, tab="Wheel Models")
-                if wheel.position is not None:
-                    mesh.apply_translation(-(mesh.bounds[0] + mesh.bounds[1]) / 2 + wheel.position)
-                parts.append((mesh, (0.2, 0.2, 0.22)))
-            preview.show_meshes(parts)
+            preview.show_meshes(mesh_robot_parts(robot))
         except SearError as exc:
             preview.show_message(str(exc))
 

@@ -42,6 +42,7 @@ from sear.gui.settings.simulation_process import SimulationProcess
 from sear.gui.settings.tab import SettingsTab
 from sear.gui.settings.terrain_tab import TerrainTab
 from sear.gui.settings.wheels_tab import WheelsTab
+from sear.gui.settings.world_tab import WorldTab
 from sear.gui.widgets import NumberField, WindowUndoKeys, wrap_tooltips
 from sear.project import Project
 
@@ -78,8 +79,9 @@ class SettingsWindow(ProjectWindow):
         self.wheels_tab = WheelsTab(self, self.body_tab.show_robot)
         self.dynamics_tab = DynamicsTab(self)
         self.code_tab = CodeTab(self)
+        self.world_tab = WorldTab(self)
         self.tab_pages: list[SettingsTab] = [self.terrain_tab, self.body_tab, self.wheels_tab, self.dynamics_tab,
-                                             self.code_tab]
+                                             self.code_tab, self.world_tab]
         self.tabs = QTabWidget()
         for tab in self.tab_pages:
             # Each page scrolls when the window is smaller than its form (laptop screens, large scale factors).
