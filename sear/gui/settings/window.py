@@ -277,6 +277,16 @@ class SettingsWindow(ProjectWindow):
             self.project.name = name
             self._mark_dirty("Project name")
 
+    def _show_project(self, project: Project, message: str) -> None:
+        """Another project (new, opened, the demo) shows without the console output and problems of the one
+        before; the same file reloaded keeps them, as does a run still going (its output keeps coming)."""
+        another = project.path != self.project.path
+        super()._show_project(project, message)
+        if another:
+            self.show_problems([])
+            if not self.sim_process.is_running():
+                self.console.clear()
+
     def refresh(self) -> None:
         """Write every field of the model into its widget (without marking the project changed)."""
         pr = self.project
