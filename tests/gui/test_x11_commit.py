@@ -157,6 +157,15 @@ def test_f5_simulates_with_the_mass_typed_without_leaving_the_field(app):
     assert _saved_mass(app.project) == 30.0
 
 
+def test_a_click_on_simulate_runs_with_the_mass_typed_without_leaving_the_field(app):
+    window = _type_mass(app, "30")
+    x, y, width, height = window["simulate_button"]  # a toolbar button takes no focus from a click
+    app.xdotool("mousemove", "--sync", str(x + width // 2), str(y + height // 2))
+    app.xdotool("click", "1")
+    started = app.settings(lambda s: s["started"], "the simulation started")["started"]
+    assert [run["mass"] for run in started] == [30.0]
+
+
 def test_ctrl_q_after_typing_the_project_name_asks_about_the_unsaved_change(app):
     window = app.latest()["settings"]
     app.type_into(window["name_field"], "Renamed")

@@ -48,6 +48,7 @@ def _window(window: SettingsWindow) -> dict:
         "mass_field": _rect(mass),
         "mass_text": mass.text(),
         "mass_focus": mass.hasFocus(),
+        "simulate_button": _rect(window.simulate_button),
         "name": window.project.name,
         "mass": window.project.robots[0].dynamics.mass,
         "dirty": window.dirty,
