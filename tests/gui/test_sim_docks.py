@@ -11,11 +11,10 @@ from PySide6.QtCore import Qt
 
 from sear.gui.geometry import settings
 from sear.gui.simwindow import SimulationWindow
-from sear.runtime.simulation import Simulation
 from sear.sensors.imu import AccelerometerConfig
 from sear.sensors.lidar import LidarConfig
 
-from ..physics.helpers import rover_project
+from .test_grid_dock import _window as grid_window
 
 pytestmark = pytest.mark.gl
 
@@ -26,18 +25,12 @@ SHOW_GRID = """\
 
 
 def _window(qtbot, tmp_path, sensors, code: str = SHOW_GRID) -> SimulationWindow:
-    """A shown simulation window on a rover with `sensors`, opened as the first time (no saved layout)."""
+    """test_grid_dock's window on a rover with `sensors`, opened as the first time (no saved layout), on a
+    laptop's screen."""
     settings().remove("simulation")
-    project = rover_project(tmp_path / "p")
-    project.code.user_code = tmp_path / "p" / "robot.py"
-    project.code.user_code.write_text(textwrap.dedent(code))
-    simulation = Simulation(project, sensor_configs=list(sensors), output=lambda text: None)
-    w = SimulationWindow(simulation)
-    qtbot.addWidget(w)
+    w = grid_window(qtbot, tmp_path, textwrap.dedent(code), sensors)
     w.resize(1366, 740)
-    w.show()
     qtbot.waitExposed(w)
-    w.timer.stop()
     return w
 
 
