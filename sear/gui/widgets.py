@@ -60,7 +60,8 @@ def wrap_tooltips(root: QWidget) -> None:
 
 def commit_typing(window: QWidget) -> None:
     """Take the value typed into the field of `window` that has the keyboard focus, as leaving the field
-    would: a spin box interprets its text (its valueChanged follows), a text field sends editingFinished.
+    would: a spin box interprets its text (its valueChanged follows), a text field or an editable combo
+    box's text sends editingFinished.
 
     A field takes what is typed only when it loses the focus (or on Enter), but a command started from
     the keyboard or a toolbar leaves the focus where it is: every command that uses or replaces the edited
@@ -73,8 +74,10 @@ def commit_typing(window: QWidget) -> None:
     spin = focus if isinstance(focus, QAbstractSpinBox) else parent if isinstance(parent, QAbstractSpinBox) else None
     if spin is not None:
         spin.interpretText()
-    elif isinstance(focus, QLineEdit) and focus.isModified():
-        focus.editingFinished.emit()  # the handlers compare with the model: a value already taken is no new step
+        return
+    edit = focus.lineEdit() if isinstance(focus, QComboBox) and focus.isEditable() else focus
+    if isinstance(edit, QLineEdit) and edit.isModified():
+        edit.editingFinished.emit()  # the handlers compare with the model: a value already taken is no new step
 
 
 class StateCommand(QUndoCommand):
