@@ -92,8 +92,8 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
     if window is not None:
         status = window(simulation, duration=duration)
         if status in (exitcodes.INTERRUPTED, exitcodes.TERMINATED):  # SIGINT or SIGTERM closed the window
-            print(f"sear: {'terminated' if status == exitcodes.TERMINATED else 'interrupted'}; the log so far is kept.",
-                  file=sys.stderr)
+            print(f"sear: {'terminated' if status == exitcodes.TERMINATED else 'interrupted'}"
+                  f"{_log_kept(simulation)}.", file=sys.stderr)
     else:
         status = run_headless(simulation, duration if duration is not None else HEADLESS_DURATION)
     return leave(simulation, status)
@@ -111,6 +111,14 @@ def window_runner() -> WindowRunner | None:
         print(f"sear: the simulation window is not available ({exc}); running headless.", file=sys.stderr)
         return None
     return run_window
+
+
+def _log_kept(simulation: Simulation) -> str:
+    """What a run that ended early says of its log: that it is kept, and where, when the run writes one
+    (`--log`); nothing when it writes none, where "the log so far is kept" would promise a file that
+    does not exist."""
+    log = simulation.log
+    return f"; the log so far is kept in {log.path}" if log is not None else ""
 
 
 def leave(simulation: Simulation, status: int) -> int:
@@ -162,10 +170,10 @@ def run_headless(simulation: Simulation, duration: float) -> int:
     interrupted = stop.signal is not None
     if simulation.output_gone and not interrupted:
         print(f"sear: the output's reader went away (a closed pipe, such as `| head`), so the run ended at "
-              f"{simulation.world.time:.2f} s; the log so far is kept.", file=sys.stderr)
+              f"{simulation.world.time:.2f} s{_log_kept(simulation)}.", file=sys.stderr)
     if interrupted:
         what = "terminated" if stop.signal == signal.SIGTERM else "interrupted"
-        print(f"sear: {what}; the log so far is kept.", file=sys.stderr)
+        print(f"sear: {what}{_log_kept(simulation)}.", file=sys.stderr)
     wall = time.perf_counter() - wall0
     sim_time = simulation.world.time
     log_path = simulation.log.path if simulation.log is not None else None

@@ -130,3 +130,32 @@ def test_leave_closes_a_finished_run_and_returns_its_status(tmp_path):
     assert simulation.log is None
     with open(tmp_path / "ok.csv", newline="") as fh:
         assert len(list(csv.reader(fh))) == 1 + 6  # closed and whole: 0.1 s of 60 Hz rows
+
+
+@pytest.mark.parametrize("logged", [False, True])
+def test_a_stopped_run_says_its_log_is_kept_only_when_it_writes_one(demo_copy, tmp_path, logged):
+    """Stop (SIGTERM) ends a run early: "the log so far is kept" names the log when there is one (--log),
+    and is not said when the run writes none (issue 24 item 6)."""
+    import os
+    import signal
+
+    log = tmp_path / "run.csv"
+    command = [sys.executable, "-m", "sear", "run", str(demo_copy / "demo.prj"), "--headless", "--fast",
+               "--duration", "3600", *(["--log", str(log)] if logged else [])]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:  # the user code's main loop printed: the loop runs
+            if line.startswith("t="):
+                break
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 143 and "terminated" in err, err
+    assert ("log so far is kept" in err) == logged, err
+    if logged:
+        assert f"kept in {log}" in err and log.exists()

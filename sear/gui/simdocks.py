@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
@@ -46,6 +46,9 @@ PLOT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"
 colours of their own from plot_colour()."""
 HISTORY = 1800
 """Control ticks of history the Plots dock keeps (30 s at 60 Hz)."""
+PLOTS_SHARE = 0.45
+"""The Plots dock's share of the right-hand column's height the first time the window opens beside sensor
+docks: pictures (scans, grids, depth images) need the room more than the line plot does."""
 
 
 def plot_colour(slot: int) -> QColor:
@@ -88,15 +91,17 @@ class Hud(QLabel):
 
 class PlotsPanel(QWidget):
     """The Plots dock's widget: a list of every robot's plotted fields (as the log names them) to tick, and
-    their history over simulated time."""
+    their history over simulated time. The list is the legend: a plotted field's row shows its curve's
+    colour, so nothing covers the curves; it grows with the dock, up to the height of all its rows."""
 
     def __init__(self, simulation: Simulation) -> None:
         super().__init__()
         self.simulation = simulation
         layout = QVBoxLayout(self)
         self.fields_list = QListWidget()
-        self.fields_list.setMaximumHeight(130)
         self.fields_list.setMinimumHeight(48)
+        self.items: dict[str, QListWidgetItem] = {}
+        """Each field's row in the list, by its log name."""
         for run in simulation.robots:
             for sensor in run.sensors.sensors:
                 plotted = sensor.log_fields if sensor.PLOTTED is None else sensor.PLOTTED
@@ -105,6 +110,7 @@ class PlotsPanel(QWidget):
                     item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                     item.setCheckState(Qt.CheckState.Unchecked)
                     self.fields_list.addItem(item)
+                    self.items[item.text()] = item
         for name in ("accel.x", "accel.z", "gyro.z"):
             match = self.fields_list.findItems(name, Qt.MatchFlag.MatchExactly)
             if match:
@@ -112,9 +118,11 @@ class PlotsPanel(QWidget):
         if not any(self.fields_list.item(i).checkState() == Qt.CheckState.Checked
                    for i in range(self.fields_list.count())) and self.fields_list.count():
             self.fields_list.item(0).setCheckState(Qt.CheckState.Checked)
+        rows = max(1, self.fields_list.count())
+        frame = 2 * self.fields_list.frameWidth()
+        self.fields_list.setMaximumHeight(rows * max(self.fields_list.sizeHintForRow(0), 1) + frame + 2)
         self.plot = pg.PlotWidget(background="w")
         self.plot.setMinimumSize(220, 120)
-        self.plot.addLegend(offset=(5, 5), brush=(255, 255, 255, 210), pen=(180, 180, 180), labelTextColor=(20, 20, 20))
         self.plot.setLabel("bottom", "simulated time", units="s")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.curves: dict[str, pg.PlotDataItem] = {}
@@ -124,9 +132,19 @@ class PlotsPanel(QWidget):
         """Each log column's values, one per control tick (NaN where it had none)."""
         self.history_t: deque[float] = deque(maxlen=HISTORY)
         """Simulated time of each control tick in the history, s."""
-        layout.addWidget(QLabel("Plot these fields:"))
-        layout.addWidget(self.fields_list)
+        layout.addWidget(QLabel("Plot these fields (each in the colour of its row):"))
+        layout.addWidget(self.fields_list, 1)
         layout.addWidget(self.plot, 1)
+        checked = [self.fields_list.item(i) for i in range(self.fields_list.count())
+                   if self.fields_list.item(i).checkState() == Qt.CheckState.Checked]
+        if checked:  # the rows plotted first are in view, with their colours
+            QTimer.singleShot(0, self.fields_list, lambda: self.fields_list.scrollToItem(
+                checked[0], QListWidget.ScrollHint.PositionAtTop))
+
+    @property
+    def has_fields(self) -> bool:
+        """Whether the run's sensors have any field to plot (the window collapses an empty Plots dock)."""
+        return self.fields_list.count() > 0
 
     def record(self) -> None:
         """Every sensor column's latest value, as the CSV log writes it, at this control tick."""
@@ -149,6 +167,7 @@ class PlotsPanel(QWidget):
             if name not in chosen:
                 self.plot.removeItem(self.curves.pop(name))
                 del self._slots[name]
+                self.items[name].setIcon(QIcon())
         t = np.fromiter(self.history_t, float)
         for name in chosen:
             values = np.fromiter(self.history.get(name, ()), float)
@@ -158,8 +177,33 @@ class PlotsPanel(QWidget):
                 used = set(self._slots.values())
                 slot = self._slots[name] = next(i for i in range(len(used) + 1) if i not in used)
                 self.curves[name] = self.plot.plot(pen=pg.mkPen(plot_colour(slot), width=1.5), name=name)
+                swatch = QPixmap(12, 12)
+                swatch.fill(plot_colour(slot))
+                self.items[name].setIcon(QIcon(swatch))
             if len(values) == len(t):
                 self.curves[name].setData(t, values, connect="finite")
+
+
+def collapse_empty_plots(plots_dock: QDockWidget, plots: PlotsPanel) -> bool:
+    """Hide the Plots dock when the run has no field to plot (it would stay large and empty), leaving the
+    right-hand column to the sensor and Grids docks. True when it was hidden: the window shows it again
+    before it saves its layout, so the next run with fields to plot finds it as the user left it."""
+    if plots.has_fields:
+        return False
+    plots_dock.hide()
+    return True
+
+
+def give_pictures_room(window: QMainWindow, picture: QDockWidget) -> None:
+    """Share the right-hand column between the Plots dock and `picture` (a sensor's or the Grids dock,
+    below it): PLOTS_SHARE of the height to the plots, the rest to the picture, which needs it (an
+    occupancy grid, a depth image, a scan kept square). Nothing to share when the Plots dock is hidden."""
+    plots = window.findChild(QDockWidget, "Plots")
+    if plots is None or plots.isHidden() or picture.isHidden():
+        return
+    height = max(window.height(), 200)
+    window.resizeDocks([plots, picture], [round(height * PLOTS_SHARE), round(height * (1.0 - PLOTS_SHARE))],
+                       Qt.Orientation.Vertical)
 
 
 class ScanPanel(pg.PlotWidget):
@@ -354,6 +398,8 @@ class SensorDocks:
             self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
             if self.scan_docks:
                 self.window.tabifyDockWidget(self.scan_docks[0], dock)
+            else:
+                QTimer.singleShot(0, lambda: give_pictures_room(self.window, dock))  # once it is laid out
             QTimer.singleShot(0, dock.raise_)  # once the new tab is laid out
         poses = {}
         for title in grids:

@@ -28,7 +28,7 @@ from sear.gui.geometry import restore_window, save_window
 from sear.gui.help import add_help_menu
 from sear.gui.simcamera import Cameras
 from sear.gui.simconsole import Console
-from sear.gui.simdocks import Hud, PlotsPanel, SensorDocks
+from sear.gui.simdocks import Hud, PlotsPanel, SensorDocks, collapse_empty_plots, give_pictures_room
 from sear.gui.simkeys import CAMERA_KEYS, DRIVE_KEYS, HELP, KeyRouter
 from sear.gui.simview import Scene, SimView
 from sear.runtime.pacer import Pacer
@@ -158,14 +158,19 @@ class SimulationWindow(QMainWindow):
     def _restore_layout(self) -> None:
         """Open as the window was last closed (size, docks), inside the screen; the first time 1400×880 or
         the screen's size if smaller, with the 3-D view given the largest share: the side docks a third of
-        the width, the console an eighth of the height."""
-        if restore_window(self, "simulation", QSize(1400, 880)):
+        the width, the console an eighth of the height, and below the plots the sensor docks the larger part
+        of the side (simdocks.give_pictures_room). A Plots dock with nothing to plot is collapsed."""
+        restored = restore_window(self, "simulation", QSize(1400, 880))
+        self.plots_collapsed = collapse_empty_plots(self.plots_dock, self.plots)
+        if restored:
             return
         side = [d for d in self.findChildren(QDockWidget)
                 if self.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea]
         if side:
             self.resizeDocks(side, [max(260, self.width() // 3)] * len(side), Qt.Orientation.Horizontal)
         self.resizeDocks([self.console_dock], [max(70, self.height() // 8)], Qt.Orientation.Vertical)
+        if self.sensor_docks.docks:
+            give_pictures_room(self, self.sensor_docks.docks[0])
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -478,6 +483,8 @@ class SimulationWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         self.timer.stop()
         self.view.held.clear()
+        if self.plots_collapsed:  # collapsed for this run only: saved as the user had it
+            self.plots_dock.show()
         save_window(self, "simulation")
         event.accept()
 

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QUndoCommand, QUndoStack, QValidator
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QUndoCommand, QUndoStack, QValidator
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -55,6 +56,28 @@ def wrap_tooltips(root: QWidget) -> None:
         tip = widget.toolTip()
         if tip and not _might_be_rich(tip):
             widget.setToolTip(rich_tip(tip))
+
+
+def commit_typing(window: QWidget) -> None:
+    """Take the value typed into the field of `window` that has the keyboard focus, as leaving the field
+    would: a spin box interprets its text (its valueChanged follows), a text field or an editable combo
+    box's text sends editingFinished.
+
+    A field takes what is typed only when it loses the focus (or on Enter), but a command started from
+    the keyboard or a toolbar leaves the focus where it is: every command that uses or replaces the edited
+    data (save, simulate, close, undo, switching what is shown) calls this first, so the typed value is
+    the one it sees. Nothing happens when no field of `window` has the focus or nothing was typed."""
+    focus = QApplication.focusWidget()
+    if focus is None or focus.window() is not window.window():
+        return
+    parent = focus.parentWidget()
+    spin = focus if isinstance(focus, QAbstractSpinBox) else parent if isinstance(parent, QAbstractSpinBox) else None
+    if spin is not None:
+        spin.interpretText()
+        return
+    edit = focus.lineEdit() if isinstance(focus, QComboBox) and focus.isEditable() else focus
+    if isinstance(edit, QLineEdit) and edit.isModified():
+        edit.editingFinished.emit()  # the handlers compare with the model: a value already taken is no new step
 
 
 class StateCommand(QUndoCommand):
@@ -115,6 +138,31 @@ class UndoHistory(QUndoStack):
         self.clear()
         self.sync()
         self.setClean()
+
+    def action(self, parent: QObject, prefix: str, commit: Callable[[], None], *, redo: bool = False) -> QAction:
+        """An Undo (or, with `redo`, Redo) action named `prefix` and the step ('&Undo Mass'), which first
+        calls `commit` (commit_typing): a value typed and not yet taken becomes the step it undoes, instead
+        of the step before it being undone and the typed value taken afterwards."""
+        action = QAction(prefix, parent)
+
+        def name(text: str) -> None:
+            action.setText(f"{prefix} {text}" if text else prefix)
+
+        def trigger() -> None:
+            commit()
+            if redo:
+                self.redo()
+            else:
+                self.undo()
+
+        action.triggered.connect(trigger)
+        # Fed by the stack's own signals (as QUndoStack.createUndoAction is): nothing asks the stack while it
+        # is being destroyed with its window.
+        (self.canRedoChanged if redo else self.canUndoChanged).connect(action.setEnabled)
+        (self.redoTextChanged if redo else self.undoTextChanged).connect(name)
+        action.setEnabled(self.canRedo() if redo else self.canUndo())
+        name(self.redoText() if redo else self.undoText())
+        return action
 
     def _apply(self, state: Any) -> None:
         self.restoring = True

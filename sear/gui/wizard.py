@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from sear.errors import SearError
 from sear.gui.geometry import restore_window, save_window, scrolling
 from sear.gui.sensorform import COST_STYLE, COST_WARNING_STYLE, SensorForm, load_presets, title_of
-from sear.gui.widgets import UndoHistory, WindowUndoKeys, wrap_tooltips
+from sear.gui.widgets import UndoHistory, WindowUndoKeys, commit_typing, wrap_tooltips
 from sear.project import Project
 from sear.sensors import registry
 from sear.sensors.config import SensorConfig
@@ -117,6 +117,8 @@ class SensorWizard(QDialog):
         self.file_label.setStyleSheet("color: #555;")
         self.save_button = QPushButton("Save and Close")
         self.save_button.setDefault(True)
+        self.save_button.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_button.setToolTip(f"Write the sensors file and close ({self.save_button.shortcut().toString()})")
         cancel = QPushButton("Cancel")
         self.save_button.clicked.connect(self.save_and_close)
         cancel.clicked.connect(self.reject)
@@ -160,9 +162,9 @@ class SensorWizard(QDialog):
         bar = QMenuBar(self)
         layout.setMenuBar(bar)
         edit = bar.addMenu("&Edit")
-        undo = self.history.createUndoAction(self, "&Undo")
+        undo = self.history.action(self, "&Undo", self.commit_typing)
         undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = self.history.createRedoAction(self, "&Redo")
+        redo = self.history.action(self, "&Redo", self.commit_typing, redo=True)
         redo.setShortcuts([QKeySequence(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Y")])
         edit.addAction(undo)
         edit.addAction(redo)
@@ -204,6 +206,11 @@ class SensorWizard(QDialog):
             self.tabs.setCurrentIndex(tab)
             self.tabs.blockSignals(False)
             self._last_tab = tab
+
+    def commit_typing(self) -> None:
+        """Take the value typed into the field that has the focus (widgets.commit_typing): adding, saving,
+        closing, switching tabs and undo call it first, so they see what the form shows."""
+        commit_typing(self)
 
     def record(self, what: str) -> bool:
         """Make the change just made one undo step named `what`."""
@@ -249,6 +256,7 @@ class SensorWizard(QDialog):
 
     def add_current(self) -> bool:
         """Add (or update, when editing one) the sensor in the current tab's fields."""
+        self.commit_typing()
         form = self.form
         problems = form.problems()
         config = form.config()
@@ -319,6 +327,7 @@ class SensorWizard(QDialog):
         self.record(f"Remove {name}")
 
     def _tab_changed(self, index: int) -> None:
+        self.commit_typing()  # the focus may still be in a field of the tab left
         previous = self.forms[self._last_tab]
         if self._last_tab != index and previous.is_modified():
             choice = self.ask_leave(self.tabs.tabText(self._last_tab))
@@ -357,6 +366,7 @@ class SensorWizard(QDialog):
 
     def reject(self) -> None:
         """Cancel, Escape or the window's close button: ask before throwing added or typed sensors away."""
+        self.commit_typing()
         changed = self.sensors != self._saved_sensors or self.form.is_modified()
         if changed and self.saved_path is None:
             answer = QMessageBox.question(
@@ -370,6 +380,8 @@ class SensorWizard(QDialog):
         super().reject()
 
     def save_and_close(self) -> None:
+        """Write the sensors file (first asking whether to add the fields typed but not added) and close."""
+        self.commit_typing()
         if self.form.is_modified():
             answer = QMessageBox.question(
                 self, "Fields not added", "The current tab has values that were not added. Add them before saving?",

@@ -6,12 +6,14 @@ makes a project of its own."""
 from __future__ import annotations
 
 import filecmp
+import shutil
 import time
 
 import pytest
 from PySide6.QtCore import QProcess
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
+from sear.errors import Problem
 from sear.gui.settings.window import SettingsWindow
 from sear.loading import load_project
 from sear.project import Project
@@ -36,6 +38,32 @@ def test_file_new_gives_a_project_that_simulates_at_once(window, answers, tmp_pa
     assert not [text for kind, text in answers.shown if kind == "warning"]
     qtbot.waitUntil(lambda: window.sim_process.process.state() == QProcess.ProcessState.Running, timeout=30_000)
     window.stop(wait=True)
+
+
+@pytest.mark.parametrize("how", ["new", "open"])
+def test_another_project_starts_with_an_empty_console_and_no_problems(window, answers, tmp_path, demo_copy, how):
+    """Issue 24 item 6: the console and the Problems panel speak of the project shown, not of the one before."""
+    window.open_project(demo_copy / "demo.prj")
+    window.sim_process.append("$ sear run demo.prj\ndemo: route of 4 corners\n")  # a finished run's output
+    window.show_problems([Problem("a problem of the demo")])
+    assert "demo: route" in window.console.toPlainText() and not window.problem_dock.isHidden()  # to clear
+    if how == "new":
+        answers.save_path = str(tmp_path / "rover" / "rover.prj")
+        assert window.new_project()
+    else:
+        other = tmp_path / "other"
+        shutil.copytree(demo_copy, other)
+        assert window.open_project(other / "demo.prj")
+    assert window.console.toPlainText() == ""
+    assert window.problem_list.count() == 0 and window.problem_dock.isHidden()
+
+
+def test_reloading_the_same_project_keeps_the_console(window, answers, demo_copy):
+    """The control of the test above: the console is kept while the project stays the same one."""
+    window.open_project(demo_copy / "demo.prj")
+    window.sim_process.append("demo: route of 4 corners\n")
+    assert window.open_project(demo_copy / "demo.prj")
+    assert "demo: route" in window.console.toPlainText()
 
 
 def test_file_new_refuses_to_overwrite_and_keeps_the_current_project(window, answers, tmp_path, demo_copy):
@@ -162,6 +190,7 @@ import sys
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv[:1])
 app.setApplicationName("SEAR"); app.setOrganizationName("SEAR")
+from sear.errors import Problem
 from sear.gui.settings.window import SettingsWindow
 window = SettingsWindow()
 for path in sys.argv[1:]:

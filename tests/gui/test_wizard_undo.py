@@ -219,3 +219,28 @@ def test_every_long_tooltip_is_wrapped(wizard, qtbot):
     assert len(long_tips) > 50  # the field explanations
     plain = [t for t in long_tips if not t.startswith("<")]
     assert plain == []
+
+
+@pytest.mark.parametrize("field", ["number", "model number", "sensor name"])
+def test_edit_undo_takes_the_value_being_typed_as_the_step_it_undoes(wizard, qtbot, field):
+    """Edit > Undo with a value still being typed (a spin box, the editable Model number box, a text
+    field): the typed value becomes a step first and is the one undone, not the step before it."""
+    wizard.activateWindow()
+    qtbot.waitUntil(wizard.isActiveWindow)
+    form = _tab(wizard, "lidar")
+    number = next(e for e in form.editors.values() if isinstance(e, NumberField) and e.isVisibleTo(form))
+    editor = {"number": number, "model number": form.model_combo, "sensor name": form.name_edit}[field]
+    _add(wizard, "gps", "earlier")  # the step before: must survive the Undo
+    form = _tab(wizard, "lidar")
+    before = form.config()
+    editor.setFocus()
+    qtbot.waitUntil(editor.hasFocus)
+    qtbot.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(editor, "7")
+    assert form.config() != before or field == "number"  # a spin box's value changes only once taken
+    steps = wizard.history.index()
+    wizard.commands["undo"].trigger()
+    assert [s.name for s in wizard.sensors] == ["earlier"]
+    assert form.config() == before and wizard.history.index() == steps  # the typed step, then undone
+    wizard.commands["redo"].trigger()
+    assert form.config() != before  # the typed value, back

@@ -18,7 +18,7 @@ from PySide6.QtCore import QEvent, QFileSystemWatcher, QSettings, QTimer
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from sear.errors import SearError
-from sear.gui.widgets import UndoHistory
+from sear.gui.widgets import UndoHistory, commit_typing
 from sear.project import Project, Robot
 from sear.resources import copy_demo
 
@@ -95,6 +95,11 @@ class ProjectWindow(QMainWindow):
         """Undo/Redo: put a snapshot (`_snapshot`) back into the project and the window's widgets."""
         raise NotImplementedError
 
+    def commit_typing(self) -> None:
+        """Take the value typed into the field that has the focus (widgets.commit_typing): every command
+        that uses or replaces the project calls it first."""
+        commit_typing(self)
+
     def _mark_dirty(self, what: str = "Edit") -> None:
         """Record the change just made to the project as one undo step named `what`."""
         if not self.history.record(what) and not self.history.restoring:
@@ -114,6 +119,7 @@ class ProjectWindow(QMainWindow):
     def _confirm_discard(self) -> bool:
         """True when it is fine to replace the current project (saved, or the user says so). A project
         whose file was deleted counts as unsaved: it exists only in this window."""
+        self.commit_typing()
         gone = self.project.path is not None and not self.project.path.exists()
         if not self.dirty and not gone:
             return True
@@ -208,6 +214,8 @@ class ProjectWindow(QMainWindow):
         self.statusBar().showMessage(message, 4000)
 
     def save(self) -> bool:
+        """Save the project to its file (Save As when it has none), the value being typed included."""
+        self.commit_typing()
         if self.project.path is None:
             return self.save_as()
         return self._save_to(self.project.path)
@@ -215,6 +223,7 @@ class ProjectWindow(QMainWindow):
     def save_as(self) -> bool:
         """Save under a new name. In another folder the copy is a project of its own: its user code and
         sensors file are copied beside it (Project.copy_own_files), its models stay where they are."""
+        self.commit_typing()
         start = str(self.project.path or Path.cwd() / f"{self.project.name}.prj")
         chosen, _ = QFileDialog.getSaveFileName(self, "Save the project as", start, PRJ_FILTER)
         if not chosen:

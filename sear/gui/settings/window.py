@@ -88,7 +88,7 @@ class SettingsWindow(ProjectWindow):
             self.tabs.addTab(scrolling(tab), tab.TITLE)
             tab.edited.connect(self._tab_edited)
             tab.message.connect(self.statusBar().showMessage)
-        self.tabs.currentChanged.connect(lambda _i: self._update_previews())
+        self.tabs.currentChanged.connect(self._tab_changed)
 
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("a name for this project")
@@ -203,9 +203,9 @@ class SettingsWindow(ProjectWindow):
     def _build_edit_view_help_menus(self) -> None:
         """Edit (Undo/Redo of every edit, Reset Defaults), View (tabs, panels) and Help menus."""
         edit = self.menuBar().addMenu("&Edit")
-        undo = self.history.createUndoAction(self, "&Undo")
+        undo = self.history.action(self, "&Undo", self.commit_typing)
         undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = self.history.createRedoAction(self, "&Redo")
+        redo = self.history.action(self, "&Redo", self.commit_typing, redo=True)
         redo.setShortcuts([QKeySequence(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Y")])
         icon = self.style().standardIcon
         undo.setIcon(icon(QStyle.StandardPixmap.SP_ArrowBack))
@@ -254,7 +254,14 @@ class SettingsWindow(ProjectWindow):
         if preview:
             self._update_previews()
 
+    def _tab_changed(self, _index: int) -> None:
+        """Another tab shown: the value typed on the tab left is taken (if the focus is still there), and
+        the new tab's preview drawn."""
+        self.commit_typing()
+        self._update_previews()
+
     def _robot_chosen(self, index: int) -> None:
+        self.commit_typing()  # a value typed for the robot shown is that robot's, not the next one's
         self.robot_index = index
         self.refresh()
 
@@ -271,6 +278,16 @@ class SettingsWindow(ProjectWindow):
         elif name != self.project.name:
             self.project.name = name
             self._mark_dirty("Project name")
+
+    def _show_project(self, project: Project, message: str) -> None:
+        """Another project (new, opened, the demo) shows without the console output and problems of the one
+        before; the same file reloaded keeps them, as does a run still going (its output keeps coming)."""
+        another = project.path != self.project.path
+        super()._show_project(project, message)
+        if another:
+            self.show_problems([])
+            if not self.sim_process.is_running():
+                self.console.clear()
 
     def refresh(self) -> None:
         """Write every field of the model into its widget (without marking the project changed)."""
@@ -301,6 +318,7 @@ class SettingsWindow(ProjectWindow):
         """Save, check, and start `sear run PROJECT.prj` as a separate process."""
         from sear.loading import load_project
 
+        self.commit_typing()
         if self.sim_process.is_running():
             QMessageBox.information(self, "Already simulating", "A simulation is running; stop it first.")
             return False
