@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import codecs
 import contextlib
 import faulthandler
 import functools
@@ -30,6 +31,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +51,13 @@ protocol.MAX_FRAME however long one print is (the console joins the pieces)."""
 
 class ControllerError(SearError):
     """The simulation refused a call or a connection (the message says why)."""
+
+
+class SimThreadError(SearError):
+    """A `sim` call that goes to the simulation (a command, a request, step, wait) made from a thread other
+    than the one running the hooks. The simulation and the controller take turns, and only the hooks'
+    thread knows whose turn it is, so such a call is refused in the thread that made it; print() and
+    reading sim.time, sim.sensor_names and sim.read() work from any thread."""
 
 
 class _StopRun(BaseException):
@@ -72,6 +81,18 @@ class Link:
         """A `collect` turn's answer (what result(sim) returned), sent with the turn's `done`."""
         self.calls: dict[str, simapi.Call] = {}
         """The calls the simulation declared in its welcome, by name: what `sim`'s methods are made from."""
+        self.owner = threading.get_ident()
+        """The thread that takes the turns (the hooks' thread): the only one whose calls reach the simulation."""
+
+    def check_thread(self, name: str) -> None:
+        """SimThreadError unless called on the thread that takes the turns (`name`: the call, for the message)."""
+        if threading.get_ident() != self.owner:
+            thread = threading.current_thread().name
+            raise SimThreadError(
+                f"sim.{name}() was called from the thread {thread!r}; sim calls that reach the simulation "
+                "work only in the thread that runs init, main_loop and run(sim), which takes the turns. Let "
+                "the thread hand its results to the hooks (a queue.Queue), and make the call there. "
+                "print(), sim.time and sim.read() work from any thread.")
 
     def hello(self, token: str = "", name: str = "python") -> dict[str, Any]:
         """The handshake: say who we are, get the simulation's welcome (ControllerError if refused)."""
@@ -124,8 +145,10 @@ class Link:
 
     def print(self, text: str, *, err: bool = False) -> None:
         """Console output (`err`: the user's standard error): sent at once (no reply), so it is never
-        lost whatever happens next."""
-        if self.pending:
+        lost whatever happens next. From any thread: only the turns' thread sends its pending setters
+        first (a round trip), another thread's output goes out as it is (the simulation shows it when it
+        reads it, at the latest at the next turn)."""
+        if self.pending and threading.get_ident() == self.owner:
             self.conn.send({"t": "call", "calls": self.pending})
             self.pending = []
             reply = self.conn.recv()
@@ -194,11 +217,13 @@ class Sim(_Declared):
     @simapi.checked
     def step(self) -> bool:
         """Let the simulation run to the next control tick. False when the simulation is ending."""
+        self._link.check_thread("step")
         return self._step()
 
     @simapi.checked
     def wait(self, seconds: float) -> bool:
         """Let `seconds` of simulated time pass (the robot keeps its inputs)."""
+        self._link.check_thread("wait")
         end = self.time + seconds - 1e-9
         while self.time < end:
             if not self.step():
@@ -207,11 +232,13 @@ class Sim(_Declared):
 
     def _command(self, call: simapi.Call, args: tuple[Any, ...]) -> None:
         """A command: checked now, sent with the turn's end (no round trip)."""
+        self._link.check_thread(call.name)
         self._link.pending.append([call.name, [protocol.to_wire(v) for v in check_args(call, args)]])
 
     def _request(self, call: simapi.Call, returns: Any, args: tuple[Any, ...]) -> Any:
         """A request or a property: checked, sent, and its result (ValueError when the simulation refuses
         it) as the type `returns` (the declaration's result type) has it."""
+        self._link.check_thread(call.name)
         values = [protocol.to_wire(v) for v in check_args(call, args)]
         try:
             result = self._link.call(call.name, values)
@@ -324,18 +351,52 @@ def connect(port: int, token: str, host: str = "127.0.0.1", *, name: str = "pyth
 
 # --- the user code process ---------------------------------------------------------------------------------
 
+class _ConsoleBytes(io.RawIOBase):
+    """sys.stdout.buffer (sys.stderr.buffer) of the user code process: code that writes bytes, as to a real
+    standard stream, gets them to the console decoded as UTF-8 (an invalid byte shows as U+FFFD; a
+    character split across two writes is joined)."""
+
+    def __init__(self, console: _Console) -> None:
+        super().__init__()
+        self._console = console
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        text = self._decoder.decode(view.tobytes())
+        if text:
+            self._console.write(text)
+        return len(view)
+
+
 class _Console(io.TextIOBase):
     """sys.stdout or (`err`) sys.stderr of the user code process: every write goes to the simulation's
-    console (headless: the simulation's stdout or stderr)."""
+    console (headless: the simulation's stdout or stderr). Its `buffer` takes bytes, as a real standard
+    stream's does."""
 
     def __init__(self, link: Link, *, err: bool = False) -> None:
         self._link = link
         self._err = err
+        self._buffer = _ConsoleBytes(self)
+
+    @property
+    def buffer(self) -> _ConsoleBytes:
+        """The binary side (sys.stdout.buffer.write(b"...")): bytes to the console as UTF-8 text."""
+        return self._buffer
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if text:
             self._link.print(text, err=self._err)
         return len(text)

@@ -22,6 +22,7 @@ import keyword
 import math
 import socket
 import struct
+import threading
 import time
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
@@ -274,13 +275,17 @@ class Connection:
         self.sock = sock
         self._buf = bytearray()
         self.closed = False
+        self._sending = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> None:
-        """Send one message; Closed when the peer is gone."""
+        """Send one message; Closed when the peer is gone. Safe from several threads: each frame goes out
+        whole (a user code thread's print never cuts into another message)."""
         if self.closed:
             raise Closed("the connection is closed")
+        data = frame(message)
         try:
-            self.sock.sendall(frame(message))
+            with self._sending:
+                self.sock.sendall(data)
         except OSError as exc:
             raise Closed(str(exc)) from None
 

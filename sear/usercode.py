@@ -359,6 +359,8 @@ class UserCodeRunner(ControllerHost):
         if code is None:
             code = self._compile()
         self.proc: subprocess.Popen[bytes] | None = None
+        self._group: subprocess.Popen[bytes] | None = None
+        """The process whose process group is still to be ended (_end_group)."""
         self._stack: IO[bytes] | None = None
         parent, self._child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         super().__init__(protocol.Connection(parent), timeout=timeout)
@@ -380,7 +382,8 @@ class UserCodeRunner(ControllerHost):
                 [sys.executable, "-m", "sear.controller", "--fd", str(child.fileno()),
                  "--stack-fd", str(self._stack.fileno()), str(self.path)],
                 pass_fds=(child.fileno(), self._stack.fileno()), stdin=subprocess.DEVNULL, env=env,
-                cwd=str(self.path.parent))
+                cwd=str(self.path.parent),
+                process_group=0 if os.name == "posix" else None)  # its own group: what it forks ends with it
         except OSError as exc:
             self.failed = True
             self.conn.close()
@@ -390,6 +393,7 @@ class UserCodeRunner(ControllerHost):
                                 file=self.path) from None
         finally:
             child.close()
+        self._group = self.proc
         try:
             self.handshake(None, welcome, STARTUP_TIMEOUT)
         except Refused as exc:
@@ -412,6 +416,17 @@ class UserCodeRunner(ControllerHost):
         except subprocess.TimeoutExpired:
             proc.kill()
             return proc.wait()
+
+    def _end_group(self) -> None:
+        """Kill whatever the user code started that is still running (subprocesses, os.fork children,
+        their children): the process was started as the leader of a process group of its own, which they
+        inherit, so they end with the run instead of outliving SEAR. A process that left the group on
+        purpose (setsid, a daemon) is out of reach."""
+        proc, self._group = self._group, None  # once: the group's number is free again after that
+        if proc is None or not hasattr(os, "killpg"):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
     def _dump(self) -> list[tuple[str, int, str]]:
         """The user's frames of the process's last stack dump, innermost first: (file, line, function)."""
@@ -477,6 +492,7 @@ class UserCodeRunner(ControllerHost):
     def _disconnect(self) -> None:
         self.conn.close()
         self._wait_exit(0.5 if self.failed else self.timeout)  # killed if it does not end by itself
+        self._end_group()
         if self._stack is not None:
             self._stack.close()
             self._stack = None

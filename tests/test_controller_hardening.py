@@ -1,0 +1,119 @@
+"""The user code process holds against code that does what a hostile probe did (issue 25 items 5-8): sim
+called from a thread of its own, bytes written to sys.stdout.buffer, processes forked and left running, a
+flood of prints in init."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sear.runtime.simulation import Simulation
+
+from .physics.helpers import rover_project
+
+
+def _project(tmp_path: Path, code: str, *, timeout: float = 5.0):
+    project = rover_project(tmp_path / "p")
+    path = tmp_path / "p" / "robot.py"
+    path.write_text(code)
+    project.code.user_code = path
+    project.code.hook_timeout = timeout
+    return project
+
+
+def _run(tmp_path: Path, code: str, seconds: float = 0.2) -> tuple[Simulation, str]:
+    """Run `code` for `seconds` in-process; the simulation (closed) and everything it output."""
+    out: list[str] = []
+    simulation = Simulation(_project(tmp_path, code), output=out.append)
+    try:
+        simulation.start_user_code()
+        simulation.run(seconds)
+    finally:
+        simulation.close()
+    return simulation, "".join(out)
+
+
+def test_sim_called_from_a_thread_is_refused_in_that_thread_and_the_run_goes_on(tmp_path):
+    """A thread that calls sim while the hooks take their turns: the call is refused with SimThreadError in
+    that thread (its name in the message), the thread's output before it is shown, the hooks go on."""
+    code = ("import threading, time\n\nticks = []\n\ndef worker(sim):\n    print('worker says hello')\n"
+            "    while len(ticks) < 3:\n        time.sleep(0.001)\n    sim.pose\n\n"
+            "def init(sim):\n"
+            "    threading.Thread(target=worker, args=(sim,), name='my-worker', daemon=True).start()\n\n"
+            "def main_loop(sim):\n    ticks.append(sim.time)\n"
+            "    if len(ticks) == 10:\n        print('main_loop ran')\n")
+    simulation, out = _run(tmp_path, code)
+    assert simulation.user_error is None, simulation.user_error
+    assert "worker says hello" in out  # the thread's own output is kept
+    assert "SimThreadError" in out and "'my-worker'" in out and "sim.pose()" in out
+    assert "main_loop ran" in out  # positive control: the hooks went on after the refusal
+
+
+def test_a_thread_printing_while_the_hooks_call_sim_keeps_every_line(tmp_path):
+    """Prints from a thread and calls from the hooks share one connection: every frame stays whole."""
+    code = ("import threading\n\ndef spam():\n    for i in range(3000):\n        print('thread line', i)\n\n"
+            "def init(sim):\n    global t\n    t = threading.Thread(target=spam)\n    t.start()\n"
+            "    for _ in range(300):\n        sim.pose\n    t.join()\n    print('init done')\n\n"
+            "def main_loop(sim):\n    pass\n")
+    simulation, out = _run(tmp_path, code, seconds=0.05)
+    assert simulation.user_error is None, simulation.user_error
+    lines = [line for line in out.splitlines() if line.startswith("thread line")]
+    assert lines == [f"thread line {i}" for i in range(3000)]
+    assert "init done" in out
+
+
+def test_bytes_written_to_stdout_buffer_reach_the_console(tmp_path):
+    code = ("import sys\n\ndef init(sim):\n    sys.stdout.buffer.write('caf\\u00e9 bytes\\n'.encode()[:4])\n"
+            "    sys.stdout.buffer.write('caf\\u00e9 bytes\\n'.encode()[4:])\n    sys.stdout.buffer.flush()\n"
+            "    sys.stderr.buffer.write(b'to err\\n')\n    print('text after')\n\n"
+            "def main_loop(sim):\n    pass\n")
+    simulation, out = _run(tmp_path, code, seconds=0.05)
+    assert simulation.user_error is None, simulation.user_error
+    assert "caf\u00e9 bytes\n" in out and "to err\n" in out
+    assert out.index("caf\u00e9 bytes") < out.index("text after")
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` is a process that still runs (a zombie waiting for its parent does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_processes_forked_by_user_code_end_with_the_run(tmp_path):
+    pids = tmp_path / "pids.txt"
+    code = ("import os, subprocess, sys\n\ndef init(sim):\n    kids = []\n"
+            "    for _ in range(3):\n        kids.append(subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(600)']).pid)\n"
+            "    pid = os.fork()\n    if pid == 0:\n        import time\n        time.sleep(600)\n"
+            "        os._exit(0)\n    kids.append(pid)\n"
+            "    open(os.environ['PIDS_FILE'], 'w').write(' '.join(map(str, kids)))\n\n"
+            "def main_loop(sim):\n    pass\n")
+    project = _project(tmp_path, code)
+    project.save(tmp_path / "p" / "robot.prj")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "PIDS_FILE": str(pids), "TMPDIR": str(tmp)}
+    result = subprocess.run([sys.executable, "-m", "sear", "run", str(tmp_path / "p" / "robot.prj"), "--headless",
+                             "--duration", "0.3"], capture_output=True, text=True, timeout=120, env=env)
+    kids = [int(p) for p in pids.read_text().split()]
+    try:
+        assert result.returncode == 0, result.stderr
+        assert len(kids) == 4
+        deadline = time.monotonic() + 10.0  # SIGKILL is sent at the end of the run; the kernel takes a moment
+        while any(_alive(pid) for pid in kids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in kids if _alive(pid)] == []
+        assert sorted(p.name for p in tmp.iterdir()) == []
+    finally:
+        for pid in kids:
+            if _alive(pid):
+                os.kill(pid, 9)
