@@ -387,10 +387,7 @@ class _Console(io.TextIOBase):
         """The binary side (sys.stdout.buffer.write(b"...")): bytes to the console as UTF-8 text."""
         return self._buffer
 
-    @property
-    def encoding(self) -> str:
-        return "utf-8"
-
+    encoding = "utf-8"  # what the bytes of `buffer` are read as
     def writable(self) -> bool:
         return True
 
