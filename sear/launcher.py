@@ -150,7 +150,7 @@ def run_headless(simulation: Simulation, duration: float) -> int:
 
     def after_tick(tick: TickResult) -> bool:
         failed = measure(tick)
-        return failed or stop.signal is not None or simulation.output_gone
+        return failed or stop.signal is not None or simulation.output_gone or simulation.log_failure is not None
 
     with stop:
         simulation.start_user_code()
@@ -183,6 +183,9 @@ def run_headless(simulation: Simulation, duration: float) -> int:
         print(f"sear: log written to {log_path} ({rows} rows).")
     if error is not None:
         print("sear: the run ended with an error in the user code (above).", file=sys.stderr)
+        return exitcodes.USER_ERROR
+    if simulation.log_failure is not None:
+        print("sear: the run ended early because its log could not be written (above).", file=sys.stderr)
         return exitcodes.USER_ERROR
     if stop.signal == signal.SIGTERM:
         return exitcodes.TERMINATED
