@@ -32,7 +32,9 @@ import signal
 import socket
 import sys
 import threading
+import time
 import types
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +45,16 @@ from sear import protocol, simapi
 from sear.errors import SearError, UserCodeError
 from sear.protocol import Pose, check_args, from_wire
 from sear.usercode import UserProgram, format_user_exception, user_error_line
+
+PRINTS_AT_ONCE = 50
+"""Prints a turn sends one message each, at once; after that many in one turn (a flood) the output is
+gathered into messages of up to GATHER_CHARS characters, sent at least every GATHER_SECONDS and before
+anything else the controller sends. One message per print costs a system call and a wake-up of the
+simulation each (~40 µs on 2 shared cores): a million prints took 40 s and ran past the hook time-out."""
+GATHER_CHARS = 1 << 16
+"""Characters of gathered output per message, at most (see PRINTS_AT_ONCE)."""
+GATHER_SECONDS = 0.02
+"""s: gathered output waits at most this long for more before it is sent (see PRINTS_AT_ONCE)."""
 
 PRINT_PIECE = protocol.MAX_FRAME // 8
 """Characters of output per print message: at most 4 UTF-8 bytes each, so a piece's frame stays well within
@@ -83,6 +95,78 @@ class Link:
         """The calls the simulation declared in its welcome, by name: what `sim`'s methods are made from."""
         self.owner = threading.get_ident()
         """The thread that takes the turns (the hooks' thread): the only one whose calls reach the simulation."""
+        self._prints = 0
+        """Prints of the hooks' thread in this turn (PRINTS_AT_ONCE)."""
+        self._gathered: deque[tuple[str, bool]] = deque()
+        """A flood's output not yet sent, (text, err) in order: appended by the hooks' thread, sent by
+        whichever of it and the output thread flushes (under _sending, so output never overtakes output)."""
+        self._gathered_chars = 0
+        self._gathered_since = 0.0
+        self._sending = threading.Lock()
+        self._wake = threading.Event()
+        """Set when gathering starts: the output thread sends what is GATHER_SECONDS old, also while the
+        hooks' thread is stuck in a loop or in native code."""
+        self._flusher: threading.Thread | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send a message of the hooks' thread, after the output gathered so far (so the simulation shows
+        it first, in order)."""
+        if self._gathered:
+            self.flush_output()
+        self.conn.send(message)
+
+    def flush_output(self) -> None:
+        """Send the output gathered during a flood of prints (PRINTS_AT_ONCE)."""
+        gathered = self._gathered
+        with self._sending:
+            self._gathered_chars = 0
+            pieces: list[str] = []
+            err = False
+            while gathered:
+                text, text_err = gathered.popleft()
+                if pieces and text_err != err:
+                    self._send_text("".join(pieces), err)
+                    pieces = []
+                pieces.append(text)
+                err = text_err
+            if pieces:
+                self._send_text("".join(pieces), err)
+
+    def _gather(self, text: str, err: bool) -> None:
+        """Add a flood's print to the gathered output (sent when GATHER_CHARS, GATHER_SECONDS old, or
+        before anything else the hooks' thread sends)."""
+        gathered = self._gathered
+        if not gathered:
+            self._gathered_since = time.monotonic()
+            gathered.append((text, err))
+            self._wake.set()
+            if self._flusher is None:
+                self._flusher = threading.Thread(target=self._flush_when_old, name="sear-output", daemon=True)
+                self._flusher.start()
+        else:
+            gathered.append((text, err))
+        self._gathered_chars += len(text)
+        if self._gathered_chars >= GATHER_CHARS:
+            self.flush_output()
+
+    def _flush_when_old(self) -> None:
+        """The output thread: sends gathered output once it is GATHER_SECONDS old, until the connection
+        closes."""
+        while True:
+            self._wake.wait()
+            left = self._gathered_since + GATHER_SECONDS - time.monotonic()
+            if left > 0:
+                time.sleep(left)
+            self._wake.clear()  # before taking the output: gathering that starts after it sets it again
+            try:
+                self.flush_output()
+            except protocol.Closed:
+                return
+
+    def _send_text(self, text: str, err: bool) -> None:
+        for start in range(0, len(text), PRINT_PIECE):  # a frame holds at most protocol.MAX_FRAME bytes
+            piece = text[start:start + PRINT_PIECE]
+            self.conn.send({"t": "print", "text": piece, "err": True} if err else {"t": "print", "text": piece})
 
     def check_thread(self, name: str) -> None:
         """SimThreadError unless called on the thread that takes the turns (`name`: the call, for the message)."""
@@ -96,7 +180,7 @@ class Link:
 
     def hello(self, token: str = "", name: str = "python") -> dict[str, Any]:
         """The handshake: say who we are, get the simulation's welcome (ControllerError if refused)."""
-        self.conn.send({"t": "hello", "version": protocol.VERSION, "token": token, "name": name})
+        self.send({"t": "hello", "version": protocol.VERSION, "token": token, "name": name})
         reply = self.conn.recv()
         if reply.get("t") != "welcome":
             raise ControllerError(f"the simulation refused the connection: {reply.get('message', reply)}")
@@ -117,8 +201,9 @@ class Link:
             if self.turn == "collect":
                 done["result"] = self.result
                 self.result = None
-            self.conn.send(done)
+            self.send(done)
             self.pending = []
+        self._prints = 0
         while True:
             message = self.conn.recv()
             kind = message["t"]
@@ -134,7 +219,7 @@ class Link:
 
     def call(self, name: str, args: list[Any]) -> Any:
         """A call with a result: one round trip (pending setters go first, in order)."""
-        self.conn.send({"t": "call", "calls": [*self.pending, [name, args]]})
+        self.send({"t": "call", "calls": [*self.pending, [name, args]]})
         self.pending = []
         reply = self.conn.recv()
         if reply.get("t") == "error":
@@ -144,23 +229,33 @@ class Link:
         return from_wire(reply["values"][-1])
 
     def print(self, text: str, *, err: bool = False) -> None:
-        """Console output (`err`: the user's standard error): sent at once (no reply), so it is never
-        lost whatever happens next. From any thread: only the turns' thread sends its pending setters
-        first (a round trip), another thread's output goes out as it is (the simulation shows it when it
-        reads it, at the latest at the next turn)."""
-        if self.pending and threading.get_ident() == self.owner:
-            self.conn.send({"t": "call", "calls": self.pending})
+        """Console output (`err`: the user's standard error): sent at once (no reply), so it is not lost
+        whatever happens next; in a flood (more than PRINTS_AT_ONCE prints in one turn) gathered and sent
+        every GATHER_SECONDS or GATHER_CHARS, and before anything else. From any thread: only the turns'
+        thread sends its pending setters first (a round trip), another thread's output goes out as it is,
+        at once (the simulation shows it when it reads it, at the latest at the next turn)."""
+        if threading.get_ident() != self.owner:
+            with self._sending:
+                self._send_text(text, err)
+            return
+        if self.pending:
+            self.send({"t": "call", "calls": self.pending})
             self.pending = []
             reply = self.conn.recv()
             if reply.get("t") == "error":
                 raise ControllerError(str(reply.get("message")))
-        for start in range(0, len(text), PRINT_PIECE):  # a frame holds at most protocol.MAX_FRAME bytes
-            piece = text[start:start + PRINT_PIECE]
-            self.conn.send({"t": "print", "text": piece, "err": True} if err else {"t": "print", "text": piece})
+        self._prints += 1
+        if self._prints > PRINTS_AT_ONCE:
+            self._gather(text, err)
+            return
+        if self._gathered:
+            self.flush_output()
+        with self._sending:
+            self._send_text(text, err)
 
     def bye(self) -> None:
         with contextlib.suppress(protocol.Closed):
-            self.conn.send({"t": "bye", "calls": self.pending})
+            self.send({"t": "bye", "calls": self.pending})
 
 
 if TYPE_CHECKING:
@@ -202,9 +297,8 @@ class Sim(_Declared):
             raise SearError(f"there is no sensor named {name!r}; the sensors are: {known}")
         return link.readings.get(name)
 
-    @simapi.checked
-    def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
-              flush: bool = False) -> None:
+    def _declared_print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
+                        flush: bool = False) -> None:
         """Print to the simulation's console. Takes print()'s arguments; `file=` an open file of the
         user's writes there instead (standard output and standard error mean the console)."""
         if file is not None and file is not sys.stdout and file is not sys.stderr:
@@ -213,6 +307,16 @@ class Sim(_Declared):
         sep = " " if sep is None else sep
         end = "\n" if end is None else end
         self._link.print(sep.join(str(a) for a in args) + end, err=file is not None and file is sys.stderr)
+
+    _declared_print.__name__ = _declared_print.__qualname__ = "print"
+    _print_checked = simapi.checked(_declared_print)
+
+    @functools.wraps(_print_checked)
+    def print(self, *args: Any, **kwargs: Any) -> None:  # the checked print, with a fast path
+        if kwargs:  # sep, end, file or flush: checked as declared
+            self._print_checked(*args, **kwargs)
+        else:  # print(a, b): nothing to check, and floods of it must be cheap (PRINTS_AT_ONCE)
+            self._link.print(" ".join([a if type(a) is str else str(a) for a in args]) + "\n")
 
     @simapi.checked
     def step(self) -> bool:
@@ -480,7 +584,7 @@ class UserCodeProcess:
         except (protocol.Closed, protocol.ProtocolError, ControllerError):
             return 1  # the simulation went away or broke off: nothing to report to
         except UserCodeError as exc:
-            link.conn.send({"t": "fail", "message": exc.message, "line": exc.line or 0})
+            link.send({"t": "fail", "message": exc.message, "line": exc.line or 0})
             return 1
         except BaseException as exc:
             what = {"init": "init(sim)", "start": "run(sim)", "tick": "run(sim)" if self._in_run else "main_loop(sim)",
@@ -497,7 +601,7 @@ class UserCodeProcess:
                 headline = f"{where} raised an error; user code stopped."
             text = f"{headline}\n{format_user_exception(exc, str(self.path))}"
             with contextlib.suppress(protocol.Closed):
-                link.conn.send({"t": "fail", "message": text, "line": user_error_line(exc, str(self.path)) or 0})
+                link.send({"t": "fail", "message": text, "line": user_error_line(exc, str(self.path)) or 0})
             return status
         link.bye()
         return 0

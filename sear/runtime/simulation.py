@@ -119,14 +119,14 @@ class Simulation:
             self.physics_hz = project.simulation.physics_hz
             self.control_every = max(1, round(project.simulation.physics_hz / project.simulation.control_hz))
             self.steps = 0
+            if log_path is not None:  # before the controllers' init turns: a run whose init fails keeps its log
+                self.start_log(log_path)
             first = self.robots[0]
             if controller is not None:
                 first._attach(controller(first._welcome()))
             for run in self.robots:
                 if run.runner is None and run.robot.code.user_code is not None:
                     run._attach(run._spawn(run._welcome()))
-            if log_path is not None:
-                self.start_log(log_path)
         except BaseException:
             self.close()
             raise
