@@ -66,10 +66,11 @@ class ControllerError(SearError):
 
 
 class SimThreadError(SearError):
-    """A `sim` call that goes to the simulation (a command, a request, step, wait) made from a thread other
-    than the one running the hooks. The simulation and the controller take turns, and only the hooks'
-    thread knows whose turn it is, so such a call is refused in the thread that made it; print() and
-    reading sim.time, sim.sensor_names and sim.read() work from any thread."""
+    """A `sim` call that goes to the simulation (a command, a request, step, wait) made, in user code run
+    by the simulation, from a thread other than the one running the hooks. The simulation and the
+    controller take turns, and only the hooks' thread knows whose turn it is, so such a call is refused in
+    the thread that made it; print() and reading sim.time, sim.sensor_names and sim.read() work from any
+    thread."""
 
 
 class _StopRun(BaseException):
@@ -93,8 +94,9 @@ class Link:
         """A `collect` turn's answer (what result(sim) returned), sent with the turn's `done`."""
         self.calls: dict[str, simapi.Call] = {}
         """The calls the simulation declared in its welcome, by name: what `sim`'s methods are made from."""
-        self.owner = threading.get_ident()
-        """The thread that takes the turns (the hooks' thread): the only one whose calls reach the simulation."""
+        self.owner: int | None = None
+        """The thread that takes the turns (the hooks' thread of user code run by the simulation), the only
+        one whose calls reach the simulation; None: any thread (a script of its own, connect())."""
         self._prints = 0
         """Prints of the hooks' thread in this turn (PRINTS_AT_ONCE)."""
         self._gathered: deque[tuple[str, bool]] = deque()
@@ -170,7 +172,7 @@ class Link:
 
     def check_thread(self, name: str) -> None:
         """SimThreadError unless called on the thread that takes the turns (`name`: the call, for the message)."""
-        if threading.get_ident() != self.owner:
+        if self.owner is not None and threading.get_ident() != self.owner:
             thread = threading.current_thread().name
             raise SimThreadError(
                 f"sim.{name}() was called from the thread {thread!r}; sim calls that reach the simulation "
@@ -234,7 +236,7 @@ class Link:
         every GATHER_SECONDS or GATHER_CHARS, and before anything else. From any thread: only the turns'
         thread sends its pending setters first (a round trip), another thread's output goes out as it is,
         at once (the simulation shows it when it reads it, at the latest at the next turn)."""
-        if threading.get_ident() != self.owner:
+        if self.owner is not None and threading.get_ident() != self.owner:
             with self._sending:
                 self._send_text(text, err)
             return
@@ -616,6 +618,7 @@ def serve_user_code(fd: int, path: str, stack_fd: int | None) -> int:
         faulthandler.register(signal.SIGUSR1, file=stack_fd, all_threads=False)
     sock = socket.socket(fileno=fd)
     link = Link(protocol.Connection(sock))
+    link.owner = threading.get_ident()  # the hooks run here; user code's own threads may not take turns
     try:
         link.hello(name="sear user code")
     except (protocol.Closed, protocol.ProtocolError, ControllerError):
