@@ -26,8 +26,11 @@ def _project(tmp_path: Path, code: str, *, timeout: float = 5.0):
     return project
 
 
-def _run(tmp_path: Path, code: str, seconds: float = 0.2) -> tuple[Simulation, str]:
-    """Run `code` for `seconds` in-process; the simulation (closed) and everything it output."""
+def _run(tmp_path: Path, code: str, seconds: float = 0.2) -> str:
+    """Run `code` (given only init, with a main_loop that does nothing) for `seconds` in-process, which must
+    not fail; everything it output."""
+    if "def main_loop" not in code:
+        code += "\n\ndef main_loop(sim):\n    pass\n"
     out: list[str] = []
     simulation = Simulation(_project(tmp_path, code), output=out.append)
     try:
@@ -35,7 +38,8 @@ def _run(tmp_path: Path, code: str, seconds: float = 0.2) -> tuple[Simulation, s
         simulation.run(seconds)
     finally:
         simulation.close()
-    return simulation, "".join(out)
+    assert simulation.user_error is None, simulation.user_error
+    return "".join(out)
 
 
 def test_sim_called_from_a_thread_is_refused_in_that_thread_and_the_run_goes_on(tmp_path):
@@ -47,8 +51,7 @@ def test_sim_called_from_a_thread_is_refused_in_that_thread_and_the_run_goes_on(
             "    threading.Thread(target=worker, args=(sim,), name='my-worker', daemon=True).start()\n\n"
             "def main_loop(sim):\n    ticks.append(sim.time)\n"
             "    if len(ticks) == 10:\n        print('main_loop ran')\n")
-    simulation, out = _run(tmp_path, code)
-    assert simulation.user_error is None, simulation.user_error
+    out = _run(tmp_path, code)
     assert "worker says hello" in out  # the thread's own output is kept
     assert "SimThreadError" in out and "'my-worker'" in out and "sim.pose()" in out
     assert "main_loop ran" in out  # positive control: the hooks went on after the refusal
@@ -58,10 +61,8 @@ def test_a_thread_printing_while_the_hooks_call_sim_keeps_every_line(tmp_path):
     """Prints from a thread and calls from the hooks share one connection: every frame stays whole."""
     code = ("import threading\n\ndef spam():\n    for i in range(3000):\n        print('thread line', i)\n\n"
             "def init(sim):\n    global t\n    t = threading.Thread(target=spam)\n    t.start()\n"
-            "    for _ in range(300):\n        sim.pose\n    t.join()\n    print('init done')\n\n"
-            "def main_loop(sim):\n    pass\n")
-    simulation, out = _run(tmp_path, code, seconds=0.05)
-    assert simulation.user_error is None, simulation.user_error
+            "    for _ in range(300):\n        sim.pose\n    t.join()\n    print('init done')\n")
+    out = _run(tmp_path, code, seconds=0.05)
     lines = [line for line in out.splitlines() if line.startswith("thread line")]
     assert lines == [f"thread line {i}" for i in range(3000)]
     assert "init done" in out
@@ -70,10 +71,8 @@ def test_a_thread_printing_while_the_hooks_call_sim_keeps_every_line(tmp_path):
 def test_bytes_written_to_stdout_buffer_reach_the_console(tmp_path):
     code = ("import sys\n\ndef init(sim):\n    sys.stdout.buffer.write('caf\\u00e9 bytes\\n'.encode()[:4])\n"
             "    sys.stdout.buffer.write('caf\\u00e9 bytes\\n'.encode()[4:])\n    sys.stdout.buffer.flush()\n"
-            "    sys.stderr.buffer.write(b'to err\\n')\n    print('text after')\n\n"
-            "def main_loop(sim):\n    pass\n")
-    simulation, out = _run(tmp_path, code, seconds=0.05)
-    assert simulation.user_error is None, simulation.user_error
+            "    sys.stderr.buffer.write(b'to err\\n')\n    print('text after')\n")
+    out = _run(tmp_path, code, seconds=0.05)
     assert "caf\u00e9 bytes\n" in out and "to err\n" in out
     assert out.index("caf\u00e9 bytes") < out.index("text after")
 
@@ -123,10 +122,8 @@ def test_a_flood_of_prints_in_init_is_shown_whole_within_the_hook_time_out(tmp_p
     """Issue 25 item 8: a million prints in init ran past the 5 s hook time-out (one message, one system
     call and one wake-up of the simulation each). 200,000 here: every line arrives, in order, and init
     ends in time (the time-out is the issue's 5 s, a functional deadline)."""
-    code = ("def init(sim):\n    for i in range(200_000):\n        print('line', i)\n    print('init done')\n\n"
-            "def main_loop(sim):\n    pass\n")
-    simulation, out = _run(tmp_path, code, seconds=0.05)
-    assert simulation.user_error is None, simulation.user_error
+    code = "def init(sim):\n    for i in range(200_000):\n        print('line', i)\n    print('init done')\n"
+    out = _run(tmp_path, code, seconds=0.05)
     lines = out.splitlines()
     assert lines[:-1] == [f"line {i}" for i in range(200_000)] and lines[-1] == "init done"
 
