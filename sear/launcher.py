@@ -158,6 +158,8 @@ def run_headless(simulation: Simulation, duration: float) -> int:
             simulation.run(duration, after_tick=after_tick)
         except KeyboardInterrupt:  # a second Ctrl-C, or one before the run: end at once
             stop.signal = stop.signal or signal.SIGINT
+    if simulation.log is not None:  # the rows since the last flush: a failure to write them is this run's
+        simulation.log.flush()
     reopen_std_streams()  # user code may have closed them; the summary is still printed
     interrupted = stop.signal is not None
     if simulation.output_gone and not interrupted:

@@ -156,3 +156,26 @@ def test_a_full_tmpfs_stops_a_headless_run_cleanly(demo_copy, tmp_path):
         assert "for the whole run" in result.stderr and "free some space" in result.stderr
     finally:
         subprocess.run(["umount", str(full)], check=True)
+
+
+@pytest.mark.skipif(not hasattr(resource, "RLIMIT_FSIZE"), reason="no file size limit on this platform")
+def test_a_log_that_fails_at_its_last_flush_still_ends_the_run_with_status_1(tmp_path):
+    """Once user code has finished (a run(sim) that returns) the rows wait in memory up to a simulated
+    second: a run of 0.5 s writes them only when it ends. That last write failing is the same failure,
+    reported, with the same exit status."""
+    project = rover_project(tmp_path / "p")
+    project.code.user_code = tmp_path / "p" / "done.py"
+    project.code.user_code.write_text("def run(sim):\n    pass\n")
+    project.save(tmp_path / "p" / "robot.prj")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    log = tmp_path / "out" / "x.csv"
+    log.parent.mkdir()
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (800, 800))  # the header fits, 30 rows (1.4 kB) do not
+
+    result = _run_cli(tmp_path / "p" / "robot.prj", log, tmp, duration="0.5", preexec=limit)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"the log could not be written to {log}" in result.stderr and "Traceback" not in result.stderr
+    assert log.read_bytes().endswith(b"\r\n") and 1 < len(log.read_bytes().splitlines()) < 31
