@@ -515,6 +515,8 @@ class UserCodeProcess:
         self.program: UserProgram | None = None
         self._in_run = False
         self._stop_told = False
+        self.simulation_gone = False
+        """The connection closed or broke without the simulation ending the run (it was killed outright)."""
 
     def _step(self) -> bool:
         if not self._in_run:
@@ -584,6 +586,7 @@ class UserCodeProcess:
                 elif kind == "collect":
                     self._give_result()
         except (protocol.Closed, protocol.ProtocolError, ControllerError):
+            self.simulation_gone = True
             return 1  # the simulation went away or broke off: nothing to report to
         except UserCodeError as exc:
             link.send({"t": "fail", "message": exc.message, "line": exc.line or 0})
@@ -609,9 +612,12 @@ class UserCodeProcess:
         return 0
 
 
-def serve_user_code(fd: int, path: str, stack_fd: int | None) -> int:
+def serve_user_code(fd: int, path: str, stack_fd: int | None, *, own_group: bool = False) -> int:
     """The user code process's main: the connection is the inherited socket `fd`; the stack is written
-    to the inherited file `stack_fd` (the simulation reads it) when stuck (SIGUSR1) or crashed."""
+    to the inherited file `stack_fd` (the simulation reads it) when stuck (SIGUSR1) or crashed. With
+    `own_group` (this process leads a process group of its own) the processes the user code started are
+    killed when the simulation went away without ending the run (killed outright): otherwise the
+    simulation kills them itself (UserCodeRunner)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the simulation's to handle, which ends us
     if stack_fd is not None:
         faulthandler.enable(file=stack_fd)
@@ -624,7 +630,27 @@ def serve_user_code(fd: int, path: str, stack_fd: int | None) -> int:
     except (protocol.Closed, protocol.ProtocolError, ControllerError):
         return 1
     sys.stdout, sys.stderr = _Console(link), _Console(link, err=True)
-    return UserCodeProcess(link, Path(path)).serve()
+    process = UserCodeProcess(link, Path(path))
+    status = process.serve()
+    if own_group and process.simulation_gone:
+        _end_own_group()
+    return status
+
+
+def _end_own_group() -> None:
+    """Kill what the user code started: every process of this process's group but itself (it is the
+    group's leader, started so by the simulation). Linux: the group's members are read from /proc."""
+    me = os.getpid()
+    if not hasattr(os, "killpg") or os.getpgrp() != me:
+        return
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != me:
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    with open(f"/proc/{entry}/stat", "rb") as fh:
+                        fields = fh.read().rsplit(b")", 1)[1].split()
+                    if int(fields[2]) == me:  # its process group
+                        os.kill(int(entry), signal.SIGKILL)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -633,9 +659,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fd", type=int, required=True, help="the inherited socket to the simulation")
     parser.add_argument("--stack-fd", type=int, default=None,
                         help="the inherited file where the stack is written when stuck or crashed")
+    parser.add_argument("--own-group", action="store_true",
+                        help="this process leads a process group of its own: what the user code started is "
+                             "killed when the simulation goes away without ending the run")
     parser.add_argument("user_code", help="the user code file")
     args = parser.parse_args(argv)
-    status = serve_user_code(args.fd, args.user_code, args.stack_fd)
+    status = serve_user_code(args.fd, args.user_code, args.stack_fd, own_group=args.own_group)
     with contextlib.suppress(ValueError, OSError):  # the user's code may have closed or broken sys.stdout
         sys.stdout.flush()
     os._exit(status)  # no interpreter teardown: user threads left behind must not keep the process

@@ -389,7 +389,8 @@ class UserCodeRunner(ControllerHost):
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "sear.controller", "--fd", str(child.fileno()),
-                 "--stack-fd", str(self._stack.fileno()), str(self.path)],
+                 "--stack-fd", str(self._stack.fileno()), *(["--own-group"] if os.name == "posix" else []),
+                 str(self.path)],
                 pass_fds=(child.fileno(), self._stack.fileno()), stdin=subprocess.DEVNULL, env=env,
                 cwd=str(self.path.parent),
                 process_group=0 if os.name == "posix" else None)  # its own group: what it forks ends with it

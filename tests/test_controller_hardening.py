@@ -178,3 +178,38 @@ def test_the_issues_80_mb_of_prints_in_init_end_within_the_hook_time_out(tmp_pat
         simulation.close()
     assert simulation.user_error is None, simulation.user_error
     assert counts["chars"] == 80_000_000 + len("init done\n") and counts["tail"].endswith("x\ninit done\n")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_processes_forked_by_user_code_end_when_the_simulation_is_killed_outright(tmp_path):
+    """SIGKILL gives the simulation no chance to end them: the user code process, seeing its connection
+    close, ends its process group itself."""
+    pids = tmp_path / "pids.txt"
+    code = ("import os, subprocess, sys\n\ndef init(sim):\n    kid = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(600)'])\n    open(os.environ['PIDS_FILE'], 'w').write(str(kid.pid))\n\n"
+            "def main_loop(sim):\n    pass\n")
+    project = _project(tmp_path, code)
+    project.save(tmp_path / "p" / "robot.prj")
+    env = {**os.environ, "PIDS_FILE": str(pids)}
+    proc = subprocess.Popen([sys.executable, "-m", "sear", "run", str(tmp_path / "p" / "robot.prj"), "--headless",
+                             "--realtime", "--duration", "600"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    kids: list[int] = []
+    try:
+        deadline = time.monotonic() + 60.0
+        while not (pids.exists() and pids.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        kids = [int(pids.read_text())]
+        assert _alive(kids[0])  # positive control: the child runs while the simulation does
+        proc.kill()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 10.0
+        while _alive(kids[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(kids[0])
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in kids:
+            if _alive(pid):
+                os.kill(pid, 9)
