@@ -182,3 +182,22 @@ def test_a_log_that_fails_at_its_last_flush_still_ends_the_run_with_status_1(tmp
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"the log could not be written to {log}" in result.stderr and "Traceback" not in result.stderr
     assert log.read_bytes().endswith(b"\r\n") and 1 < len(log.read_bytes().splitlines()) < 31
+
+
+def test_a_batch_run_whose_log_fills_the_disk_is_an_error_not_ok(tmp_path, monkeypatch):
+    """sear batch's worker (a --rerun's log): the same failure is the run's error, with the same sentence."""
+    from sear.batch.worker import execute
+
+    project = _lidar_project(tmp_path)
+    project.code.user_code = tmp_path / "p" / "code.py"
+    project.code.user_code.write_text("def main_loop(sim):\n    sim.accelerate(20.0)\n")
+    project.save(tmp_path / "p" / "robot.prj")
+    disk = _FillingDisk(30_000)
+    monkeypatch.setattr(logs._RawFile, "_write", staticmethod(disk))
+    log = tmp_path / "run.csv"
+    result = execute({"project": str(tmp_path / "p" / "robot.prj"), "params": {}, "seed": 0, "duration": 30.0,
+                      "log": str(log), "scratch": str(tmp_path / "scratch")})
+    assert disk.failed  # positive control: the disk did fill during the run
+    assert result["status"] == "error" and f"the log could not be written to {log}" in result["error"]
+    assert result["sim_time_s"] < 30.0
+    _check_log(log)
