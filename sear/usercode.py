@@ -13,6 +13,9 @@ killed) and reported with the line it was stuck on; a process that crashes is re
 or exit status. Either way the simulation goes on, and the user code can be restarted in a fresh
 process. An external controller (`sear run --external`, any language) is the same protocol over TCP on
 127.0.0.1 (ExternalListener).
+
+Longer than most modules (~640 lines): the simulation's end of every controller, the user code process
+and the external port, which share the handshake and the turns (ControllerHost).
 """
 
 from __future__ import annotations
