@@ -569,6 +569,8 @@ class ExternalListener:
                     if sock is self.sock:
                         self._take(pending, refuse)
                         continue
+                    if sock not in pending:  # closed just now, to make room (_take)
+                        continue
                     host, _deadline = pending[sock]
                     try:
                         hello = host.conn.recv_ready()  # what has arrived; a part of a frame stays buffered
@@ -585,6 +587,9 @@ class ExternalListener:
                         self.refusals.append(str(exc))
                         if on_refused is not None:
                             on_refused(str(exc))
+                        continue
+                    except protocol.Closed as exc:  # it said hello and left before the welcome
+                        refuse(host, str(exc), tell=False)
                         continue
                     host.timeout = timeout
                     host.listener = self
