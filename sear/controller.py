@@ -635,10 +635,27 @@ def serve_user_code(fd: int, path: str, stack_fd: int | None, *, own_group: bool
         return 1
     sys.stdout, sys.stderr = _Console(link), _Console(link, err=True)
     process = UserCodeProcess(link, Path(path))
+    if own_group:
+        threading.Thread(target=_end_with_the_simulation, args=(os.getppid(),), name="sear-parent-watch",
+                         daemon=True).start()
     status = process.serve()
     if own_group and process.simulation_gone:
         _end_own_group()
     return status
+
+
+PARENT_CHECK_SECONDS = 0.5
+"""s between two looks of the parent-watch thread at whether the simulation process still runs."""
+
+
+def _end_with_the_simulation(parent: int) -> None:
+    """A thread of the user code process: when the simulation process that started it is gone (killed
+    outright, so its process group's kill did not reach this group), end this process and what the user
+    code started, even while a hook is stuck in a loop and never reads the closed connection."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    _end_own_group()
+    os._exit(1)
 
 
 def _end_own_group() -> None:

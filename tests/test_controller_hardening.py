@@ -213,3 +213,38 @@ def test_processes_forked_by_user_code_end_when_the_simulation_is_killed_outrigh
         for pid in kids:
             if _alive(pid):
                 os.kill(pid, 9)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_a_stuck_user_code_process_and_its_children_end_when_the_simulation_is_killed(tmp_path):
+    """A hook stuck in a loop never reads the closed connection: the user code process notices its parent is
+    gone by itself (sear batch kills a worker's process group at its time-out, which no longer holds it)."""
+    pids = tmp_path / "pids.txt"
+    code = ("import os, subprocess, sys\n\ndef main_loop(sim):\n    kid = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(600)'])\n"
+            "    open(os.environ['PIDS_FILE'], 'w').write(f'{os.getpid()} {kid.pid}')\n    while True:\n"
+            "        pass\n")
+    project = _project(tmp_path, code, timeout=600.0)
+    project.save(tmp_path / "p" / "robot.prj")
+    proc = subprocess.Popen([sys.executable, "-m", "sear", "run", str(tmp_path / "p" / "robot.prj"), "--headless",
+                             "--duration", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PIDS_FILE": str(pids)})
+    found: list[int] = []
+    try:
+        deadline = time.monotonic() + 60.0
+        while not (pids.exists() and len(pids.read_text().split()) == 2) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        found = [int(p) for p in pids.read_text().split()]
+        assert all(_alive(pid) for pid in found)  # positive control: the stuck process and its child run
+        proc.kill()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 10.0
+        while any(_alive(pid) for pid in found) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in found if _alive(pid)] == []
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in found:
+            if _alive(pid):
+                os.kill(pid, 9)
