@@ -180,62 +180,36 @@ def test_the_issues_80_mb_of_prints_in_init_end_within_the_hook_time_out(tmp_pat
     assert counts["chars"] == 80_000_000 + len("init done\n") and counts["tail"].endswith("x\ninit done\n")
 
 
+_SPAWN = ("import os, subprocess, sys\n\ndef spawn():\n    kid = subprocess.Popen([sys.executable, '-c', "
+          "'import time; time.sleep(600)'])\n"
+          "    open(os.environ['PIDS_FILE'], 'w').write(f'{os.getpid()} {kid.pid}')\n\n")
+KILLED_OUTRIGHT = {
+    # Waiting for its next turn: it reads the connection close.
+    "waiting": _SPAWN + "def init(sim):\n    spawn()\n\ndef main_loop(sim):\n    pass\n",
+    # Stuck in a hook, never reading: its parent-watch thread notices (sear batch kills a worker's process
+    # group at the run's time-out, which no longer holds it).
+    "stuck": _SPAWN + "def main_loop(sim):\n    spawn()\n    while True:\n        pass\n",
+}
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
-def test_processes_forked_by_user_code_end_when_the_simulation_is_killed_outright(tmp_path):
-    """SIGKILL gives the simulation no chance to end them: the user code process, seeing its connection
-    close, ends its process group itself."""
+@pytest.mark.parametrize("state", sorted(KILLED_OUTRIGHT))
+def test_user_code_and_its_children_end_when_the_simulation_is_killed_outright(tmp_path, state):
+    """SIGKILL gives the simulation no chance to end them: the user code process ends its process group
+    itself, whether it waits for a turn or is stuck in a hook."""
     pids = tmp_path / "pids.txt"
-    code = ("import os, subprocess, sys\n\ndef init(sim):\n    kid = subprocess.Popen([sys.executable, '-c', "
-            "'import time; time.sleep(600)'])\n    open(os.environ['PIDS_FILE'], 'w').write(str(kid.pid))\n\n"
-            "def main_loop(sim):\n    pass\n")
-    project = _project(tmp_path, code)
+    project = _project(tmp_path, KILLED_OUTRIGHT[state], timeout=600.0)
     project.save(tmp_path / "p" / "robot.prj")
-    env = {**os.environ, "PIDS_FILE": str(pids)}
     proc = subprocess.Popen([sys.executable, "-m", "sear", "run", str(tmp_path / "p" / "robot.prj"), "--headless",
                              "--realtime", "--duration", "600"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env)
-    kids: list[int] = []
-    try:
-        deadline = time.monotonic() + 60.0
-        while not (pids.exists() and pids.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        kids = [int(pids.read_text())]
-        assert _alive(kids[0])  # positive control: the child runs while the simulation does
-        proc.kill()
-        proc.wait(timeout=60)
-        deadline = time.monotonic() + 10.0
-        while _alive(kids[0]) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(kids[0])
-    finally:
-        proc.kill()
-        proc.wait()
-        for pid in kids:
-            if _alive(pid):
-                os.kill(pid, 9)
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
-def test_a_stuck_user_code_process_and_its_children_end_when_the_simulation_is_killed(tmp_path):
-    """A hook stuck in a loop never reads the closed connection: the user code process notices its parent is
-    gone by itself (sear batch kills a worker's process group at its time-out, which no longer holds it)."""
-    pids = tmp_path / "pids.txt"
-    code = ("import os, subprocess, sys\n\ndef main_loop(sim):\n    kid = subprocess.Popen([sys.executable, '-c', "
-            "'import time; time.sleep(600)'])\n"
-            "    open(os.environ['PIDS_FILE'], 'w').write(f'{os.getpid()} {kid.pid}')\n    while True:\n"
-            "        pass\n")
-    project = _project(tmp_path, code, timeout=600.0)
-    project.save(tmp_path / "p" / "robot.prj")
-    proc = subprocess.Popen([sys.executable, "-m", "sear", "run", str(tmp_path / "p" / "robot.prj"), "--headless",
-                             "--duration", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PIDS_FILE": str(pids)})
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PIDS_FILE": str(pids)})
     found: list[int] = []
     try:
         deadline = time.monotonic() + 60.0
         while not (pids.exists() and len(pids.read_text().split()) == 2) and time.monotonic() < deadline:
             time.sleep(0.05)
         found = [int(p) for p in pids.read_text().split()]
-        assert all(_alive(pid) for pid in found)  # positive control: the stuck process and its child run
+        assert all(_alive(pid) for pid in found)  # positive control: the user code process and its child run
         proc.kill()
         proc.wait(timeout=60)
         deadline = time.monotonic() + 10.0
