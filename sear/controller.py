@@ -15,12 +15,17 @@ runs in a process of its own, started by the simulation as `python -m sear.contr
 (serve_user_code), so a hang or a crash of the user's code never takes the simulation down. The `sim`
 methods are made from the calls the simulation declares in the protocol's welcome (sear.runtime.sim),
 so this process needs neither the physics nor the runtime. Protocol: docs/controller-protocol.md.
+
+Longer than most modules (~670 lines) because the script client and the user code process share Link
+(turns, calls, output from any thread, flood gathering) and Sim: splitting them would split that one
+connection's rules across two files.
 """
 
 from __future__ import annotations
 
 import argparse
 import builtins
+import codecs
 import contextlib
 import faulthandler
 import functools
@@ -30,7 +35,10 @@ import os
 import signal
 import socket
 import sys
+import threading
+import time
 import types
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +50,16 @@ from sear.errors import SearError, UserCodeError
 from sear.protocol import Pose, check_args, from_wire
 from sear.usercode import UserProgram, format_user_exception, user_error_line
 
+PRINTS_AT_ONCE = 50
+"""Prints a turn sends one message each, at once; after that many in one turn (a flood) the output is
+gathered into messages of up to GATHER_CHARS characters, sent at least every GATHER_SECONDS and before
+anything else the controller sends. One message per print costs a system call and a wake-up of the
+simulation each (~40 µs on 2 shared cores): a million prints took 40 s and ran past the hook time-out."""
+GATHER_CHARS = 1 << 16
+"""Characters of gathered output per message, at most (see PRINTS_AT_ONCE)."""
+GATHER_SECONDS = 0.02
+"""s: gathered output waits at most this long for more before it is sent (see PRINTS_AT_ONCE)."""
+
 PRINT_PIECE = protocol.MAX_FRAME // 8
 """Characters of output per print message: at most 4 UTF-8 bytes each, so a piece's frame stays well within
 protocol.MAX_FRAME however long one print is (the console joins the pieces)."""
@@ -49,6 +67,14 @@ protocol.MAX_FRAME however long one print is (the console joins the pieces)."""
 
 class ControllerError(SearError):
     """The simulation refused a call or a connection (the message says why)."""
+
+
+class SimThreadError(SearError):
+    """A `sim` call that goes to the simulation (a command, a request, step, wait) made, in user code run
+    by the simulation, from a thread other than the one running the hooks. The simulation and the
+    controller take turns, and only the hooks' thread knows whose turn it is, so such a call is refused in
+    the thread that made it; print() and reading sim.time, sim.sensor_names and sim.read() work from any
+    thread."""
 
 
 class _StopRun(BaseException):
@@ -72,10 +98,95 @@ class Link:
         """A `collect` turn's answer (what result(sim) returned), sent with the turn's `done`."""
         self.calls: dict[str, simapi.Call] = {}
         """The calls the simulation declared in its welcome, by name: what `sim`'s methods are made from."""
+        self.owner: int | None = None
+        """The thread that takes the turns (the hooks' thread of user code run by the simulation), the only
+        one whose calls reach the simulation; None: any thread (a script of its own, connect())."""
+        self._prints = 0
+        """Prints of the hooks' thread in this turn (PRINTS_AT_ONCE)."""
+        self._gathered: deque[tuple[str, bool]] = deque()
+        """A flood's output not yet sent, (text, err) in order: appended by the hooks' thread, sent by
+        whichever of it and the output thread flushes (under _sending, so output never overtakes output)."""
+        self._gathered_chars = 0
+        self._gathered_since = 0.0
+        self._sending = threading.Lock()
+        self._wake = threading.Event()
+        """Set when gathering starts: the output thread sends what is GATHER_SECONDS old, also while the
+        hooks' thread is stuck in a loop or in native code."""
+        self._flusher: threading.Thread | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send a message of the hooks' thread, after the output gathered so far (so the simulation shows
+        it first, in order)."""
+        if self._gathered:
+            self.flush_output()
+        self.conn.send(message)
+
+    def flush_output(self) -> None:
+        """Send the output gathered during a flood of prints (PRINTS_AT_ONCE)."""
+        gathered = self._gathered
+        with self._sending:
+            self._gathered_chars = 0
+            pieces: list[str] = []
+            err = False
+            while gathered:
+                text, text_err = gathered.popleft()
+                if pieces and text_err != err:
+                    self._send_text("".join(pieces), err)
+                    pieces = []
+                pieces.append(text)
+                err = text_err
+            if pieces:
+                self._send_text("".join(pieces), err)
+
+    def _gather(self, text: str, err: bool) -> None:
+        """Add a flood's print to the gathered output (sent when GATHER_CHARS, GATHER_SECONDS old, or
+        before anything else the hooks' thread sends)."""
+        gathered = self._gathered
+        if not gathered:
+            self._gathered_since = time.monotonic()
+            gathered.append((text, err))
+            self._wake.set()
+            if self._flusher is None:
+                self._flusher = threading.Thread(target=self._flush_when_old, name="sear-output", daemon=True)
+                self._flusher.start()
+        else:
+            gathered.append((text, err))
+        self._gathered_chars += len(text)
+        if self._gathered_chars >= GATHER_CHARS:
+            self.flush_output()
+
+    def _flush_when_old(self) -> None:
+        """The output thread: sends gathered output once it is GATHER_SECONDS old, until the connection
+        closes."""
+        while True:
+            self._wake.wait()
+            left = self._gathered_since + GATHER_SECONDS - time.monotonic()
+            if left > 0:
+                time.sleep(left)
+            self._wake.clear()  # before taking the output: gathering that starts after it sets it again
+            try:
+                self.flush_output()
+            except protocol.Closed:
+                return
+
+    def _send_text(self, text: str, err: bool) -> None:
+        for start in range(0, len(text), PRINT_PIECE):  # a frame holds at most protocol.MAX_FRAME bytes
+            piece = text[start:start + PRINT_PIECE]
+            self.conn.send({"t": "print", "text": piece, "err": True} if err else {"t": "print", "text": piece})
+
+    def check_thread(self, name: str) -> None:
+        """SimThreadError unless called on the thread that takes the turns (`name`: the call, for the message)."""
+        if self.owner is not None and threading.get_ident() != self.owner:
+            thread = threading.current_thread().name
+            raise SimThreadError(
+                f"sim.{name}() was called from the thread {thread!r}; sim calls that reach the simulation "
+                "work only in the thread that runs init, main_loop and run(sim), which takes the turns. Let "
+                "the thread hand its results to the hooks (a queue.Queue), and make the call there. "
+                "print(), sim.time and sim.read() work from any thread.")
 
     def hello(self, token: str = "", name: str = "python") -> dict[str, Any]:
         """The handshake: say who we are, get the simulation's welcome (ControllerError if refused)."""
-        self.conn.send({"t": "hello", "version": protocol.VERSION, "token": token, "name": name})
+        self.send({"t": "hello", "version": protocol.VERSION, "token": token, "name": name})
         reply = self.conn.recv()
         if reply.get("t") != "welcome":
             raise ControllerError(f"the simulation refused the connection: {reply.get('message', reply)}")
@@ -96,8 +207,9 @@ class Link:
             if self.turn == "collect":
                 done["result"] = self.result
                 self.result = None
-            self.conn.send(done)
+            self.send(done)
             self.pending = []
+        self._prints = 0
         while True:
             message = self.conn.recv()
             kind = message["t"]
@@ -113,7 +225,7 @@ class Link:
 
     def call(self, name: str, args: list[Any]) -> Any:
         """A call with a result: one round trip (pending setters go first, in order)."""
-        self.conn.send({"t": "call", "calls": [*self.pending, [name, args]]})
+        self.send({"t": "call", "calls": [*self.pending, [name, args]]})
         self.pending = []
         reply = self.conn.recv()
         if reply.get("t") == "error":
@@ -123,21 +235,33 @@ class Link:
         return from_wire(reply["values"][-1])
 
     def print(self, text: str, *, err: bool = False) -> None:
-        """Console output (`err`: the user's standard error): sent at once (no reply), so it is never
-        lost whatever happens next."""
+        """Console output (`err`: the user's standard error): sent at once (no reply), so it is not lost
+        whatever happens next; in a flood (more than PRINTS_AT_ONCE prints in one turn) gathered and sent
+        every GATHER_SECONDS or GATHER_CHARS, and before anything else. From any thread: only the turns'
+        thread sends its pending setters first (a round trip), another thread's output goes out as it is,
+        at once (the simulation shows it when it reads it, at the latest at the next turn)."""
+        if self.owner is not None and threading.get_ident() != self.owner:
+            with self._sending:
+                self._send_text(text, err)
+            return
         if self.pending:
-            self.conn.send({"t": "call", "calls": self.pending})
+            self.send({"t": "call", "calls": self.pending})
             self.pending = []
             reply = self.conn.recv()
             if reply.get("t") == "error":
                 raise ControllerError(str(reply.get("message")))
-        for start in range(0, len(text), PRINT_PIECE):  # a frame holds at most protocol.MAX_FRAME bytes
-            piece = text[start:start + PRINT_PIECE]
-            self.conn.send({"t": "print", "text": piece, "err": True} if err else {"t": "print", "text": piece})
+        self._prints += 1
+        if self._prints > PRINTS_AT_ONCE:
+            self._gather(text, err)
+            return
+        if self._gathered:
+            self.flush_output()
+        with self._sending:
+            self._send_text(text, err)
 
     def bye(self) -> None:
         with contextlib.suppress(protocol.Closed):
-            self.conn.send({"t": "bye", "calls": self.pending})
+            self.send({"t": "bye", "calls": self.pending})
 
 
 if TYPE_CHECKING:
@@ -179,9 +303,8 @@ class Sim(_Declared):
             raise SearError(f"there is no sensor named {name!r}; the sensors are: {known}")
         return link.readings.get(name)
 
-    @simapi.checked
-    def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
-              flush: bool = False) -> None:
+    def _declared_print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
+                        flush: bool = False) -> None:
         """Print to the simulation's console. Takes print()'s arguments; `file=` an open file of the
         user's writes there instead (standard output and standard error mean the console)."""
         if file is not None and file is not sys.stdout and file is not sys.stderr:
@@ -191,14 +314,26 @@ class Sim(_Declared):
         end = "\n" if end is None else end
         self._link.print(sep.join(str(a) for a in args) + end, err=file is not None and file is sys.stderr)
 
+    _declared_print.__name__ = _declared_print.__qualname__ = "print"
+    _print_checked = simapi.checked(_declared_print)
+
+    @functools.wraps(_print_checked)
+    def print(self, *args: Any, **kwargs: Any) -> None:  # the checked print, with a fast path
+        if kwargs:  # sep, end, file or flush: checked as declared
+            self._print_checked(*args, **kwargs)
+        else:  # print(a, b): nothing to check, and floods of it must be cheap (PRINTS_AT_ONCE)
+            self._link.print(" ".join([a if type(a) is str else str(a) for a in args]) + "\n")
+
     @simapi.checked
     def step(self) -> bool:
         """Let the simulation run to the next control tick. False when the simulation is ending."""
+        self._link.check_thread("step")
         return self._step()
 
     @simapi.checked
     def wait(self, seconds: float) -> bool:
         """Let `seconds` of simulated time pass (the robot keeps its inputs)."""
+        self._link.check_thread("wait")
         end = self.time + seconds - 1e-9
         while self.time < end:
             if not self.step():
@@ -207,11 +342,13 @@ class Sim(_Declared):
 
     def _command(self, call: simapi.Call, args: tuple[Any, ...]) -> None:
         """A command: checked now, sent with the turn's end (no round trip)."""
+        self._link.check_thread(call.name)
         self._link.pending.append([call.name, [protocol.to_wire(v) for v in check_args(call, args)]])
 
     def _request(self, call: simapi.Call, returns: Any, args: tuple[Any, ...]) -> Any:
         """A request or a property: checked, sent, and its result (ValueError when the simulation refuses
         it) as the type `returns` (the declaration's result type) has it."""
+        self._link.check_thread(call.name)
         values = [protocol.to_wire(v) for v in check_args(call, args)]
         try:
             result = self._link.call(call.name, values)
@@ -324,18 +461,49 @@ def connect(port: int, token: str, host: str = "127.0.0.1", *, name: str = "pyth
 
 # --- the user code process ---------------------------------------------------------------------------------
 
-class _Console(io.TextIOBase):
-    """sys.stdout or (`err`) sys.stderr of the user code process: every write goes to the simulation's
-    console (headless: the simulation's stdout or stderr)."""
+class _ConsoleBytes(io.RawIOBase):
+    """sys.stdout.buffer (sys.stderr.buffer) of the user code process: code that writes bytes, as to a real
+    standard stream, gets them to the console decoded as UTF-8 (an invalid byte shows as U+FFFD; a
+    character split across two writes is joined)."""
 
-    def __init__(self, link: Link, *, err: bool = False) -> None:
-        self._link = link
-        self._err = err
+    def __init__(self, console: _Console) -> None:
+        super().__init__()
+        self._console = console
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def writable(self) -> bool:
         return True
 
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        text = self._decoder.decode(view.tobytes())
+        if text:
+            self._console.write(text)
+        return len(view)
+
+
+class _Console(io.TextIOBase):
+    """sys.stdout or (`err`) sys.stderr of the user code process: every write goes to the simulation's
+    console (headless: the simulation's stdout or stderr). Its `buffer` takes bytes, as a real standard
+    stream's does."""
+
+    def __init__(self, link: Link, *, err: bool = False) -> None:
+        self._link = link
+        self._err = err
+        self._buffer = _ConsoleBytes(self)
+
+    @property
+    def buffer(self) -> _ConsoleBytes:
+        """The binary side (sys.stdout.buffer.write(b"...")): bytes to the console as UTF-8 text."""
+        return self._buffer
+
+    encoding = "utf-8"  # what the bytes of `buffer` are read as
+    def writable(self) -> bool:
+        return True
+
     def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if text:
             self._link.print(text, err=self._err)
         return len(text)
@@ -351,6 +519,8 @@ class UserCodeProcess:
         self.program: UserProgram | None = None
         self._in_run = False
         self._stop_told = False
+        self.simulation_gone = False
+        """The connection closed or broke without the simulation ending the run (it was killed outright)."""
 
     def _step(self) -> bool:
         if not self._in_run:
@@ -420,9 +590,10 @@ class UserCodeProcess:
                 elif kind == "collect":
                     self._give_result()
         except (protocol.Closed, protocol.ProtocolError, ControllerError):
+            self.simulation_gone = True
             return 1  # the simulation went away or broke off: nothing to report to
         except UserCodeError as exc:
-            link.conn.send({"t": "fail", "message": exc.message, "line": exc.line or 0})
+            link.send({"t": "fail", "message": exc.message, "line": exc.line or 0})
             return 1
         except BaseException as exc:
             what = {"init": "init(sim)", "start": "run(sim)", "tick": "run(sim)" if self._in_run else "main_loop(sim)",
@@ -439,27 +610,68 @@ class UserCodeProcess:
                 headline = f"{where} raised an error; user code stopped."
             text = f"{headline}\n{format_user_exception(exc, str(self.path))}"
             with contextlib.suppress(protocol.Closed):
-                link.conn.send({"t": "fail", "message": text, "line": user_error_line(exc, str(self.path)) or 0})
+                link.send({"t": "fail", "message": text, "line": user_error_line(exc, str(self.path)) or 0})
             return status
         link.bye()
         return 0
 
 
-def serve_user_code(fd: int, path: str, stack_fd: int | None) -> int:
+def serve_user_code(fd: int, path: str, stack_fd: int | None, *, own_group: bool = False) -> int:
     """The user code process's main: the connection is the inherited socket `fd`; the stack is written
-    to the inherited file `stack_fd` (the simulation reads it) when stuck (SIGUSR1) or crashed."""
+    to the inherited file `stack_fd` (the simulation reads it) when stuck (SIGUSR1) or crashed. With
+    `own_group` (this process leads a process group of its own) the processes the user code started are
+    killed when the simulation went away without ending the run (killed outright): otherwise the
+    simulation kills them itself (UserCodeRunner)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the simulation's to handle, which ends us
     if stack_fd is not None:
         faulthandler.enable(file=stack_fd)
         faulthandler.register(signal.SIGUSR1, file=stack_fd, all_threads=False)
     sock = socket.socket(fileno=fd)
     link = Link(protocol.Connection(sock))
+    link.owner = threading.get_ident()  # the hooks run here; user code's own threads may not take turns
     try:
         link.hello(name="sear user code")
     except (protocol.Closed, protocol.ProtocolError, ControllerError):
         return 1
     sys.stdout, sys.stderr = _Console(link), _Console(link, err=True)
-    return UserCodeProcess(link, Path(path)).serve()
+    process = UserCodeProcess(link, Path(path))
+    if own_group:
+        threading.Thread(target=_end_with_the_simulation, args=(os.getppid(),), name="sear-parent-watch",
+                         daemon=True).start()
+    status = process.serve()
+    if own_group and process.simulation_gone:
+        _end_own_group()
+    return status
+
+
+PARENT_CHECK_SECONDS = 0.5
+"""s between two looks of the parent-watch thread at whether the simulation process still runs."""
+
+
+def _end_with_the_simulation(parent: int) -> None:
+    """A thread of the user code process: when the simulation process that started it is gone (killed
+    outright, so its process group's kill did not reach this group), end this process and what the user
+    code started, even while a hook is stuck in a loop and never reads the closed connection."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    _end_own_group()
+    os._exit(1)
+
+
+def _end_own_group() -> None:
+    """Kill what the user code started: every process of this process's group but itself (it is the
+    group's leader, started so by the simulation). Linux: the group's members are read from /proc."""
+    me = os.getpid()
+    if not hasattr(os, "killpg") or os.getpgrp() != me:
+        return
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != me:
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    with open(f"/proc/{entry}/stat", "rb") as fh:
+                        fields = fh.read().rsplit(b")", 1)[1].split()
+                    if int(fields[2]) == me:  # its process group
+                        os.kill(int(entry), signal.SIGKILL)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -468,9 +680,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fd", type=int, required=True, help="the inherited socket to the simulation")
     parser.add_argument("--stack-fd", type=int, default=None,
                         help="the inherited file where the stack is written when stuck or crashed")
+    parser.add_argument("--own-group", action="store_true",
+                        help="this process leads a process group of its own: what the user code started is "
+                             "killed when the simulation goes away without ending the run")
     parser.add_argument("user_code", help="the user code file")
     args = parser.parse_args(argv)
-    status = serve_user_code(args.fd, args.user_code, args.stack_fd)
+    status = serve_user_code(args.fd, args.user_code, args.stack_fd, own_group=args.own_group)
     with contextlib.suppress(ValueError, OSError):  # the user's code may have closed or broken sys.stdout
         sys.stdout.flush()
     os._exit(status)  # no interpreter teardown: user threads left behind must not keep the process

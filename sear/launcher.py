@@ -158,7 +158,7 @@ def run_headless(simulation: Simulation, duration: float) -> int:
 
     def after_tick(tick: TickResult) -> bool:
         failed = measure(tick)
-        return failed or stop.signal is not None or simulation.output_gone
+        return failed or stop.signal is not None or simulation.output_gone or simulation.log_failure is not None
 
     with stop:
         simulation.start_user_code()
@@ -166,6 +166,8 @@ def run_headless(simulation: Simulation, duration: float) -> int:
             simulation.run(duration, after_tick=after_tick)
         except KeyboardInterrupt:  # a second Ctrl-C, or one before the run: end at once
             stop.signal = stop.signal or signal.SIGINT
+    if simulation.log is not None:  # the rows since the last flush: a failure to write them is this run's
+        simulation.log.flush()
     reopen_std_streams()  # user code may have closed them; the summary is still printed
     interrupted = stop.signal is not None
     if simulation.output_gone and not interrupted:
@@ -191,6 +193,9 @@ def run_headless(simulation: Simulation, duration: float) -> int:
         print(f"sear: log written to {log_path} ({rows} rows).")
     if error is not None:
         print("sear: the run ended with an error in the user code (above).", file=sys.stderr)
+        return exitcodes.USER_ERROR
+    if simulation.log_failure is not None:
+        print("sear: the run ended early because its log could not be written (above).", file=sys.stderr)
         return exitcodes.USER_ERROR
     if stop.signal == signal.SIGTERM:
         return exitcodes.TERMINATED

@@ -22,6 +22,7 @@ import keyword
 import math
 import socket
 import struct
+import threading
 import time
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
@@ -274,15 +275,57 @@ class Connection:
         self.sock = sock
         self._buf = bytearray()
         self.closed = False
+        self._sending = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> None:
-        """Send one message; Closed when the peer is gone."""
+        """Send one message; Closed when the peer is gone. Safe from several threads: each frame goes out
+        whole (a user code thread's print never cuts into another message)."""
         if self.closed:
             raise Closed("the connection is closed")
+        data = frame(message)
         try:
-            self.sock.sendall(frame(message))
+            with self._sending:
+                self.sock.sendall(data)
         except OSError as exc:
             raise Closed(str(exc)) from None
+
+    def _buffered(self) -> dict[str, Any] | None:
+        """The next message if the buffer holds it whole (taken out of the buffer), else None."""
+        buf = self._buf
+        if len(buf) >= 4:
+            (length,) = _LENGTH.unpack_from(buf)
+            if length == 0 or length > MAX_FRAME:
+                raise ProtocolError(f"a frame of {length} bytes (1 to {MAX_FRAME} allowed)")
+            if len(buf) >= 4 + length:
+                body = bytes(buf[4:4 + length])
+                del buf[:4 + length]
+                return decode(body)
+        return None
+
+    def recv_ready(self) -> dict[str, Any] | None:
+        """The next message if what has arrived holds it whole, after one read that does not wait; else
+        None (a part stays buffered). Closed and ProtocolError as recv(). For serving many connections
+        from one select() loop, where a slow one must not hold up the others."""
+        message = self._buffered()
+        if message is not None:
+            return message
+        if self.closed:
+            raise Closed("the connection is closed")
+        previous = self.sock.gettimeout()
+        self.sock.setblocking(False)
+        try:
+            chunk = self.sock.recv(1 << 16)
+        except BlockingIOError:
+            return None
+        except OSError as exc:
+            raise Closed(str(exc)) from None
+        finally:
+            with contextlib.suppress(OSError):
+                self.sock.settimeout(previous)
+        if not chunk:
+            raise Closed("the peer closed the connection" + (" in the middle of a message" if self._buf else ""))
+        self._buf += chunk
+        return self._buffered()
 
     def recv(self, timeout: float | None = None) -> dict[str, Any]:
         """The next message. TimeoutError after `timeout` s (None: wait) with no whole message (a part
@@ -290,14 +333,9 @@ class Connection:
         deadline = None if timeout is None else time.monotonic() + timeout
         buf = self._buf
         while True:
-            if len(buf) >= 4:
-                (length,) = _LENGTH.unpack_from(buf)
-                if length == 0 or length > MAX_FRAME:
-                    raise ProtocolError(f"a frame of {length} bytes (1 to {MAX_FRAME} allowed)")
-                if len(buf) >= 4 + length:
-                    body = bytes(buf[4:4 + length])
-                    del buf[:4 + length]
-                    return decode(body)
+            message = self._buffered()
+            if message is not None:
+                return message
             if self.closed:
                 raise Closed("the connection is closed")
             if deadline is not None:

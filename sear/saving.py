@@ -213,10 +213,12 @@ def atomic_write(path: Path, data: bytes) -> Path:
     a folder is atomic):
 
     1. temporary files of an interrupted earlier save of `path` are removed (see below);
-    2. the current `path` is hard-linked (copied and fsynced where links are not supported) to a
+    2. `data` is written to a temporary name and fsynced (on a full disk the save fails here, before
+       anything else changed);
+    3. the current `path` is hard-linked (copied and fsynced where links are not supported) to another
        temporary name and renamed onto `<path>.bak`;
-    3. `data` is written to another temporary name, fsynced, and renamed onto `path`;
-    4. the folder is fsynced, so the renames survive a power cut.
+    4. the new file is renamed onto `path`;
+    5. the folder is fsynced, so the renames survive a power cut.
 
     Temporary files are named `.<NAME>.<16 hex digits>.tmp` beside the target. A save that is killed
     leaves at most two of them; the next save of the same file removes every file of that pattern, so
@@ -227,8 +229,9 @@ def atomic_write(path: Path, data: bytes) -> Path:
     beside it) and the link is kept. The new file has the permissions of the one it replaces (a 0644
     project stays 0644, a 0600 one 0600; owner and group are those of the user saving).
 
-    A failure (read-only folder, disk full) is a ProjectError naming the file; the previous file is
-    then untouched and no temporary file is left behind. Returns `path` as given (a link stays a link)."""
+    A failure (read-only folder, disk full) is a ProjectError naming the file; the previous file and its
+    `.bak` are then untouched (no `.bak` appears where there was none) and no temporary file is left
+    behind. Returns `path` as given (a link stays a link)."""
     path = Path(path)
     try:
         return _atomic_write(path, data)
@@ -299,8 +302,13 @@ def _atomic_write(path: Path, data: bytes) -> Path:
     temporaries: list[Path] = []
     mode = None
     try:
-        if path.exists():
+        exists = path.exists()
+        if exists:
             mode = stat.S_IMODE(os.stat(path).st_mode)  # a project the user made private stays private
+        new = _temporary_path(path)
+        temporaries.append(new)
+        _write_new_file(new, data, mode)  # first: a full disk fails the save before the .bak changes
+        if exists:
             backup = _temporary_path(path)
             temporaries.append(backup)
             try:
@@ -312,9 +320,6 @@ def _atomic_write(path: Path, data: bytes) -> Path:
             # nothing and the temporary name stays: removed below.
             os.replace(backup, path.with_name(path.name + ".bak"))
             _fsync_folder(folder)
-        new = _temporary_path(path)
-        temporaries.append(new)
-        _write_new_file(new, data, mode)
         os.replace(new, path)
     finally:
         for temporary in temporaries:

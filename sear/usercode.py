@@ -13,6 +13,9 @@ killed) and reported with the line it was stuck on; a process that crashes is re
 or exit status. Either way the simulation goes on, and the user code can be restarted in a fresh
 process. An external controller (`sear run --external`, any language) is the same protocol over TCP on
 127.0.0.1 (ExternalListener).
+
+Longer than most modules (~640 lines): the simulation's end of every controller, the user code process
+and the external port, which share the handshake and the turns (ControllerHost).
 """
 
 from __future__ import annotations
@@ -43,8 +46,13 @@ _SEAR_DIR = str(Path(__file__).resolve().parent)
 
 STARTUP_TIMEOUT = 60.0
 """s: how long a user code process may take to start (Python and its imports) before its code runs."""
-HANDSHAKE_TIMEOUT = 10.0
-"""s: how long an external controller has, once connected, to send its hello."""
+HELLO_DEADLINE = 2.0
+"""s: how long an external controller has, once connected, to send its hello (docs/controller-protocol.md).
+Handshakes are served side by side, so connections that say nothing keep a real controller out no
+longer than this."""
+MAX_PENDING = 16
+"""External connections waiting for their hello at once; one more closes the one waiting longest, so a
+flood of idle connections cannot fill the listener either."""
 
 
 def _user_frames(tb: types.TracebackType | None, user_file: str) -> traceback.StackSummary:
@@ -171,6 +179,10 @@ class ControllerHost:
             self._refuse(f"no hello within {timeout:g} s")
         except (protocol.Closed, protocol.ProtocolError) as exc:
             self._refuse(str(exc))
+        return self.greet(hello, token, welcome)
+
+    def greet(self, hello: dict[str, Any], token: str | None, welcome: dict[str, Any]) -> dict[str, Any]:
+        """The second half of handshake(): check the `hello` received, then welcome (or refuse)."""
         if hello["t"] != "hello":
             self._refuse(f"the first message must be hello, not {hello['t']!r}")
         if hello.get("version") != protocol.VERSION:
@@ -359,6 +371,8 @@ class UserCodeRunner(ControllerHost):
         if code is None:
             code = self._compile()
         self.proc: subprocess.Popen[bytes] | None = None
+        self._group: subprocess.Popen[bytes] | None = None
+        """The process whose process group is still to be ended (_end_group)."""
         self._stack: IO[bytes] | None = None
         parent, self._child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         super().__init__(protocol.Connection(parent), timeout=timeout)
@@ -378,9 +392,11 @@ class UserCodeRunner(ControllerHost):
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "sear.controller", "--fd", str(child.fileno()),
-                 "--stack-fd", str(self._stack.fileno()), str(self.path)],
+                 "--stack-fd", str(self._stack.fileno()), *(["--own-group"] if os.name == "posix" else []),
+                 str(self.path)],
                 pass_fds=(child.fileno(), self._stack.fileno()), stdin=subprocess.DEVNULL, env=env,
-                cwd=str(self.path.parent))
+                cwd=str(self.path.parent),
+                process_group=0 if os.name == "posix" else None)  # its own group: what it forks ends with it
         except OSError as exc:
             self.failed = True
             self.conn.close()
@@ -390,6 +406,7 @@ class UserCodeRunner(ControllerHost):
                                 file=self.path) from None
         finally:
             child.close()
+        self._group = self.proc
         try:
             self.handshake(None, welcome, STARTUP_TIMEOUT)
         except Refused as exc:
@@ -412,6 +429,17 @@ class UserCodeRunner(ControllerHost):
         except subprocess.TimeoutExpired:
             proc.kill()
             return proc.wait()
+
+    def _end_group(self) -> None:
+        """Kill whatever the user code started that is still running (subprocesses, os.fork children,
+        their children): the process was started as the leader of a process group of its own, which they
+        inherit, so they end with the run instead of outliving SEAR. A process that left the group on
+        purpose (setsid, a daemon) is out of reach."""
+        proc, self._group = self._group, None  # once: the group's number is free again after that
+        if proc is None or not hasattr(os, "killpg"):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
     def _dump(self) -> list[tuple[str, int, str]]:
         """The user's frames of the process's last stack dump, innermost first: (file, line, function)."""
@@ -477,6 +505,7 @@ class UserCodeRunner(ControllerHost):
     def _disconnect(self) -> None:
         self.conn.close()
         self._wait_exit(0.5 if self.failed else self.timeout)  # killed if it does not end by itself
+        self._end_group()
         if self._stack is not None:
             self._stack.close()
             self._stack = None
@@ -485,13 +514,17 @@ class UserCodeRunner(ControllerHost):
 class ExternalListener:
     """`sear run --external`: a TCP port on 127.0.0.1 where one controller, with the one-time token,
     may connect. Connections without the token are refused (and waited past); once a controller is
-    connected, every further one is refused with an error reply until the listener closes."""
+    connected, every further one is refused with an error reply until the listener closes.
+
+    Handshakes are served side by side: every connection has HELLO_DEADLINE s to send its hello, and at
+    most MAX_PENDING wait at once, so connections that connect and say nothing (any local user can make
+    them) keep the real controller out for at most HELLO_DEADLINE."""
 
     def __init__(self, port: int = 0) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", port))
-        self.sock.listen(4)
+        self.sock.listen(64)
         self.token = secrets.token_hex(16)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -506,25 +539,84 @@ class ExternalListener:
         """Wait (`wait` s, None: as long as it takes) for a controller with the token; its host. Later
         connections are refused by a thread until close()."""
         end = None if wait is None else time.monotonic() + wait
-        while True:
-            left = None if end is None else max(0.0, end - time.monotonic())
-            ready, _, _ = select.select([self.sock], [], [], left)
-            if not ready:
-                raise UserCodeError(f"no controller connected within {wait:g} s.")
+        pending: dict[socket.socket, tuple[ControllerHost, float]] = {}  # by socket: its host, its hello deadline
+
+        def refuse(host: ControllerHost, why: str, *, tell: bool = True) -> None:
+            if tell:
+                with contextlib.suppress(Refused):
+                    host._refuse(why)
+            else:
+                host.conn.close()
+            self.refusals.append(why)
+            if on_refused is not None:
+                on_refused(why)
+
+        try:
+            while True:
+                now = time.monotonic()
+                for sock, (host, deadline) in list(pending.items()):
+                    if deadline <= now:
+                        del pending[sock]
+                        refuse(host, f"no hello within {HELLO_DEADLINE:g} s")
+                left = None if end is None else end - now
+                if left is not None and left <= 0:
+                    raise UserCodeError(f"no controller connected within {wait:g} s.")
+                soonest = min((deadline for _host, deadline in pending.values()), default=None)
+                if soonest is not None:
+                    left = soonest - now if left is None else min(left, soonest - now)
+                ready, _, _ = select.select([self.sock, *pending], [], [], None if left is None else max(0.0, left))
+                for sock in ready:
+                    if sock is self.sock:
+                        self._take(pending, refuse)
+                        continue
+                    if sock not in pending:  # closed just now, to make room (_take)
+                        continue
+                    host, _deadline = pending[sock]
+                    try:
+                        hello = host.conn.recv_ready()  # what has arrived; a part of a frame stays buffered
+                    except (protocol.Closed, protocol.ProtocolError) as exc:
+                        del pending[sock]
+                        refuse(host, str(exc), tell=isinstance(exc, protocol.ProtocolError))
+                        continue
+                    if hello is None:
+                        continue
+                    del pending[sock]
+                    try:
+                        host.greet(hello, self.token, welcome)
+                    except Refused as exc:
+                        self.refusals.append(str(exc))
+                        if on_refused is not None:
+                            on_refused(str(exc))
+                        continue
+                    except protocol.Closed as exc:  # it said hello and left before the welcome
+                        refuse(host, str(exc), tell=False)
+                        continue
+                    host.timeout = timeout
+                    host.listener = self
+                    self._thread = threading.Thread(target=self._refuse_others, name="sear-refuse-controllers",
+                                                    daemon=True)
+                    self._thread.start()
+                    return host
+        finally:
+            for host, _deadline in pending.values():
+                with contextlib.suppress(Refused):
+                    host._refuse("another controller connected first")
+
+    def _take(self, pending: dict[socket.socket, tuple[ControllerHost, float]],
+              refuse: Callable[..., None]) -> None:
+        """Accept a new connection into `pending` (its hello deadline starts now), closing the one that has
+        waited longest when MAX_PENDING are waiting already."""
+        try:
             conn, _addr = self.sock.accept()
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            host = ControllerHost(protocol.Connection(conn), timeout=timeout)
-            try:
-                host.handshake(self.token, welcome, HANDSHAKE_TIMEOUT)
-            except Refused as exc:
-                self.refusals.append(str(exc))
-                if on_refused is not None:
-                    on_refused(str(exc))
-                continue
-            host.listener = self
-            self._thread = threading.Thread(target=self._refuse_others, name="sear-refuse-controllers", daemon=True)
-            self._thread.start()
-            return host
+        except OSError:
+            return
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if len(pending) >= MAX_PENDING:
+            oldest = min(pending, key=lambda s: pending[s][1])
+            host, _deadline = pending.pop(oldest)
+            refuse(host, f"more than {MAX_PENDING} connections waited for their hello at once")
+        pending[conn] = (ControllerHost(protocol.Connection(conn), timeout=HELLO_DEADLINE),
+                         time.monotonic() + HELLO_DEADLINE)
 
     def _refuse_others(self) -> None:
         while not self._stop.is_set():

@@ -7,14 +7,16 @@ import csv
 import math
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from sear import protocol
 from sear.controller import ControllerError, connect
-from sear.usercode import ExternalListener
+from sear.usercode import MAX_PENDING, ExternalListener
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,3 +106,60 @@ def test_the_c_example_drives_the_demo_robot_round_its_corners(demo_copy, tmp_pa
         assert gaps[nearest] < 2.5, (east, north, gaps[nearest])
         visits.append(nearest)
     assert visits == sorted(visits)  # in the order of the route
+
+
+def _idle_connections(port: int, count: int) -> list[socket.socket]:
+    """`count` connections that connect and say nothing (a slowloris)."""
+    return [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(count)]
+
+
+def _hello(port: int, token: str) -> protocol.Connection:
+    conn = protocol.Connection(socket.create_connection(("127.0.0.1", port), timeout=3))
+    conn.send({"t": "hello", "version": protocol.VERSION, "token": token, "name": "real"})
+    return conn
+
+
+def test_idle_connections_keep_the_real_controller_out_no_longer_than_the_hello_deadline(demo_copy):
+    """20 connections that never say hello, then the real controller: it is welcomed within 3 s (the hello
+    deadline is HELLO_DEADLINE, 2 s, and handshakes are served side by side), and every idle one is told
+    why and closed."""
+    proc, port, token = _start(demo_copy / "demo.prj", "--duration", "1")
+    idle = _idle_connections(port, 20)
+    try:
+        conn = _hello(port, token)
+        try:
+            assert conn.recv(3.0)["t"] == "welcome"  # TimeoutError when the idle ones hold it up
+        finally:
+            conn.close()
+        for sock in idle:  # each: an error reply saying why, then the end of the stream
+            sock.settimeout(10.0)
+            reply = protocol.Connection(sock).recv(10.0)
+            assert reply["t"] == "error" and "connection refused" in reply["message"], reply
+    finally:
+        for sock in idle:
+            sock.close()
+        _stop(proc)
+
+
+def test_pending_connections_are_capped_the_longest_waiting_closed_first():
+    """More idle connections than MAX_PENDING: the ones that waited longest are closed as new ones come, and
+    a controller behind all of them is still welcomed (the listener served in this thread, wait bounded)."""
+    listener = ExternalListener()
+    idle = _idle_connections(listener.port, MAX_PENDING + 8)
+    good = _hello(listener.port, listener.token)
+    try:
+        host = listener.accept({"sensors": []}, timeout=1.0, wait=10.0)
+        assert good.recv(3.0)["t"] == "welcome"
+        host.conn.close()
+        messages = []
+        for sock in idle:
+            messages.append(protocol.Connection(sock).recv(5.0)["message"])
+        evicted = [m for m in messages if f"more than {MAX_PENDING} connections" in m]
+        # 25 connections, 16 places: the nine that waited longest (the good one came last, so it made room too)
+        assert messages[:9] == evicted
+        assert all("another controller connected first" in m for m in messages[9:])  # the rest: when it came
+    finally:
+        good.close()
+        for sock in idle:
+            sock.close()
+        listener.close()

@@ -4,13 +4,16 @@ file stay next to the fields they annotate."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
 import stat
 from pathlib import Path
 
 import pytest
 from lxml import etree
 
+from sear.errors import ProjectError
 from sear.project import Project
 from sear.saving import atomic_write
 from sear.sensors.files import load_sensors, save_sensors
@@ -248,3 +251,33 @@ def test_sensors_file_through_a_link_keeps_link_and_mode(tmp_path):
     save_sensors(link, sensors)
     assert link.is_symlink() and _mode(target) == 0o644
     assert load_sensors(target)[0].min_range_cm == 12.0
+
+
+@contextlib.contextmanager
+def _file_size_limit(size: int):
+    """Writes past `size` bytes fail with EFBIG while inside (the kernel's RLIMIT_FSIZE; Python ignores
+    SIGXFSZ), as a write onto a full disk fails: only what the save writes happens inside."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
+@pytest.mark.skipif(not hasattr(resource, "RLIMIT_FSIZE"), reason="no file size limit on this platform")
+@pytest.mark.parametrize("with_backup", [True, False], ids=["a .bak before", "no .bak before"])
+def test_a_save_that_cannot_write_leaves_the_file_and_its_backup_as_they_were(tmp_path, with_backup):
+    """Issue 25 item 12: a save onto a full disk left the current file hard-linked as its .bak, replacing the
+    older backup (or adding one where there was none)."""
+    path = atomic_write(tmp_path / "p.prj", b"first version\n")
+    if with_backup:
+        atomic_write(path, b"second version\n")
+    before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+    with _file_size_limit(64), pytest.raises(ProjectError, match=r"not saved.*previous version is unchanged"):
+        atomic_write(path, b"a third version that does not fit on the disk " * 4)
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
+    assert sorted(before) == (["p.prj", "p.prj.bak"] if with_backup else ["p.prj"])  # positive control
+    atomic_write(path, b"a third version that fits\n")  # the same save with room succeeds
+    assert path.read_bytes() == b"a third version that fits\n"
+    assert (tmp_path / "p.prj.bak").read_bytes() == before["p.prj"]

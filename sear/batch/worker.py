@@ -135,7 +135,7 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
                 here = run.state.position
                 path_lengths[index] += float(np.linalg.norm(here - lasts[index]))
                 lasts[index] = here.copy()
-        return simulation.user_error is not None
+        return simulation.user_error is not None or simulation.log_failure is not None
 
     answers: list[Any] = [None] * len(runs)
     try:
@@ -144,7 +144,11 @@ def execute(spec: dict[str, Any]) -> dict[str, Any]:
         states = [run.state for run in runs]
         for index in range(len(runs)):
             answers[index] = simulation.collect_result(index) if simulation.user_error is None else None
+        if simulation.log is not None:
+            simulation.log.flush()  # the last rows: a failure to write them is this run's
         failed = next((run for run in runs if run.user_error is not None), None)
+        if failed is None and simulation.log_failure is not None:  # the disk filled up: the log stopped whole
+            out["status"], out["error"] = "error", simulation.log_failure.message(simulation.run_end)
         if failed is not None:
             runner = failed.runner
             status = runner.proc.returncode if isinstance(runner, UserCodeRunner) and runner.proc else None

@@ -29,7 +29,7 @@ from sear.loading import Loaded
 from sear.models.loaded import load_models
 from sear.physics.world import World
 from sear.project import Project, Robot
-from sear.runtime.logs import CsvLog, check_log_path
+from sear.runtime.logs import CsvLog, LogFull, check_log_path
 from sear.runtime.pacer import Pacer
 from sear.runtime.robotrun import RobotRun
 from sear.runtime.sim import GridImage, Sim
@@ -103,6 +103,10 @@ class Simulation:
         self.grids: dict[str, GridImage] = {}
         """The latest grid user code showed under each title (sim.show_grid), in the order first shown."""
         self.log: CsvLog | None = None
+        self.log_failure: LogFull | None = None
+        """Why the log stopped being written, when a write failed during the run (the disk was full)."""
+        self.run_end: float | None = None
+        """s: the simulated time run() runs to (for the free space a failed log needs)."""
         try:
             count = len(project.robots)
             robot_sensors += [None] * (count - len(robot_sensors))
@@ -115,14 +119,14 @@ class Simulation:
             self.physics_hz = project.simulation.physics_hz
             self.control_every = max(1, round(project.simulation.physics_hz / project.simulation.control_hz))
             self.steps = 0
+            if log_path is not None:  # before the controllers' init turns: a run whose init fails keeps its log
+                self.start_log(log_path)
             first = self.robots[0]
             if controller is not None:
                 first._attach(controller(first._welcome()))
             for run in self.robots:
                 if run.runner is None and run.robot.code.user_code is not None:
                     run._attach(run._spawn(run._welcome()))
-            if log_path is not None:
-                self.start_log(log_path)
         except BaseException:
             self.close()
             raise
@@ -239,10 +243,18 @@ class Simulation:
         has a column block per robot ('name.truth.x', 'name.front_ir.distance')."""
         check_log_path(path, self.project, force=force)
         self.stop_log()
+        self.log_failure = None
         if len(self.robots) == 1:
-            self.log = CsvLog(path, self.sensors.log_columns())
+            self.log = CsvLog(path, self.sensors.log_columns(), on_failure=self._log_failed)
         else:
-            self.log = CsvLog(path, [], robots=[(r.prefix, r.sensors.log_columns()) for r in self.robots])
+            self.log = CsvLog(path, [], robots=[(r.prefix, r.sensors.log_columns()) for r in self.robots],
+                              on_failure=self._log_failed)
+
+    def _log_failed(self, failure: LogFull) -> None:
+        """A write of the log failed (the disk is full): the log is closed whole (CsvLog); say so. A
+        headless run stops at this tick (sear.launcher); a window goes on without recording."""
+        self.log_failure = failure
+        self.emit(f"sear: {failure.message(self.run_end)}\n", error=True)
 
     def stop_log(self) -> Path | None:
         if self.log is None:
@@ -401,6 +413,7 @@ class Simulation:
         value); returns the ticks done. `pace` keeps to the wall clock (default: the
         simulation's `realtime`); `after_tick` as for advance()."""
         pace = self.realtime if pace is None else pace
+        self.run_end = self.world.time + duration
         return self.advance(round(duration * self.physics_hz), pacer=Pacer(self) if pace else None,
                             after_tick=after_tick)
 
