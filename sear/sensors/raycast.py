@@ -53,6 +53,7 @@ from sear.sensors.embreescene import (
     expanded_hull,
     near_boxes,
 )
+from sear.sensors.raykernels import count as count_rays
 
 MAX_BATCH = 16_383
 """Most rays pybullet's rayTestBatch casts in one call."""
@@ -318,6 +319,7 @@ class RayCaster:
         shared = self._sync() if self.embree is not None else None
         if shared is None:
             return self._pybullet(begin, end, parent)
+        count_rays(len(begin))
         if parent is not None:
             position, orientation = p.getBasePositionAndOrientation(parent, physicsClientId=self.client)
             rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)

@@ -1,0 +1,252 @@
+"""The per-ray arithmetic of an Embree cast (sear.sensors.embreescene) as plain loops, which numba compiles.
+
+numpy spends ~30 µs on every whole-array operation of a 28,800-ray batch and a few µs on each call however
+small the batch: refining Embree's hits in float64 and picking the rays near the moving bodies took ~2/3
+of a sample's CPU beside Embree's own (issue 23). These functions do the same arithmetic, in the same
+order, ray by ray in one pass each; numba compiles them (`kernels()`), and their results are the same to
+the bit as the numpy code kept in sear.sensors.embreescene, which runs until a process has cast enough
+rays to pay for loading numba (`count`), and where numba is missing or `SEAR_NO_NUMBA` is set
+(tests/sensors/test_raykernels.py holds the two to each other). numba emits no
+fused multiply-adds unless told to (fastmath), so each product and sum rounds as numpy's does; each dot
+product of three terms is summed as numpy's einsum("ij,ij->i") sums them, (a0 b0 + a2 b2) + a1 b1.
+
+Where it takes `rays`, a kernel works on starts[rays[i]], direction[rays[i]]: the caller's arrays are
+not gathered first. Distances along a ray are fractions t of its direction (its full length at t = 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sear.jit import numba_wanted
+
+
+def prepare(starts: np.ndarray, direction: np.ndarray, rays: np.ndarray, begin: np.ndarray, fraction: np.ndarray,
+            centre: np.ndarray, origins: np.ndarray, directions: np.ndarray, dists: np.ndarray) -> None:
+    """Embree's float32 input for a pass: each ray's origin at t = begin relative to the scene's `centre`
+    (m), its direction, and how far it looks (t, up to the hit kept so far in `fraction`), written into
+    `origins` (K, 3), `directions` (K, 3) and `dists` (K,)."""
+    for i in range(len(rays)):
+        r = rays[i]
+        b = begin[i]
+        for k in range(3):
+            dk = direction[r, k]
+            origins[i, k] = (starts[r, k] + dk * b) - centre[k]
+            directions[i, k] = dk
+        dists[i] = fraction[r] - b
+
+
+def refine(prim: np.ndarray, tfar: np.ndarray, have_tfar: bool, rays: np.ndarray, begin: np.ndarray,
+           starts: np.ndarray, direction: np.ndarray, face_normal: np.ndarray, face_corner: np.ndarray,
+           face_shape: np.ndarray, face_length: np.ndarray, face_inverse_length: np.ndarray, margins: np.ndarray,
+           solid: np.ndarray, bodies: np.ndarray, any_margin: bool, any_solid: bool, passes: bool,
+           fraction: np.ndarray, normal: np.ndarray, body: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One pass of TriangleScene.cast after Embree: each hit (prim[i] >= 0, the triangle Embree found for
+    ray rays[i]) recomputed in float64 on the plane of its triangle and kept in fraction/normal/body when
+    nearer than what they hold.
+
+    Returns (need, next_rays, next_begin, stopped). `need`: the passes' positions i whose hit needs
+    Embree's own distance (tfar[i], t from `begin`) because the plane gives none in [0, 1]; when any
+    does and `have_tfar` is False, nothing is kept and the caller calls again with tfar. `next_rays`,
+    `next_begin`: the rays that pass a solid's face seen from behind (with `passes`) and where (t) their
+    next pass starts, 10 µm beyond it; `stopped`: without `passes`, the rays that met such a face."""
+    n = len(rays)
+    if not have_tfar:
+        need = np.empty(n, dtype=np.int64)
+        count = 0
+        for i in range(n):
+            f = prim[i]
+            if f < 0:
+                continue
+            r = rays[i]
+            n0, n1, n2 = face_normal[f, 0], face_normal[f, 1], face_normal[f, 2]
+            facing = (n0 * direction[r, 0] + n2 * direction[r, 2]) + n1 * direction[r, 1]
+            plane = ((n0 * (face_corner[f, 0] - starts[r, 0]) + n2 * (face_corner[f, 2] - starts[r, 2]))
+                     + n1 * (face_corner[f, 1] - starts[r, 1]))
+            behind = facing > 0.0
+            shape = face_shape[f]
+            if any_solid and behind and solid[shape]:
+                if passes and not math.isfinite(plane / facing):
+                    need[count] = i
+                    count += 1
+                continue
+            if any_margin:
+                margin = margins[shape]
+                offset = margin * face_length[f] if (not behind and margin > 0.0) else 0.0
+                exact = (plane + offset) / facing
+            else:
+                exact = plane / facing
+            if not (math.isfinite(exact) and 0.0 <= exact <= 1.0):
+                need[count] = i
+                count += 1
+        if count:
+            empty = np.empty(0, dtype=np.int64)
+            return need[:count], empty, np.empty(0), empty
+    next_rays = np.empty(n, dtype=np.int64)
+    next_begin = np.empty(n)
+    stopped = np.empty(n, dtype=np.int64)
+    ahead = 0
+    halted = 0
+    for i in range(n):
+        f = prim[i]
+        if f < 0:
+            continue
+        r = rays[i]
+        n0, n1, n2 = face_normal[f, 0], face_normal[f, 1], face_normal[f, 2]
+        facing = (n0 * direction[r, 0] + n2 * direction[r, 2]) + n1 * direction[r, 1]
+        plane = ((n0 * (face_corner[f, 0] - starts[r, 0]) + n2 * (face_corner[f, 2] - starts[r, 2]))
+                 + n1 * (face_corner[f, 1] - starts[r, 1]))
+        behind = facing > 0.0
+        shape = face_shape[f]
+        if any_solid and behind and solid[shape]:
+            if passes:
+                d0, d1, d2 = direction[r, 0], direction[r, 1], direction[r, 2]
+                length = (d0 * d0 + d2 * d2) + d1 * d1
+                step = 1e-5 / max(math.sqrt(length), 1e-12)
+                through = plane / facing
+                if not math.isfinite(through):
+                    through = begin[i] + np.float64(tfar[i])
+                start = max(through, begin[i]) + step
+                if start < fraction[r]:
+                    next_rays[ahead] = r
+                    next_begin[ahead] = start
+                    ahead += 1
+            else:
+                stopped[halted] = r
+                halted += 1
+            continue
+        if any_margin:
+            margin = margins[shape]
+            offset = margin * face_length[f] if (not behind and margin > 0.0) else 0.0
+            exact = (plane + offset) / facing
+        else:
+            exact = plane / facing
+        t = exact if (math.isfinite(exact) and 0.0 <= exact <= 1.0) else begin[i] + np.float64(tfar[i])
+        if t < fraction[r]:
+            fraction[r] = t
+            inverse = -face_inverse_length[f] if behind else face_inverse_length[f]
+            for k in range(3):
+                normal[r, k] = face_normal[f, k] * inverse
+            body[r] = bodies[shape]
+    return np.empty(0, dtype=np.int64), next_rays[:ahead], next_begin[:ahead], stopped[:halted]
+
+
+def near_boxes(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, lows: np.ndarray,
+               highs: np.ndarray) -> np.ndarray:
+    """Indices of the rays whose segment from t = 0 to t = reach crosses any of the boxes lows[b]..highs[b]
+    ((B, 3), m): the slab test of sear.sensors.embreescene.near_boxes, ray by ray, with the same
+    arithmetic (a zero direction component taken as 1e-30)."""
+    n = len(starts)
+    boxes = len(lows)
+    near = np.empty(n, dtype=np.int64)
+    count = 0
+    for r in range(n):
+        s0, s1, s2 = starts[r, 0], starts[r, 1], starts[r, 2]
+        d0, d1, d2 = direction[r, 0], direction[r, 1], direction[r, 2]
+        i0 = 1.0 / (1e-30 if d0 == 0.0 else d0)
+        i1 = 1.0 / (1e-30 if d1 == 0.0 else d1)
+        i2 = 1.0 / (1e-30 if d2 == 0.0 else d2)
+        for b in range(boxes):
+            t1 = (lows[b, 0] - s0) * i0
+            t2 = (highs[b, 0] - s0) * i0
+            enter = max(0.0, min(t1, t2))
+            leave = min(reach[r], max(t1, t2))
+            t1 = (lows[b, 1] - s1) * i1
+            t2 = (highs[b, 1] - s1) * i1
+            enter = max(enter, min(t1, t2))
+            leave = min(leave, max(t1, t2))
+            t1 = (lows[b, 2] - s2) * i2
+            t2 = (highs[b, 2] - s2) * i2
+            enter = max(enter, min(t1, t2))
+            leave = min(leave, max(t1, t2))
+            if enter <= leave:
+                near[count] = r
+                count += 1
+                break
+    return near[:count]
+
+
+class Kernels(NamedTuple):
+    """The compiled kernels (see the module's docstring)."""
+
+    prepare: Callable[..., None]
+    refine: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    near_boxes: Callable[..., np.ndarray]
+
+
+LOAD_AFTER_RAYS = 2_000_000
+"""Rays a process casts with numpy before it loads numba's kernels. Loading numba and the cached kernels
+costs ~0.5 s of CPU (sear.jit) and the kernels save ~0.25 µs a ray (a VLP-16 sample of 28,800 rays: 15 ms
+of CPU with numpy, 7.5 ms compiled; bench/bench_rays.py): about 2 M rays pay for it. Renting until the
+price of buying is paid keeps a run within twice the CPU of the better choice made in hindsight, and a
+short run of small sensors (the demo's ~10,000 rays a second) never pays for numba."""
+LOAD_AT_BATCH = 20_000
+"""A batch of this many rays or more loads the kernels at once: its sensor (a 3D LIDAR, a depth camera)
+saves >= 5 ms of CPU a sample compiled, so a run of it pays for the load within ~100 samples, and its
+first samples (a start-up) are where loading costs least."""
+
+_compiled: Kernels | None = None
+_tried = False
+_rays_cast = 0
+
+
+def kernels() -> Kernels | None:
+    """numba's kernels when they are loaded (see `count`), else None: numpy's path."""
+    return _compiled
+
+
+def count(rays: int) -> Kernels | None:
+    """Count a batch of `rays` rays about to be cast, load numba's kernels when LOAD_AFTER_RAYS rays
+    have been cast or the batch has LOAD_AT_BATCH rays or more, and return them (None until then, or
+    where numba is not wanted or cannot load them)."""
+    global _rays_cast
+    if _compiled is not None or _tried:
+        return _compiled
+    _rays_cast += rays
+    if rays < LOAD_AT_BATCH and _rays_cast < LOAD_AFTER_RAYS:
+        return None
+    return load()
+
+
+def load() -> Kernels | None:
+    """The kernels compiled by numba (loaded from its cache after the first run; imports numba on the
+    first call), or None where numba cannot be imported or compile them, or `SEAR_NO_NUMBA` is set."""
+    global _compiled, _tried
+    if _tried or not numba_wanted():
+        return _compiled
+    _tried = True
+    try:
+        import numba  # noqa: F401
+    except ImportError:  # numba or llvmlite missing or broken: numpy's path
+        return None
+    from sear.jit import compile_functions
+
+    try:
+        compiled: Any = compile_functions(prepare, refine, near_boxes)
+        _warm(Kernels(*compiled))
+    except Exception as error:  # a numba that cannot compile them (one SEAR was not tested with)
+        import warnings
+
+        warnings.warn(f"the ray kernels could not be compiled ({type(error).__name__}: {error}); the rays' "
+                      "arithmetic runs with numpy", RuntimeWarning, stacklevel=2)
+        return None
+    _compiled = Kernels(*compiled)
+    return _compiled
+
+
+def _warm(chosen: Kernels) -> None:
+    """Call each kernel once on one ray and one triangle: numba compiles them, or loads them from its
+    cache, at the first call, which is then here and not inside a sample."""
+    one = np.zeros((1, 3))
+    index = np.zeros(1, dtype=np.int64)
+    chosen.prepare(one, one, index, np.zeros(1), np.ones(1), np.zeros(3), np.zeros((1, 3), dtype=np.float32),
+                   np.zeros((1, 3), dtype=np.float32), np.zeros(1, dtype=np.float32))
+    chosen.refine(np.full(1, -1, dtype=np.int32), np.zeros(1, dtype=np.float32), False, index, np.zeros(1), one,
+                  one, one, one, np.zeros(1, dtype=np.int32), np.ones(1), np.ones(1), np.zeros(1),
+                  np.zeros(1, dtype=bool), index, False, False, True, np.ones(1), np.zeros((1, 3)), index.copy())
+    chosen.near_boxes(one, one, np.ones(1), one, one)
