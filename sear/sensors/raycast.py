@@ -319,15 +319,22 @@ class RayCaster:
         shared = self._sync() if self.embree is not None else None
         if shared is None:
             return self._pybullet(begin, end, parent)
-        count_rays(len(begin))
+        compiled = count_rays(len(begin))
+        n = len(begin)
         if parent is not None:
             position, orientation = p.getBasePositionAndOrientation(parent, physicsClientId=self.client)
             rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
-            begin = begin @ rotation.T + position
-            end = end @ rotation.T + position
-        n = len(begin)
+            if compiled is not None:
+                local_begin, local_end = begin, end
+                begin, end, direction = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
+                compiled.to_world(local_begin, local_end, rotation, np.asarray(position), begin, end, direction)
+            else:
+                begin = begin @ rotation.T + position
+                end = end @ rotation.T + position
+                direction = end - begin
+        else:
+            direction = end - begin
         result = RayResult(np.ones(n), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
-        direction = end - begin
         shared.cast_fixed(begin, direction, result)
         moving = shared.sync_moving()
         grazes = np.zeros(0, dtype=np.int64)

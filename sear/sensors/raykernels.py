@@ -2,13 +2,15 @@
 
 numpy spends ~30 µs on every whole-array operation of a 28,800-ray batch and a few µs on each call however
 small the batch: refining Embree's hits in float64 and picking the rays near the moving bodies took ~2/3
-of a sample's CPU beside Embree's own (issue 23). These functions do the same arithmetic, in the same
-order, ray by ray in one pass each; numba compiles them (`kernels()`), and their results are the same to
-the bit as the numpy code kept in sear.sensors.embreescene, which runs until a process has cast enough
-rays to pay for loading numba (`count`), and where numba is missing or `SEAR_NO_NUMBA` is set
-(tests/sensors/test_raykernels.py holds the two to each other). numba emits no
-fused multiply-adds unless told to (fastmath), so each product and sum rounds as numpy's does; each dot
-product of three terms is summed as numpy's einsum("ij,ij->i") sums them, (a0 b0 + a2 b2) + a1 b1.
+of a sample's CPU beside Embree's own (issue 23), and moving a depth camera's 100,000 rays into the world
+frame with numpy's matmul (OpenBLAS, whose threads wait for a core on a busy machine) ~10 ms. These
+functions do the same arithmetic, in the same order, ray by ray in one pass each; numba compiles them
+(`load`), and their results are the same to the bit as the numpy code kept in sear.sensors.embreescene
+and sear.sensors.raycast, but for `to_world`'s (see there). The numpy code runs until a process has cast
+enough rays to pay for loading numba (`count`), and where numba is missing or `SEAR_NO_NUMBA` is set
+(tests/sensors/test_raykernels.py holds the two to each other). numba emits no fused multiply-adds unless
+told to (fastmath), so each product and sum rounds as numpy's does; each dot product of three terms is
+summed as numpy's einsum("ij,ij->i") sums them, (a0 b0 + a2 b2) + a1 b1.
 
 Where it takes `rays`, a kernel works on starts[rays[i]], direction[rays[i]]: the caller's arrays are
 not gathered first. Distances along a ray are fractions t of its direction (its full length at t = 1).
@@ -18,11 +20,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from sear.jit import numba_wanted
+
+
+def to_world(local_starts: np.ndarray, local_ends: np.ndarray, rotation: np.ndarray, position: np.ndarray,
+             starts: np.ndarray, ends: np.ndarray, direction: np.ndarray) -> None:
+    """Rays given in a body's frame ((N, 3) starts and ends, m) in the world frame: starts, ends and
+    direction (end - start) written into the (N, 3) outputs; `rotation` (3, 3) and `position` (3,) m are
+    the body's pose. numpy's matmul (OpenBLAS) sums with fused multiply-adds, these without: a coordinate
+    may differ from the numpy path's by an ulp (~1e-15 m), the one difference between the two paths."""
+    r00, r01, r02 = rotation[0, 0], rotation[0, 1], rotation[0, 2]
+    r10, r11, r12 = rotation[1, 0], rotation[1, 1], rotation[1, 2]
+    r20, r21, r22 = rotation[2, 0], rotation[2, 1], rotation[2, 2]
+    p0, p1, p2 = position[0], position[1], position[2]
+    for i in range(len(local_starts)):
+        x, y, z = local_starts[i, 0], local_starts[i, 1], local_starts[i, 2]
+        s0 = (r00 * x + r01 * y + r02 * z) + p0
+        s1 = (r10 * x + r11 * y + r12 * z) + p1
+        s2 = (r20 * x + r21 * y + r22 * z) + p2
+        x, y, z = local_ends[i, 0], local_ends[i, 1], local_ends[i, 2]
+        e0 = (r00 * x + r01 * y + r02 * z) + p0
+        e1 = (r10 * x + r11 * y + r12 * z) + p1
+        e2 = (r20 * x + r21 * y + r22 * z) + p2
+        starts[i, 0], starts[i, 1], starts[i, 2] = s0, s1, s2
+        ends[i, 0], ends[i, 1], ends[i, 2] = e0, e1, e2
+        direction[i, 0], direction[i, 1], direction[i, 2] = e0 - s0, e1 - s1, e2 - s2
 
 
 def prepare(starts: np.ndarray, direction: np.ndarray, rays: np.ndarray, begin: np.ndarray, fraction: np.ndarray,
@@ -174,6 +200,7 @@ def near_boxes(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, low
 class Kernels(NamedTuple):
     """The compiled kernels (see the module's docstring)."""
 
+    to_world: Callable[..., None]
     prepare: Callable[..., None]
     refine: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
     near_boxes: Callable[..., np.ndarray]
@@ -224,26 +251,33 @@ def load() -> Kernels | None:
         import numba  # noqa: F401
     except ImportError:  # numba or llvmlite missing or broken: numpy's path
         return None
-    from sear.jit import compile_functions
-
     try:
-        compiled: Any = compile_functions(prepare, refine, near_boxes)
-        _warm(Kernels(*compiled))
+        compiled = compile_kernels()
     except Exception as error:  # a numba that cannot compile them (one SEAR was not tested with)
         import warnings
 
         warnings.warn(f"the ray kernels could not be compiled ({type(error).__name__}: {error}); the rays' "
                       "arithmetic runs with numpy", RuntimeWarning, stacklevel=2)
         return None
-    _compiled = Kernels(*compiled)
+    _compiled = compiled
     return _compiled
 
 
+def compile_kernels() -> Kernels:
+    """The kernels compiled by numba (sear.jit.compile_functions) and called once each: numba compiles
+    them, or loads them from its cache, at the first call, which is then here and not inside a sample."""
+    from sear.jit import compile_functions
+
+    compiled = Kernels(*compile_functions(to_world, prepare, refine, near_boxes))
+    _warm(compiled)
+    return compiled
+
+
 def _warm(chosen: Kernels) -> None:
-    """Call each kernel once on one ray and one triangle: numba compiles them, or loads them from its
-    cache, at the first call, which is then here and not inside a sample."""
+    """Call each kernel once on one ray and one triangle."""
     one = np.zeros((1, 3))
     index = np.zeros(1, dtype=np.int64)
+    chosen.to_world(one, one, np.eye(3), np.zeros(3), np.zeros((1, 3)), np.zeros((1, 3)), np.zeros((1, 3)))
     chosen.prepare(one, one, index, np.zeros(1), np.ones(1), np.zeros(3), np.zeros((1, 3), dtype=np.float32),
                    np.zeros((1, 3), dtype=np.float32), np.zeros(1, dtype=np.float32))
     chosen.refine(np.full(1, -1, dtype=np.int32), np.zeros(1, dtype=np.float32), False, index, np.zeros(1), one,

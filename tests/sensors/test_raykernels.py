@@ -13,6 +13,7 @@ from sear.sensors import raykernels
 from sear.sensors.raycast import RayCaster
 from tests.sensors import test_raycast as pybullet_reference
 from tests.sensors import test_rays_moving as moving_reference
+
 # The reference modules' fixtures, which the reference tests called here take:
 from tests.sensors.test_raycast import scene as scene
 from tests.sensors.test_rays_moving import scene as moving_scene  # noqa: F401
@@ -22,11 +23,7 @@ numba = pytest.importorskip("numba")
 
 @pytest.fixture(scope="module")
 def compiled_kernels() -> raykernels.Kernels:
-    from sear.jit import compile_functions
-
-    compiled = raykernels.Kernels(*compile_functions(raykernels.prepare, raykernels.refine, raykernels.near_boxes))
-    raykernels._warm(compiled)
-    return compiled
+    return raykernels.compile_kernels()
 
 
 @pytest.fixture
@@ -158,3 +155,19 @@ def test_sear_no_numba_keeps_the_numpy_path(monkeypatch):
     assert raykernels.load() is None
     monkeypatch.setenv("SEAR_NO_NUMBA", "0")
     assert raykernels.load() is not None  # the positive control: numba is installed here
+
+
+def test_rays_in_a_bodys_frame_reach_the_world_frame_within_an_ulp(compiled_kernels):
+    # A turned and moved body: each start and end at R x + p, worked out here in extended precision.
+    rng = np.random.default_rng(8)
+    quaternion = rng.normal(size=4)
+    quaternion /= np.linalg.norm(quaternion)
+    rotation = np.asarray(p.getMatrixFromQuaternion(quaternion)).reshape(3, 3)
+    position = np.array([12.5, -40.25, 3.0])
+    local_starts, local_ends = rng.normal(size=(1_000, 3)), rng.normal(size=(1_000, 3)) * 50.0
+    starts, ends, direction = np.empty((1_000, 3)), np.empty((1_000, 3)), np.empty((1_000, 3))
+    compiled_kernels.to_world(local_starts, local_ends, rotation, position, starts, ends, direction)
+    exact = rotation.astype(np.longdouble)
+    np.testing.assert_allclose(starts, local_starts.astype(np.longdouble) @ exact.T + position, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ends, local_ends.astype(np.longdouble) @ exact.T + position, rtol=0, atol=1e-12)
+    assert np.array_equal(direction, ends - starts)
