@@ -315,6 +315,9 @@ class MovingScene(TriangleScene):
         if rays is None:
             rays = np.arange(len(starts))
         skip = self._ignored(ignore)
+        compiled = kernels()
+        if compiled is not None:
+            return self._cast_moving_compiled(compiled, starts, direction, result, rays, skip)
         begin = np.zeros(len(rays))
         grazes = [_NONE]
         for _ in range(self.MAX_PASSES):
@@ -384,6 +387,26 @@ class MovingScene(TriangleScene):
             next_begin = np.maximum(embree_t[passing], begin[ahead]) + step
             keep = next_begin < result.fraction[rays[ahead]]
             rays, begin = rays[ahead][keep], next_begin[keep]
+            if not len(rays):
+                break
+        return np.concatenate(grazes)
+
+    def _cast_moving_compiled(self, compiled: Kernels, starts: np.ndarray, direction: np.ndarray, result: Any,
+                              rays: np.ndarray, skip: np.ndarray) -> np.ndarray:
+        """`cast` with numba's kernels (sear.sensors.raykernels.moving_refine): the same hits to the bit."""
+        begin = np.zeros(len(rays))
+        grazes = [_NONE]
+        for _ in range(self.MAX_PASSES):
+            k = len(rays)
+            origins, directions = np.empty((k, 3), dtype=np.float32), np.empty((k, 3), dtype=np.float32)
+            dists = np.empty(k, dtype=np.float32)
+            compiled.prepare(starts, direction, rays, begin, result.fraction, self.centre, origins, directions, dists)
+            found = self.scene.run(origins, directions, dists=dists, output=1)
+            grazed, rays, begin = compiled.moving_refine(
+                found["primID"], found["tfar"], rays, begin, starts, direction, self.face_normal, self.face_corner,
+                self.face_inverse_length, self.face_shape, self.is_box, skip, self.box_rotation, self.box_centre,
+                self.box_half, self.bodies, result.fraction, result.normal, result.body)
+            grazes.append(grazed)
             if not len(rays):
                 break
         return np.concatenate(grazes)

@@ -171,3 +171,57 @@ def test_rays_in_a_bodys_frame_reach_the_world_frame_within_an_ulp(compiled_kern
     np.testing.assert_allclose(starts, local_starts.astype(np.longdouble) @ exact.T + position, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ends, local_ends.astype(np.longdouble) @ exact.T + position, rtol=0, atol=1e-12)
     assert np.array_equal(direction, ends - starts)
+
+
+def test_the_kernels_give_the_numpy_paths_hits_among_moving_bodies_to_the_bit(moving_scene, compiled_kernels,  # noqa: F811
+                                                                                monkeypatch):
+    # The moved and turned box and the other robot's hull, by rays from all around them, the first robot's
+    # own body ignored or not.
+    world, box = moving_scene
+    rng = np.random.default_rng(31)
+    starts = np.column_stack([rng.uniform(-3.0, 4.0, (20_000, 2)), rng.uniform(0.05, 1.2, 20_000)])
+    ends = starts + rng.normal(size=(20_000, 3)) * [4.0, 4.0, 0.6]
+    for ignore in ([], world.robot_body_ids(0)):
+        results = {}
+        for name, chosen in (("numpy", None), ("numba", compiled_kernels)):
+            monkeypatch.setattr(raykernels, "_compiled", chosen)
+            monkeypatch.setattr(raykernels, "_tried", True)
+            results[name] = RayCaster(world.client, ignore, world.static_world).cast(starts, ends)
+        a, b = results["numpy"], results["numba"]
+        assert (a.body == box).sum() > 50
+        assert (a.body == world.robot_body_ids(1)[0]).sum() > 50
+        own = np.isin(a.body, world.robot_body_ids(0)).sum()
+        assert own == 0 if ignore else own > 50
+        assert np.array_equal(a.fraction, b.fraction)
+        assert np.array_equal(a.normal, b.normal)
+        assert np.array_equal(a.body, b.body)
+
+
+def test_the_kernel_picks_the_rays_near_boxes_that_the_slab_test_picks(compiled_kernels, monkeypatch):
+    # Segments from 0 to reach against boxes: a segment crosses a box when it enters every slab before it
+    # leaves any (worked out here per ray and box, on boxes small and large, one of them flat).
+    rng = np.random.default_rng(12)
+    starts = rng.uniform(-10.0, 10.0, (4_000, 3))
+    direction = rng.normal(size=(4_000, 3)) * 6.0
+    direction[:200, 0] = 0.0  # rays parallel to a slab
+    reach = rng.uniform(0.2, 1.0, 4_000)
+    lows = rng.uniform(-8.0, 6.0, (12, 3))
+    highs = lows + rng.uniform(0.1, 3.0, (12, 3))
+    highs[0, 2] = lows[0, 2]
+    expected = []
+    for r in range(len(starts)):
+        for low, high in zip(lows, highs, strict=True):
+            enter, leave = 0.0, reach[r]
+            for k in range(3):
+                if direction[r, k] == 0.0:
+                    if not low[k] <= starts[r, k] <= high[k]:
+                        enter, leave = 1.0, 0.0
+                    continue
+                t1, t2 = sorted(((low[k] - starts[r, k]) / direction[r, k], (high[k] - starts[r, k]) / direction[r, k]))
+                enter, leave = max(enter, t1), min(leave, t2)
+            if enter <= leave:
+                expected.append(r)
+                break
+    assert 100 < len(expected) < len(starts) - 100
+    found = compiled_kernels.near_boxes(starts, direction, reach, lows, highs)
+    assert found.tolist() == expected
