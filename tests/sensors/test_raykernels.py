@@ -225,3 +225,28 @@ def test_the_kernel_picks_the_rays_near_boxes_that_the_slab_test_picks(compiled_
     assert 100 < len(expected) < len(starts) - 100
     found = compiled_kernels.near_boxes(starts, direction, reach, lows, highs)
     assert found.tolist() == expected
+
+
+def test_two_robots_rays_cast_together_hit_what_each_cast_alone_hits(moving_scene):  # noqa: F811
+    # Each robot's rays from above its own body, downwards and towards the other robot: cast together
+    # (one Embree call) and alone, the same hits to the bit; each sees the other and never itself.
+    world, _ = moving_scene
+    rng = np.random.default_rng(40)
+    batches = []
+    for index, other in ((0, 1), (1, 0)):
+        mine = world.robot_body_ids(index)
+        here = np.asarray(p.getBasePositionAndOrientation(mine[0], physicsClientId=world.client)[0])
+        there = np.asarray(p.getBasePositionAndOrientation(world.robot_body_ids(other)[0],
+                                                           physicsClientId=world.client)[0])
+        starts = here + np.array([0.0, 0.0, 0.6]) + rng.normal(scale=0.05, size=(3_000, 3))
+        targets = np.where(rng.random((3_000, 1)) < 0.5, here, there) + rng.normal(scale=0.2, size=(3_000, 3))
+        ends = starts + (targets - starts) * 2.0
+        batches.append((RayCaster(world.client, mine, world.static_world), starts, ends, None))
+    together = RayCaster.cast_together(batches)
+    for index, (caster, starts, ends, _) in enumerate(batches):
+        alone = caster.cast(starts, ends)
+        assert np.array_equal(together[index].fraction, alone.fraction)
+        assert np.array_equal(together[index].normal, alone.normal)
+        assert np.array_equal(together[index].body, alone.body)
+        assert not np.isin(alone.body, world.robot_body_ids(index)).any()
+        assert np.isin(alone.body, world.robot_body_ids(1 - index)).sum() > 300
