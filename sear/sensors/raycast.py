@@ -1,4 +1,5 @@
-"""Where the sensors cast their rays: every ray of every sensor due on a tick goes through here in one batch.
+"""Where the sensors cast their rays: every ray of every sensor due on a tick goes through here in one batch,
+the rays of every robot of the world together (RayCaster.cast_together, sear.sensors.suite.update_together).
 
 (The physics casts rays of its own: the raycast vehicle's wheel rays in sear.physics.vehicle and the
 terrain height look-ups in sear.physics.world.)
@@ -15,7 +16,9 @@ rayTestBatch on the same triangles, in two scenes that every robot's caster of a
   (movable boxes, gripper parts, boxes of any moving body), made again when one of them has moved since
   the last batch of any robot; only the rays that pass through one of their bounding boxes are cast in it.
 
-Each Embree hit is recomputed in float64 (on the plane of the triangle found; for a box, a slab test
+The arithmetic around Embree's calls (rays to the world frame, hits refined, rays near moving bodies
+chosen) is numpy's until the process has cast enough rays to pay for loading numba, then numba's
+(sear.sensors.raykernels), with the same hits to the bit. Each Embree hit is recomputed in float64 (on the plane of the triangle found; for a box, a slab test
 against the box itself), so its distance is as exact as pybullet's. pybullet casts only the rays that
 pass within 2 mm of a box without meeting it (pybullet's own box test errs by about that much, so such
 rays keep its answer) and those near moving shapes that are neither boxes nor hulls (spheres, cylinders,

@@ -314,7 +314,8 @@ class Kernels(NamedTuple):
 
 LOAD_AFTER_RAYS = 2_000_000
 """Rays a process casts with numpy before it loads numba's kernels. Loading numba and the cached kernels
-costs ~0.5 s of CPU (sear.jit) and the kernels save ~0.25 µs a ray (a VLP-16 sample of 28,800 rays: 15 ms
+costs ~0.5-0.8 s of CPU (numba's import 0.35-0.46 s and the kernels 0.38 s at load average ~7; their
+first compile after an install ~4 s once) and the kernels save ~0.25 µs a ray (a VLP-16 sample of 28,800 rays: 15 ms
 of CPU with numpy, 7.5 ms compiled; bench/bench_rays.py): about 2 M rays pay for it. Renting until the
 price of buying is paid keeps a run within twice the CPU of the better choice made in hindsight, and a
 short run of small sensors (the demo's ~10,000 rays a second) never pays for numba."""
