@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 NO_NUMBA_VARIABLE = "SEAR_NO_NUMBA"
 """Set to 1 (or anything but 0 or empty) to run every kernel as plain Python (or numpy)."""
@@ -49,3 +52,19 @@ def compile_functions(*functions: Callable[..., Any]) -> tuple[Callable[..., Any
         return tuple(numba.njit(cache=True)(f) for f in functions)
     except RuntimeError:  # "cannot cache function ...: no locator available"
         return tuple(numba.njit(f) for f in functions)
+
+
+def compiled_or_none(build: Callable[[], T], what: str, instead: str) -> T | None:
+    """`build()` (kernels compiled with compile_functions and called once each), or None: silently where
+    numba (or llvmlite) cannot be imported, with a RuntimeWarning ("`what` could not be compiled (...);
+    `instead`") where numba cannot compile them (a numba SEAR was not tested with)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return None
+    try:
+        return build()
+    except Exception as error:
+        warnings.warn(f"{what} could not be compiled ({type(error).__name__}: {error}); {instead}", RuntimeWarning,
+                      stacklevel=3)
+        return None

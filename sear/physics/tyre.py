@@ -41,12 +41,11 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Callable, MutableSequence, Sequence
 
 from sear.gravity import GRAVITY
 from sear.jit import NO_NUMBA_VARIABLE as NO_NUMBA_VARIABLE  # the variable tests and docs name here
-from sear.jit import numba_wanted
+from sear.jit import compiled_or_none, numba_wanted
 
 SOLVER_ITERATIONS = 8
 """Projected Gauss-Seidel sweeps over the wheels' friction impulses per step (warm-started from the
@@ -356,19 +355,17 @@ def compiled_kernels() -> Kernels | None:
         return None
     if not _tried:
         _tried = True
-        try:
-            from sear.physics.tyrejit import compile_kernels
-        except ImportError:  # numba or llvmlite missing or broken: the plain Python path
-            return None
-        try:
-            compiled = compile_kernels(solve, wheel_rays)
-            _call_on_zeros(compiled)
-        except Exception as error:  # a numba that cannot compile them (one SEAR was not tested with)
-            warnings.warn(f"the tyre kernels could not be compiled ({type(error).__name__}: {error}); "
-                          "they run as plain Python", RuntimeWarning, stacklevel=2)
-            return None
-        _compiled = compiled
+        _compiled = compiled_or_none(_compile, "the tyre kernels", "they run as plain Python")
     return _compiled
+
+
+def _compile() -> Kernels:
+    """The kernels compiled (sear.physics.tyrejit) and called once each."""
+    from sear.physics.tyrejit import compile_kernels
+
+    compiled = compile_kernels(solve, wheel_rays)
+    _call_on_zeros(compiled)
+    return compiled
 
 
 def _call_on_zeros(chosen: Kernels) -> None:

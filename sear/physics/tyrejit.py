@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numba  # noqa: F401  (its ImportError tells sear.physics.tyre that numba is missing)
-
 from sear.jit import compile_functions
 
 

@@ -177,6 +177,16 @@ class TriangleScene:
                 return _NONE
         return _NONE
 
+    def _embree_rays(self, compiled: Kernels, starts: np.ndarray, direction: np.ndarray, rays: np.ndarray,
+                     begin: np.ndarray, result: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Embree's float32 origins, directions and reaches of a pass of `rays` from t = `begin`
+        (raykernels.prepare)."""
+        k = len(rays)
+        origins, directions = np.empty((k, 3), dtype=np.float32), np.empty((k, 3), dtype=np.float32)
+        dists = np.empty(k, dtype=np.float32)
+        compiled.prepare(starts, direction, rays, begin, result.fraction, self.centre, origins, directions, dists)
+        return origins, directions, dists
+
     def _cast_compiled(self, compiled: Kernels, starts: np.ndarray, direction: np.ndarray, result: Any,
                        rays: np.ndarray | None, passes: bool) -> np.ndarray:
         """`cast` with numba's kernels (sear.sensors.raykernels): the same hits to the bit. Embree is asked
@@ -187,17 +197,14 @@ class TriangleScene:
         begin = np.zeros(len(rays))
         stopped = [_NONE]
         for _ in range(self.MAX_PASSES):
-            k = len(rays)
-            origins, directions = np.empty((k, 3), dtype=np.float32), np.empty((k, 3), dtype=np.float32)
-            dists = np.empty(k, dtype=np.float32)
-            compiled.prepare(starts, direction, rays, begin, result.fraction, self.centre, origins, directions, dists)
+            origins, directions, dists = self._embree_rays(compiled, starts, direction, rays, begin, result)
             prim = self.scene.run(origins, directions, dists=dists)
             arguments = (rays, begin, starts, direction, self.face_normal, self.face_corner, self.face_shape,
                          self.face_length, self.face_inverse_length, self.margins, self.solid, self.bodies,
                          self.any_margin, self.any_solid, passes, result.fraction, result.normal, result.body)
             need, next_rays, next_begin, halted = compiled.refine(prim, _NO_TFAR, False, *arguments)
             if len(need):
-                tfar = np.zeros(k, dtype=np.float32)
+                tfar = np.zeros(len(rays), dtype=np.float32)
                 # DISTANCE writes each ray's distance into the dists it is given: a copy of theirs.
                 tfar[need] = self.scene.run(origins[need], directions[need], dists=dists[need], query="DISTANCE")
                 need, next_rays, next_begin, halted = compiled.refine(prim, tfar, True, *arguments)
@@ -397,10 +404,7 @@ class MovingScene(TriangleScene):
         begin = np.zeros(len(rays))
         grazes = [_NONE]
         for _ in range(self.MAX_PASSES):
-            k = len(rays)
-            origins, directions = np.empty((k, 3), dtype=np.float32), np.empty((k, 3), dtype=np.float32)
-            dists = np.empty(k, dtype=np.float32)
-            compiled.prepare(starts, direction, rays, begin, result.fraction, self.centre, origins, directions, dists)
+            origins, directions, dists = self._embree_rays(compiled, starts, direction, rays, begin, result)
             found = self.scene.run(origins, directions, dists=dists, output=1)
             grazed, rays, begin = compiled.moving_refine(
                 found["primID"], found["tfar"], rays, begin, starts, direction, self.face_normal, self.face_corner,

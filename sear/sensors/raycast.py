@@ -18,7 +18,9 @@ rayTestBatch on the same triangles, in two scenes that every robot's caster of a
 
 The arithmetic around Embree's calls (rays to the world frame, hits refined, rays near moving bodies
 chosen) is numpy's until the process has cast enough rays to pay for loading numba, then numba's
-(sear.sensors.raykernels), with the same hits to the bit. Each Embree hit is recomputed in float64 (on the plane of the triangle found; for a box, a slab test
+(sear.sensors.raykernels), with the same hits to the bit.
+
+Each Embree hit is recomputed in float64 (on the plane of the triangle found; for a box, a slab test
 against the box itself), so its distance is as exact as pybullet's. pybullet casts only the rays that
 pass within 2 mm of a box without meeting it (pybullet's own box test errs by about that much, so such
 rays keep its answer) and those near moving shapes that are neither boxes nor hulls (spheres, cylinders,

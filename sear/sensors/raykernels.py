@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sear.jit import numba_wanted
+from sear.jit import compiled_or_none, numba_wanted
 
 
 def to_world(local_starts: np.ndarray, local_ends: np.ndarray, rotation: np.ndarray, position: np.ndarray,
@@ -82,42 +82,11 @@ def refine(prim: np.ndarray, tfar: np.ndarray, have_tfar: bool, rays: np.ndarray
     `next_begin`: the rays that pass a solid's face seen from behind (with `passes`) and where (t) their
     next pass starts, 10 µm beyond it; `stopped`: without `passes`, the rays that met such a face."""
     n = len(rays)
-    if not have_tfar:
-        need = np.empty(n, dtype=np.int64)
-        count = 0
-        for i in range(n):
-            f = prim[i]
-            if f < 0:
-                continue
-            r = rays[i]
-            n0, n1, n2 = face_normal[f, 0], face_normal[f, 1], face_normal[f, 2]
-            facing = (n0 * direction[r, 0] + n2 * direction[r, 2]) + n1 * direction[r, 1]
-            plane = ((n0 * (face_corner[f, 0] - starts[r, 0]) + n2 * (face_corner[f, 2] - starts[r, 2]))
-                     + n1 * (face_corner[f, 1] - starts[r, 1]))
-            behind = facing > 0.0
-            shape = face_shape[f]
-            if any_solid and behind and solid[shape]:
-                if passes and not math.isfinite(plane / facing):
-                    need[count] = i
-                    count += 1
-                continue
-            if any_margin:
-                margin = margins[shape]
-                offset = margin * face_length[f] if (not behind and margin > 0.0) else 0.0
-                exact = (plane + offset) / facing
-            else:
-                exact = plane / facing
-            if not (math.isfinite(exact) and 0.0 <= exact <= 1.0):
-                need[count] = i
-                count += 1
-        if count:
-            empty = np.empty(0, dtype=np.int64)
-            return need[:count], empty, np.empty(0), empty
-    next_rays = np.empty(n, dtype=np.int64)
-    next_begin = np.empty(n)
-    stopped = np.empty(n, dtype=np.int64)
-    ahead = 0
-    halted = 0
+    value = np.empty(n)  # a front hit's t on its plane; a passed face's t on its plane
+    kind = np.zeros(n, dtype=np.int8)  # 0: no hit, 1: a front hit, 2: a face passed; +2: needs Embree's t
+    seen_behind = np.zeros(n, dtype=np.bool_)
+    need = np.empty(n, dtype=np.int64)
+    count = 0
     for i in range(n):
         f = prim[i]
         if f < 0:
@@ -128,16 +97,43 @@ def refine(prim: np.ndarray, tfar: np.ndarray, have_tfar: bool, rays: np.ndarray
         plane = ((n0 * (face_corner[f, 0] - starts[r, 0]) + n2 * (face_corner[f, 2] - starts[r, 2]))
                  + n1 * (face_corner[f, 1] - starts[r, 1]))
         behind = facing > 0.0
+        seen_behind[i] = behind
         shape = face_shape[f]
         if any_solid and behind and solid[shape]:
+            value[i] = plane / facing
+            kind[i] = 2
+            wanted = passes and not math.isfinite(value[i])
+        else:
+            if any_margin:
+                margin = margins[shape]
+                offset = margin * face_length[f] if (not behind and margin > 0.0) else 0.0
+                value[i] = (plane + offset) / facing
+            else:
+                value[i] = plane / facing
+            kind[i] = 1
+            wanted = not (math.isfinite(value[i]) and 0.0 <= value[i] <= 1.0)
+        if wanted:
+            kind[i] += 2
+            need[count] = i
+            count += 1
+    if count and not have_tfar:
+        empty = np.empty(0, dtype=np.int64)
+        return need[:count], empty, np.empty(0), empty
+    next_rays = np.empty(n, dtype=np.int64)
+    next_begin = np.empty(n)
+    stopped = np.empty(n, dtype=np.int64)
+    ahead = 0
+    halted = 0
+    for i in range(n):
+        if kind[i] == 0:
+            continue
+        r = rays[i]
+        t = value[i] if kind[i] < 3 else begin[i] + np.float64(tfar[i])
+        if kind[i] % 2 == 0:  # a solid's face seen from behind
             if passes:
                 d0, d1, d2 = direction[r, 0], direction[r, 1], direction[r, 2]
-                length = (d0 * d0 + d2 * d2) + d1 * d1
-                step = 1e-5 / max(math.sqrt(length), 1e-12)
-                through = plane / facing
-                if not math.isfinite(through):
-                    through = begin[i] + np.float64(tfar[i])
-                start = max(through, begin[i]) + step
+                step = 1e-5 / max(math.sqrt((d0 * d0 + d2 * d2) + d1 * d1), 1e-12)
+                start = max(t, begin[i]) + step
                 if start < fraction[r]:
                     next_rays[ahead] = r
                     next_begin[ahead] = start
@@ -145,20 +141,14 @@ def refine(prim: np.ndarray, tfar: np.ndarray, have_tfar: bool, rays: np.ndarray
             else:
                 stopped[halted] = r
                 halted += 1
-            continue
-        if any_margin:
-            margin = margins[shape]
-            offset = margin * face_length[f] if (not behind and margin > 0.0) else 0.0
-            exact = (plane + offset) / facing
-        else:
-            exact = plane / facing
-        t = exact if (math.isfinite(exact) and 0.0 <= exact <= 1.0) else begin[i] + np.float64(tfar[i])
-        if t < fraction[r]:
+        elif t < fraction[r]:
+            f = prim[i]
             fraction[r] = t
-            inverse = -face_inverse_length[f] if behind else face_inverse_length[f]
+            # A face seen from behind (the terrain's underside): its normal turned round.
+            inverse = -face_inverse_length[f] if seen_behind[i] else face_inverse_length[f]
             for k in range(3):
                 normal[r, k] = face_normal[f, k] * inverse
-            body[r] = bodies[shape]
+            body[r] = bodies[face_shape[f]]
     return np.empty(0, dtype=np.int64), next_rays[:ahead], next_begin[:ahead], stopped[:halted]
 
 
@@ -354,17 +344,8 @@ def load() -> Kernels | None:
     if _tried or not numba_wanted():
         return _compiled
     _tried = True
-    try:
-        import numba  # noqa: F401
-    except ImportError:  # numba or llvmlite missing or broken: numpy's path
-        return None
-    try:
-        compiled = compile_kernels()
-    except Exception as error:  # a numba that cannot compile them (one SEAR was not tested with)
-        import warnings
-
-        warnings.warn(f"the ray kernels could not be compiled ({type(error).__name__}: {error}); the rays' "
-                      "arithmetic runs with numpy", RuntimeWarning, stacklevel=2)
+    compiled = compiled_or_none(compile_kernels, "the ray kernels", "the rays' arithmetic runs with numpy")
+    if compiled is None:
         return None
     _compiled = compiled
     return _compiled
