@@ -337,10 +337,10 @@ class RayCaster:
         joined: list[tuple[int, RayCaster, np.ndarray, np.ndarray, np.ndarray]] = []
         shared: _SharedScenes | None = None
         compiled = None
-        total = sum(len(np.asarray(batch[1]).reshape(-1, 3)) for batch in batches)
-        for i, (caster, starts, ends, parent) in enumerate(batches):
-            begin = np.ascontiguousarray(starts, dtype=np.float64).reshape(-1, 3)
-            end = np.ascontiguousarray(ends, dtype=np.float64).reshape(-1, 3)
+        rays = [(np.ascontiguousarray(starts, dtype=np.float64).reshape(-1, 3),
+                 np.ascontiguousarray(ends, dtype=np.float64).reshape(-1, 3)) for _, starts, ends, _ in batches]
+        total = sum(len(begin) for begin, _ in rays)
+        for i, ((caster, _, _, parent), (begin, end)) in enumerate(zip(batches, rays, strict=True)):
             scenes = caster._sync() if caster.embree is not None else None
             if scenes is None or (shared is not None and scenes is not shared):
                 results[i] = caster._pybullet(begin, end, parent) if scenes is None else caster.cast(begin, end, parent)
