@@ -30,7 +30,7 @@ from tests import xserver
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "sear-tests-hypothesis")
 hypothesis_settings.register_profile("sear-tests", database=None)
 hypothesis_settings.load_profile("sear-tests")
-# numba caches the compiled tyre kernels (sear/physics/tyrejit.py) under Python's bytecode prefix when one is
+# numba caches the compiled tyre and ray kernels (sear/jit.py) under Python's bytecode prefix when one is
 # set (make sets it to the venv), else beside sear/physics/tyre.py: in the system's temporary folder instead,
 # shared by the test processes and the runs they start, so a test run leaves the repository as it was and
 # compiles the kernels once per machine, not once per test.

@@ -16,7 +16,7 @@ Which one runs (`kernels()`): loading numba costs more CPU than a short run's up
 shared development machine, about two thirds of a start-up), so a process steps its vehicles as plain
 Python first and loads numba's kernels once it has run COMPILE_AFTER updates, when the compiled ones
 start paying for themselves. `SEAR_NO_NUMBA=1` (or numba missing) keeps the plain Python path;
-`SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first update). Only sear.physics.tyrejit
+`SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first update). Only sear.jit
 imports numba, so nothing else pays for it: not the settings window, `sear validate`, the controller
 processes, nor worlds without a mesh vehicle.
 
@@ -41,10 +41,11 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Callable, MutableSequence, Sequence
 
 from sear.gravity import GRAVITY
+from sear.jit import NO_NUMBA_VARIABLE as NO_NUMBA_VARIABLE  # the variable tests and docs name here
+from sear.jit import compiled_or_none, numba_wanted
 
 SOLVER_ITERATIONS = 8
 """Projected Gauss-Seidel sweeps over the wheels' friction impulses per step (warm-started from the
@@ -312,8 +313,6 @@ def wheel_rays(body: Sequence[float], params: Sequence[float], hard_points: Sequ
         rays[e], rays[e + 1], rays[e + 2] = sx - ux * length, sy - uy * length, sz - uz * length
 
 
-NO_NUMBA_VARIABLE = "SEAR_NO_NUMBA"
-"""Set to 1 (or anything but 0 or empty) to run the tyre arithmetic as plain Python."""
 AFTER_VARIABLE = "SEAR_NUMBA_AFTER"
 """The number of plain Python vehicle updates after which numba's kernels are loaded (0: from the first
 update); COMPILE_AFTER when not set."""
@@ -332,11 +331,6 @@ loading numba and the cached kernels costs ~0.5 s of CPU, which puts the break-e
 updates; the constant is left as it is until it is measured again (issue 23)."""
 
 Kernels = tuple[Callable[..., float], Callable[..., None]]
-
-
-def numba_wanted() -> bool:
-    """False when `SEAR_NO_NUMBA` is set (not to 0): the plain Python path even where numba is installed."""
-    return os.environ.get(NO_NUMBA_VARIABLE, "") in ("", "0")
 
 
 def compile_after() -> int:
@@ -361,19 +355,17 @@ def compiled_kernels() -> Kernels | None:
         return None
     if not _tried:
         _tried = True
-        try:
-            from sear.physics.tyrejit import compile_kernels
-        except ImportError:  # numba or llvmlite missing or broken: the plain Python path
-            return None
-        try:
-            compiled = compile_kernels(solve, wheel_rays)
-            _call_on_zeros(compiled)
-        except Exception as error:  # a numba that cannot compile them (one SEAR was not tested with)
-            warnings.warn(f"the tyre kernels could not be compiled ({type(error).__name__}: {error}); "
-                          "they run as plain Python", RuntimeWarning, stacklevel=2)
-            return None
-        _compiled = compiled
+        _compiled = compiled_or_none(_compile, "the tyre kernels", "they run as plain Python")
     return _compiled
+
+
+def _compile() -> Kernels:
+    """The kernels compiled (sear.physics.tyrejit) and called once each."""
+    from sear.physics.tyrejit import compile_kernels
+
+    compiled = compile_kernels(solve, wheel_rays)
+    _call_on_zeros(compiled)
+    return compiled
 
 
 def _call_on_zeros(chosen: Kernels) -> None:

@@ -39,7 +39,7 @@ from sear.sensors.config import SensorConfig
 from sear.sensors.files import load_sensors
 from sear.sensors.gripper import GRIPPER_SENSOR, GripperSensor, GripperSensorConfig
 from sear.sensors.mounting import mounted
-from sear.sensors.suite import SensorSuite
+from sear.sensors.suite import SensorSuite, update_together
 from sear.state import VehicleState
 from sear.usercode import ControllerHost
 
@@ -349,9 +349,12 @@ class Simulation:
         sampled: list[Sensor] | tuple[()] = ()
         for run in robots:
             run._state = None
-            sensors = run.sensors
-            if world.time + 1e-9 >= sensors.next_due:
-                due = sensors.update(run.state)
+        sampling = [run for run in robots if world.time + 1e-9 >= run.sensors.next_due]
+        # Every robot's rays of the tick in one batch (sear.sensors.suite.update_together).
+        dues = (update_together([run.sensors for run in sampling], [run.state for run in sampling])
+                if len(sampling) > 1 else [run.sensors.update(run.state) for run in sampling])
+        for run, due in zip(sampling, dues, strict=True):
+            if due:
                 if self._with_arrays and log is not None:
                     for sensor in due:
                         if sensor.HAS_ARRAYS and sensor.reading is not None:

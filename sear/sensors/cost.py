@@ -44,16 +44,18 @@ class CasterCost:
         return self.per_sample_s + rays * self.per_ray_s if rays else 0.0
 
 
-RAY_CASTER_COST = CasterCost(per_sample_s=2.71e-4, per_ray_s=4.11e-7)
+RAY_CASTER_COST = CasterCost(per_sample_s=2.33e-4, per_ray_s=3.13e-7)
 """The caster's measured cost, the one place the Sensor Wizard's estimates come from: fitted by
 `bench/bench_rays.py --cost-only` (its last line prints the two figures; copy them here whenever the caster
 changes) to the process CPU time of one LIDAR sample of 1 to 28,800 rays on its bench scene (79,202 terrain
-triangles, 200 fixed boxes, 2 moving ones). Measured 2026-11-27 on the 2-core development machine, load
-average 1.2, after the moving bodies joined Embree (issue 23): 0.254 ms for 1 ray, 1.14 ms for 1,600,
-11.3 ms for 28,800 (2.55 M rays per CPU second). The fit: 0.27 ms per sample + 0.41 µs per ray, within 8 %
-of each measurement from 7,200 rays up; from 160 to 1,600 rays it is up to 0.15 ms (a third) under the
-measurement. CPU time grows with the machine's load (the caster before issue 23, measured at load 2.5-3.8
-and 5.5-6.5: 0.36 ms + 1.23 µs and 0.53 ms + 1.41 µs)."""
+triangles, 200 fixed boxes, 2 moving ones). Measured 2026-11-27 on the 2-core development machine with the
+ray kernels compiled (sear.sensors.raykernels: a run loads them at its first batch of 20,000 rays, or
+after 2 M rays; before that a small sensor costs up to ~1.5x this), at load average 6.5 (the machine was
+not idler that day): 0.31 ms for 1 ray, 0.93 ms for 1,600, 8.5 ms for 28,800 (3.4 M rays per CPU second).
+The fit: 0.23 ms per sample + 0.31 µs per ray, within 10 % of each measurement from 7,200 rays up; from 160
+to 1,600 rays it is up to 0.2 ms under the measurement. CPU time grows with the machine's load (the caster
+with numpy alone, measured at load 1.2: 0.27 ms + 0.41 µs; before issue 23, at load 2.5-3.8 and 5.5-6.5:
+0.36 ms + 1.23 µs and 0.53 ms + 1.41 µs)."""
 
 WARN_SHARE = 0.5
 """Share of one core (0.5 = 50 %) above which the wizard shows a sensor's cost as a warning: with the
@@ -132,7 +134,7 @@ def share_text(share: float) -> str:
 
 
 def describe(cost: RayCost) -> str:
-    """One sensor's cost as the wizard states it, e.g. '28,800 rays × 10 Hz = 288,000 rays/s · about 12 % of
+    """One sensor's cost as the wizard states it, e.g. '28,800 rays × 10 Hz = 288,000 rays/s · about 9 % of
     one core at real time', with a warning sentence when it is heavy."""
     rate = f"{cost.rate_hz:g} Hz" + (" (the physics rate)" if cost.capped else "")
     text = (f"{cost.rays_per_sample:,} rays × {rate} = {cost.rays_per_second:,.0f} rays/s · "

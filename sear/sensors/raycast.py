@@ -1,4 +1,5 @@
-"""Where the sensors cast their rays: every ray of every sensor due on a tick goes through here in one batch.
+"""Where the sensors cast their rays: every ray of every sensor due on a tick goes through here in one batch,
+the rays of every robot of the world together (RayCaster.cast_together, sear.sensors.suite.update_together).
 
 (The physics casts rays of its own: the raycast vehicle's wheel rays in sear.physics.vehicle and the
 terrain height look-ups in sear.physics.world.)
@@ -14,6 +15,10 @@ rayTestBatch on the same triangles, in two scenes that every robot's caster of a
 - the moving bodies' convex parts: other robots' hulls (their collision margin included) and boxes
   (movable boxes, gripper parts, boxes of any moving body), made again when one of them has moved since
   the last batch of any robot; only the rays that pass through one of their bounding boxes are cast in it.
+
+The arithmetic around Embree's calls (rays to the world frame, hits refined, rays near moving bodies
+chosen) is numpy's until the process has cast enough rays to pay for loading numba, then numba's
+(sear.sensors.raykernels), with the same hits to the bit.
 
 Each Embree hit is recomputed in float64 (on the plane of the triangle found; for a box, a slab test
 against the box itself), so its distance is as exact as pybullet's. pybullet casts only the rays that
@@ -37,6 +42,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from collections.abc import Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -53,6 +59,8 @@ from sear.sensors.embreescene import (
     expanded_hull,
     near_boxes,
 )
+from sear.sensors.raykernels import Kernels
+from sear.sensors.raykernels import count as count_rays
 
 MAX_BATCH = 16_383
 """Most rays pybullet's rayTestBatch casts in one call."""
@@ -154,6 +162,8 @@ class _SharedScenes:
         """(body, link) of every moving body part that is neither a known robot hull nor made of boxes."""
         self.moving: MovingScene | None = None
         self._poses: np.ndarray | None = None
+        self._ignored_by: dict[bytes, np.ndarray] = {}
+        """Each caster's mask of the parts it ignores (MovingScene._ignored), kept while the parts stay."""
 
     def sync_fixed(self) -> None:
         """Make the fixed world's scenes again after fixed bodies were added or changed."""
@@ -231,6 +241,7 @@ class _SharedScenes:
             boxes.append(None if part.box is None else
                          (r @ part.box[0], position + r @ part.box[1], part.box[2]))
         self.moving = MovingScene(self.engine, self.device, shapes, boxes)
+        self.moving._ignored_by = self._ignored_by  # the same parts in the same order: the same masks
         self._poses = pose
         return self.moving
 
@@ -260,6 +271,7 @@ class _SharedScenes:
             else:
                 parts.extend(boxes)
         self.parts, self.fallback = parts, fallback
+        self._ignored_by = {}
         self._links = sorted({(part.body, part.link) for part in parts})
         where = {key: i for i, key in enumerate(self._links)}
         self._link_of_part = np.array([where[(part.body, part.link)] for part in parts], dtype=np.int64)
@@ -313,21 +325,66 @@ class RayCaster:
         """Cast rays from starts to ends ((N, 3), m): in the world frame, or with `parent` in the frame of
         that body (its centre-of-mass frame, as pybullet reports its pose). Returns each ray's hit fraction
         of its length (1.0 for a miss), the surface normal and the body hit."""
-        begin = np.ascontiguousarray(starts, dtype=np.float64).reshape(-1, 3)
-        end = np.ascontiguousarray(ends, dtype=np.float64).reshape(-1, 3)
-        shared = self._sync() if self.embree is not None else None
+        return RayCaster.cast_together([(self, starts, ends, parent)])[0]
+
+    @staticmethod
+    def cast_together(batches: Sequence[tuple[RayCaster, np.ndarray | list, np.ndarray | list, int | None]]
+                      ) -> list[RayResult]:
+        """Each batch (caster, starts, ends, parent) cast as `cast` casts it, the batches of casters that
+        share their Embree scenes (the robots of one world) in one Embree call of the fixed world and with
+        the moving bodies' poses read once: the same hits, ray by ray, as a cast of each."""
+        results: list[RayResult | None] = [None] * len(batches)
+        joined: list[tuple[int, RayCaster, np.ndarray, np.ndarray, np.ndarray]] = []
+        shared: _SharedScenes | None = None
+        compiled = None
+        rays = [(np.ascontiguousarray(starts, dtype=np.float64).reshape(-1, 3),
+                 np.ascontiguousarray(ends, dtype=np.float64).reshape(-1, 3)) for _, starts, ends, _ in batches]
+        total = sum(len(begin) for begin, _ in rays)
+        for i, ((caster, _, _, parent), (begin, end)) in enumerate(zip(batches, rays, strict=True)):
+            scenes = caster._sync() if caster.embree is not None else None
+            if scenes is None or (shared is not None and scenes is not shared):
+                results[i] = caster._pybullet(begin, end, parent) if scenes is None else caster.cast(begin, end, parent)
+                continue
+            if shared is None:
+                shared, compiled = scenes, count_rays(total)
+            joined.append((i, caster, *caster._world_rays(begin, end, parent, compiled)))
         if shared is None:
-            return self._pybullet(begin, end, parent)
-        if parent is not None:
-            position, orientation = p.getBasePositionAndOrientation(parent, physicsClientId=self.client)
-            rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
-            begin = begin @ rotation.T + position
-            end = end @ rotation.T + position
+            return results  # type: ignore[return-value]
+        begin = np.concatenate([j[2] for j in joined]) if len(joined) > 1 else joined[0][2]
+        direction = np.concatenate([j[4] for j in joined]) if len(joined) > 1 else joined[0][4]
         n = len(begin)
         result = RayResult(np.ones(n), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
-        direction = end - begin
         shared.cast_fixed(begin, direction, result)
         moving = shared.sync_moving()
+        lo = 0
+        for i, caster, own_begin, own_end, own_direction in joined:
+            hi = lo + len(own_begin)
+            own = RayResult(result.fraction[lo:hi], result.normal[lo:hi], result.body[lo:hi])
+            caster._cast_moving(shared, moving, own_begin, own_end, own_direction, own)
+            results[i] = own
+            lo = hi
+        return results  # type: ignore[return-value]
+
+    def _world_rays(self, begin: np.ndarray, end: np.ndarray, parent: int | None, compiled: Kernels | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Starts, ends and directions (end - start) of rays in the world frame (m), given in it or (with
+        `parent`) in that body's frame."""
+        if parent is None:
+            return begin, end, end - begin
+        position, orientation = p.getBasePositionAndOrientation(parent, physicsClientId=self.client)
+        rotation = np.asarray(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+        if compiled is not None:
+            n = len(begin)
+            starts, ends, direction = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
+            compiled.to_world(begin, end, rotation, np.asarray(position), starts, ends, direction)
+            return starts, ends, direction
+        starts, ends = begin @ rotation.T + position, end @ rotation.T + position
+        return starts, ends, ends - starts
+
+    def _cast_moving(self, shared: _SharedScenes, moving: MovingScene | None, begin: np.ndarray, end: np.ndarray,
+                     direction: np.ndarray, result: RayResult) -> None:
+        """This caster's rays (world frame, their fixed-world hits in `result`) against the moving bodies it
+        sees: the moving scene, then pybullet near the bodies Embree does not hold and for grazes."""
         grazes = np.zeros(0, dtype=np.int64)
         if moving is not None:
             near = moving.near(begin, direction, result.fraction, self._ignored)
@@ -344,7 +401,6 @@ class RayCaster:
             result.fraction[rays] = extra.fraction[nearer]
             result.normal[rays] = extra.normal[nearer]
             result.body[rays] = extra.body[nearer]
-        return result
 
     def _pybullet(self, starts: np.ndarray, ends: np.ndarray, parent: int | None) -> RayResult:
         """Every ray through pybullet: the nearest hit on anything but the ignored bodies."""

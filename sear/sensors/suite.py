@@ -19,7 +19,7 @@ from sear.errors import SearError
 from sear.sensors import registry
 from sear.sensors.base import RayHits, Sensor, SensorContext
 from sear.sensors.config import SensorConfig
-from sear.sensors.raycast import RayCaster
+from sear.sensors.raycast import RayCaster, RayResult
 from sear.state import VehicleState
 
 
@@ -108,26 +108,33 @@ class SensorSuite:
     def update(self, state: VehicleState) -> list[Sensor]:
         """Sample every sensor whose period is due at state.time, all their rays in one batch; returns the
         sensors sampled (also kept in `sampled` until the next update that samples any)."""
+        return update_together([self], [state])[0]
+
+    def _due(self, state: VehicleState) -> tuple[list[Sensor], list[Sensor], tuple[Any, ...] | None]:
+        """The sensors due at state.time, those of them that cast rays, and their rays as a batch for
+        RayCaster.cast_together (None when none casts)."""
         time = state.time + 1e-9
         due = [s for s in self.sensors if s.next_sample <= time]
-        if not due:
-            return due
         casting = [s for s in due if s.ray_count]
+        if not casting:
+            return due, casting, None
+        if self.body is not None:
+            key = tuple(map(id, casting))
+            rays = self._local.get(key)
+            if rays is None:  # sensors due together: their rays joined once, kept for the next time
+                local = [self._local[(id(sensor),)] for sensor in casting]
+                rays = self._local[key] = (np.concatenate([r[0] for r in local]),
+                                           np.concatenate([r[1] for r in local]))
+            return due, casting, (self.caster, rays[0], rays[1], self.body)
+        world = [rays for rays in map(lambda s: s.rays(state), casting) if rays is not None]
+        return due, casting, (self.caster, np.concatenate([w[0] for w in world]), np.concatenate([w[1] for w in world]),
+                              None)
+
+    def _sample(self, state: VehicleState, due: list[Sensor], casting: list[Sensor], cast: RayResult | None
+                ) -> list[Sensor]:
+        """Sample the `due` sensors, the rays of those `casting` having been cast (`cast`, in their order)."""
         hits_of: dict[int, RayHits] = {}
-        if casting:
-            if self.body is not None:
-                key = tuple(map(id, casting))
-                rays = self._local.get(key)
-                if rays is None:  # sensors due together: their rays joined once, kept for the next time
-                    local = [self._local[(id(sensor),)] for sensor in casting]
-                    rays = self._local[key] = (np.concatenate([r[0] for r in local]),
-                                               np.concatenate([r[1] for r in local]))
-                starts, ends = rays
-                cast = self.caster.cast(starts, ends, parent=self.body)
-            else:
-                world = [rays for rays in map(lambda s: s.rays(state), casting) if rays is not None]
-                cast = self.caster.cast(np.concatenate([w[0] for w in world]),
-                                        np.concatenate([w[1] for w in world]))
+        if casting and cast is not None:
             by_name = self._hits_by_sensor
             batch, lo = [], 0
             for sensor in casting:
@@ -162,3 +169,17 @@ class SensorSuite:
                 mine = cells[i] = sensor.log_values()
             out.extend(mine)
         return out
+
+
+def update_together(suites: Sequence[SensorSuite], states: Sequence[VehicleState]) -> list[list[Sensor]]:
+    """`update` of each suite at its robot's state, the rays of all of them cast together
+    (RayCaster.cast_together: one Embree call of the fixed world for every robot of a world); returns
+    the sensors each sampled."""
+    found = [suite._due(state) for suite, state in zip(suites, states, strict=True)]
+    batches = [batch for _, _, batch in found if batch is not None]
+    casts = iter(RayCaster.cast_together(batches) if batches else [])
+    sampled: list[list[Sensor]] = []
+    for suite, state, (due, casting, batch) in zip(suites, states, found, strict=True):
+        sampled.append(suite._sample(state, due, casting, next(casts) if batch is not None else None)
+                       if due else due)
+    return sampled
