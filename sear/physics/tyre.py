@@ -12,8 +12,8 @@ traced; the demo's log is byte-identical on both). What the model is and why is 
 sear.physics.vehicle's docstring; the pybullet calls (the rays, the chassis state, the forces) stay
 there.
 
-Which one runs (`kernels()`): loading numba costs more CPU than a short run's updates (2-3 s on the
-shared development machine, about two thirds of a start-up), so a process steps its vehicles as plain
+Which one runs (`kernels()`): loading numba costs more CPU than a short run's updates (~0.4-0.5 s on the
+shared development machine, a quarter of a start-up), so a process steps its vehicles as plain
 Python first and loads numba's kernels once it has run COMPILE_AFTER updates, when the compiled ones
 start paying for themselves. `SEAR_NO_NUMBA=1` (or numba missing) keeps the plain Python path;
 `SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first update). Only sear.physics.tyrejit
@@ -317,19 +317,19 @@ NO_NUMBA_VARIABLE = "SEAR_NO_NUMBA"
 AFTER_VARIABLE = "SEAR_NUMBA_AFTER"
 """The number of plain Python vehicle updates after which numba's kernels are loaded (0: from the first
 update); COMPILE_AFTER when not set."""
-COMPILE_AFTER = 20_000
+COMPILE_AFTER = 5_000
 """Vehicle updates (robots x physics steps) a process runs as plain Python before it loads numba's
-kernels. Loading numba in a run (its import, then the numpy support its first call registers) cost
-2.1-3.3 s of CPU on the shared 2-core development machine, where the plain start-up took 3.5-4.5 s
-(~1.3 s idle) and each compiled update saved ~100 µs (bench/bench_tyre.py): 20,000 updates (83 s of one
-robot at 240 Hz, 4 s of twenty) is about where the two meet. Renting until the price of buying is paid
-keeps every run within twice the CPU of the better choice made in hindsight, and short runs (a start-up,
-a test, a 20 s drive of one robot) never pay for numba. The switch changes results by no more than the
-kernels differ, ~1e-12 N: the demo's 20 s log is byte-identical with the switch at 0, at 2,000 and never.
-Those load figures were taken where Python wrote no bytecode (PYTHONDONTWRITEBYTECODE=1 and a venv
-installed without it), so numba's own import was compiled on every run. With bytecode (load average ~1)
-loading numba and the cached kernels costs ~0.5 s of CPU, which puts the break-even nearer 5,000
-updates; the constant is left as it is until it is measured again (issue 23)."""
+kernels. Measured on the shared 2-core development machine (load average ~3, bytecode compiled, numba's
+cache filled): loading numba and the cached kernels in a run (its import, then the numpy support their
+first call registers) cost 0.37-0.54 s of CPU timed inside a run (0.7-0.9 s as the difference of whole
+0.1 s runs with and without them, README), and each compiled update saves ~100 µs (bench/bench_tyre.py:
+median 130.7 µs plain, 29.6 µs compiled): the two meet at 4,000-9,000 updates, and 5,000 (21 s of one
+robot at 240 Hz, 1 s of twenty) takes the direct measure of the load. Renting until the price of buying
+is paid keeps every run within twice the CPU of the better choice made in hindsight, and short runs (a
+start-up, a test) never pay for numba. The switch changes results by no more than the kernels differ,
+~1e-12 N: the demo's 20 s log is byte-identical with the switch at 0, at 2,000 and never. (An earlier
+20,000 rested on load figures of 2-3 s taken where Python wrote no bytecode, so numba's own import was
+compiled again on every run.)"""
 
 Kernels = tuple[Callable[..., float], Callable[..., None]]
 
