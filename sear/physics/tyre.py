@@ -12,13 +12,15 @@ traced; the demo's log is byte-identical on both). What the model is and why is 
 sear.physics.vehicle's docstring; the pybullet calls (the rays, the chassis state, the forces) stay
 there.
 
-Which one runs (`kernels()`): loading numba costs more CPU than a short run's updates (~0.4-0.5 s on the
-shared development machine, a quarter of a start-up), so a process steps its vehicles as plain
+Which one runs (`kernels()`): where the install has built them ahead of time (`python -m
+sear.physics.tyrebuild`, which `make setup` runs), the compiled kernels from the first update, loaded in a
+millisecond without numba. Otherwise loading numba costs more CPU than a short run's updates (~0.4-0.5 s
+on the shared development machine, a quarter of a start-up), so a process steps its vehicles as plain
 Python first and loads numba's kernels once it has run COMPILE_AFTER updates, when the compiled ones
 start paying for themselves. `SEAR_NO_NUMBA=1` (or numba missing) keeps the plain Python path;
 `SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first update). Only sear.physics.tyrejit
-imports numba, so nothing else pays for it: not the settings window, `sear validate`, the controller
-processes, nor worlds without a mesh vehicle.
+(and the ahead-of-time build) imports numba, so nothing else pays for it: not the settings window,
+`sear validate`, the controller processes, nor worlds without a mesh vehicle.
 
 Layout of the flat arguments (all floats; w = wheel index 0..3 in WHEEL_IDS order, lengths in m,
 velocities in m/s and rad/s, forces in N, impulses in N·s):
@@ -43,6 +45,7 @@ import math
 import os
 import warnings
 from collections.abc import Callable, MutableSequence, Sequence
+from pathlib import Path
 
 from sear.gravity import GRAVITY
 
@@ -315,8 +318,9 @@ def wheel_rays(body: Sequence[float], params: Sequence[float], hard_points: Sequ
 NO_NUMBA_VARIABLE = "SEAR_NO_NUMBA"
 """Set to 1 (or anything but 0 or empty) to run the tyre arithmetic as plain Python."""
 AFTER_VARIABLE = "SEAR_NUMBA_AFTER"
-"""The number of plain Python vehicle updates after which numba's kernels are loaded (0: from the first
-update); COMPILE_AFTER when not set."""
+"""The number of plain Python vehicle updates after which numba's just-in-time kernels are loaded (0: from
+the first update); COMPILE_AFTER when not set. Set, it also passes over the ahead-of-time module
+(sear.physics.tyreaot), so tests and benchmarks of numba's kernels get numba's kernels."""
 COMPILE_AFTER = 5_000
 """Vehicle updates (robots x physics steps) a process runs as plain Python before it loads numba's
 kernels. Measured on the shared 2-core development machine (load average ~3, bytecode compiled, numba's
@@ -389,15 +393,41 @@ def _call_on_zeros(chosen: Kernels) -> None:
     chosen[1](body, params, np.zeros(3 * WHEELS), wheels, np.zeros(6 * WHEELS))
 
 
+def ahead_of_time_kernels() -> Kernels | None:
+    """The kernels of the ahead-of-time module (sear.physics.tyreaot) where it has been built, made the
+    process's compiled kernels; None where it has not, where `SEAR_NO_NUMBA` is set, or where
+    `SEAR_NUMBA_AFTER` is (which asks for numba's just-in-time kernels after that many updates). Loading
+    it imports no numba and costs about a millisecond."""
+    global _compiled, _tried
+    if os.environ.get(AFTER_VARIABLE, "") or not numba_wanted():
+        return None
+    from sear.physics import tyreaot
+
+    ahead = tyreaot.load(Path(__file__))
+    if ahead is None:
+        return None
+    try:
+        _call_on_zeros(ahead)
+    except Exception:  # a module that loads but does not run: the other paths then
+        return None
+    _compiled, _tried = ahead, True
+    return ahead
+
+
 def kernels() -> Kernels:
-    """The kernels for a vehicle's next update, counted: the plain Python ones for the first
-    `compile_after()` updates of the process, numba's after that where numba is wanted and importable."""
+    """The kernels for a vehicle's next update, counted: the ahead-of-time compiled ones from the first
+    update where they have been built (`python -m sear.physics.tyrebuild`; ahead_of_time_kernels); else the
+    plain Python ones for the first `compile_after()` updates of the process, numba's just-in-time ones
+    after that where numba is wanted and importable."""
     global _plain_updates, _threshold
     if _compiled is not None:
         return _compiled
     if not _tried:
         if _threshold is None:
             _threshold = compile_after()
+            ahead = ahead_of_time_kernels()
+            if ahead is not None:
+                return ahead
         if _plain_updates >= _threshold:
             compiled = compiled_kernels()
             if compiled is not None:
