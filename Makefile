@@ -55,7 +55,11 @@ lint: setup
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/lint-imports --no-cache --no-logo
 
+# The tyre kernels compiled ahead of time (sear/physics/tyreaot.py: runs then use compiled tyres from their
+# first step without loading numba); ~5-10 s of CPU once, a moment when built already. Optional: where it
+# cannot be built (no C compiler), runs load numba's just-in-time kernels instead.
 setup: system-deps $(STAMP)
+	-@$(BIN)/python -m sear.physics.tyrebuild
 
 system-deps:
 	@bash packaging/install-system-deps.sh

@@ -43,8 +43,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from sear import protocol, simapi
 from sear.errors import SearError, UserCodeError
 from sear.protocol import Pose, check_args, from_wire
@@ -362,15 +360,20 @@ class Sim(_Declared):
 
 
 _RESULT_TYPES: dict[str, Any] = {"None": None, "float": float, "int": int, "bool": bool, "str": str,
-                                 "Any": Any, "Pose": Pose, "np.ndarray": np.ndarray, "list[str]": list[str]}
-"""The result types a declaration may write that a controller knows by name; another reads as Any."""
+                                 "Any": Any, "Pose": Pose, "np.ndarray": simapi.NDARRAY, "list[str]": list[str]}
+"""The result types a declaration may write that a controller knows by name; another reads as Any. An
+array is written as a string (simapi.NDARRAY), so making the methods imports no numpy."""
 
 
 def _result_type(written: str) -> Any:
-    """The type a declaration's result is written as ('np.ndarray | None'), or Any."""
+    """The type a declaration's result is written as ('np.ndarray | None'), or Any; with an array in it,
+    as a string ('numpy.ndarray | None')."""
     parts = [_RESULT_TYPES.get(part.strip(), Any) for part in written.split("|")]
     if len(parts) == 1 or Any in parts:
         return parts[0] if len(parts) == 1 else Any
+    if any(isinstance(part, str) for part in parts):
+        return " | ".join(part if isinstance(part, str) else written_part.strip()
+                          for part, written_part in zip(parts, written.split("|"), strict=True))
     return functools.reduce(operator.or_, parts)
 
 

@@ -30,9 +30,10 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 WORLD_LIMIT = 100_000.0
 """m: obstacles' coordinates stay within this distance of the terrain centre on each axis (beyond it
@@ -45,6 +46,10 @@ MAX_FORCE = 1_000_000.0
 """N: the largest engine or brake force a call may ask for."""
 MAX_GRID_CELLS = 1_000_000
 """Cells of the largest grid show_grid takes (4 MB as float32: one protocol frame holds it)."""
+
+NDARRAY = "numpy.ndarray"
+"""How an array argument's or result's type is shown in a controller's signatures: written as a string (as
+`from __future__ import annotations` writes every annotation), so making the methods imports no numpy."""
 
 ArgKind = Literal["number", "name", "text", "flag", "grid", "any"]
 CallKind = Literal["property", "request", "command"]
@@ -120,7 +125,9 @@ class Arg:
     @property
     def annotation(self) -> Any:
         """The Python type of the values it takes, as a signature shows it (float | None, str, ...)."""
-        base: Any = {"number": float, "name": str, "text": str, "flag": bool, "grid": np.ndarray, "any": Any}[self.kind]
+        if self.kind == "grid":  # written, not imported: a controller process loads numpy only if its user code does
+            return NDARRAY + " | None" if self.none_ok else NDARRAY
+        base: Any = {"number": float, "name": str, "text": str, "flag": bool, "any": Any}[self.kind]
         return base | None if self.none_ok or self.kind == "text" else base
 
     @property
@@ -244,6 +251,8 @@ def check_arg(call: str, arg: Arg, value: Any) -> Any:
 
 def _check_grid(where: str, value: Any) -> np.ndarray:
     """`value` as a C-contiguous float32 (rows, columns) array, or SimArgumentError saying what it is."""
+    import numpy as np  # only a grid argument needs it (a controller whose user code never sends one skips it)
+
     if isinstance(value, str | bytes | dict) or value is None:
         raise SimArgumentTypeError(f"{where}, not {_type_name(value)}")
     try:

@@ -91,6 +91,12 @@ def test_the_table_lists_every_public_member_of_sim(side):
                 assert p.default == a.default, (call.name, p.name)
 
 
+def _shown(annotation) -> str:
+    """An annotation as help() writes it, a string one (an array's type, which a controller writes as a
+    string so as not to import numpy) without its quotes."""
+    return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+
+
 def test_the_controllers_methods_read_as_their_declarations():
     """help(sim.add_box) in a controller shows the declared signature, types and help."""
     controller = type(_controller_sim())
@@ -105,8 +111,8 @@ def test_the_controllers_methods_read_as_their_declarations():
         for mine, its in zip(ours.parameters.values(), theirs.parameters.values(), strict=True):
             assert mine.default == its.default, (name, mine.name)
             if mine.name != "self":  # the declaration writes the type the controller shows
-                assert mine.annotation.replace("np.", "numpy.") == inspect.formatannotation(its.annotation), name
-        assert ours.return_annotation.replace("np.", "numpy.") == inspect.formatannotation(
+                assert mine.annotation.replace("np.", "numpy.") == _shown(its.annotation), name
+        assert ours.return_annotation.replace("np.", "numpy.") == _shown(
             theirs.return_annotation).replace("sear.protocol.", ""), name
     text = inspect.getdoc(controller.add_box)
     assert "A cube of edge `size` m" in text

@@ -12,13 +12,15 @@ traced; the demo's log is byte-identical on both). What the model is and why is 
 sear.physics.vehicle's docstring; the pybullet calls (the rays, the chassis state, the forces) stay
 there.
 
-Which one runs (`kernels()`): loading numba costs more CPU than a short run's updates (2-3 s on the
-shared development machine, about two thirds of a start-up), so a process steps its vehicles as plain
+Which one runs (`kernels()`): where the install has built them ahead of time (`python -m
+sear.physics.tyrebuild`, which `make setup` runs), the compiled kernels from the first update, loaded in a
+millisecond without numba. Otherwise loading numba costs more CPU than a short run's updates (~0.4-0.5 s
+on the shared development machine, a quarter of a start-up), so a process steps its vehicles as plain
 Python first and loads numba's kernels once it has run COMPILE_AFTER updates, when the compiled ones
 start paying for themselves. `SEAR_NO_NUMBA=1` (or numba missing) keeps the plain Python path;
-`SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first update). Only sear.jit
-imports numba, so nothing else pays for it: not the settings window, `sear validate`, the controller
-processes, nor worlds without a mesh vehicle.
+`SEAR_NUMBA_AFTER=N` moves the switch (0: compiled from the first update). Only sear.jit (and the
+ahead-of-time build, sear.physics.tyrebuild) imports numba, so nothing else pays for it: not the settings
+window, `sear validate`, the controller processes, nor worlds without a mesh vehicle.
 
 Layout of the flat arguments (all floats; w = wheel index 0..3 in WHEEL_IDS order, lengths in m,
 velocities in m/s and rad/s, forces in N, impulses in N·s):
@@ -42,6 +44,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, MutableSequence, Sequence
+from pathlib import Path
 
 from sear.gravity import GRAVITY
 from sear.jit import NO_NUMBA_VARIABLE as NO_NUMBA_VARIABLE  # the variable tests and docs name here
@@ -314,21 +317,22 @@ def wheel_rays(body: Sequence[float], params: Sequence[float], hard_points: Sequ
 
 
 AFTER_VARIABLE = "SEAR_NUMBA_AFTER"
-"""The number of plain Python vehicle updates after which numba's kernels are loaded (0: from the first
-update); COMPILE_AFTER when not set."""
-COMPILE_AFTER = 20_000
+"""The number of plain Python vehicle updates after which numba's just-in-time kernels are loaded (0: from
+the first update); COMPILE_AFTER when not set. Set, it also passes over the ahead-of-time module
+(sear.physics.tyreaot), so tests and benchmarks of numba's kernels get numba's kernels."""
+COMPILE_AFTER = 5_000
 """Vehicle updates (robots x physics steps) a process runs as plain Python before it loads numba's
-kernels. Loading numba in a run (its import, then the numpy support its first call registers) cost
-2.1-3.3 s of CPU on the shared 2-core development machine, where the plain start-up took 3.5-4.5 s
-(~1.3 s idle) and each compiled update saved ~100 µs (bench/bench_tyre.py): 20,000 updates (83 s of one
-robot at 240 Hz, 4 s of twenty) is about where the two meet. Renting until the price of buying is paid
-keeps every run within twice the CPU of the better choice made in hindsight, and short runs (a start-up,
-a test, a 20 s drive of one robot) never pay for numba. The switch changes results by no more than the
-kernels differ, ~1e-12 N: the demo's 20 s log is byte-identical with the switch at 0, at 2,000 and never.
-Those load figures were taken where Python wrote no bytecode (PYTHONDONTWRITEBYTECODE=1 and a venv
-installed without it), so numba's own import was compiled on every run. With bytecode (load average ~1)
-loading numba and the cached kernels costs ~0.5 s of CPU, which puts the break-even nearer 5,000
-updates; the constant is left as it is until it is measured again (issue 23)."""
+kernels. Measured on the shared 2-core development machine (load average ~3, bytecode compiled, numba's
+cache filled): loading numba and the cached kernels in a run (its import, then the numpy support their
+first call registers) cost 0.37-0.54 s of CPU timed inside a run (0.7-0.9 s as the difference of whole
+0.1 s runs with and without them, README), and each compiled update saves ~100 µs (bench/bench_tyre.py:
+median 130.7 µs plain, 29.6 µs compiled): the two meet at 4,000-9,000 updates, and 5,000 (21 s of one
+robot at 240 Hz, 1 s of twenty) takes the direct measure of the load. Renting until the price of buying
+is paid keeps every run within twice the CPU of the better choice made in hindsight, and short runs (a
+start-up, a test) never pay for numba. The switch changes results by no more than the kernels differ,
+~1e-12 N: the demo's 20 s log is byte-identical with the switch at 0, at 2,000 and never. (An earlier
+20,000 rested on load figures of 2-3 s taken where Python wrote no bytecode, so numba's own import was
+compiled again on every run.)"""
 
 Kernels = tuple[Callable[..., float], Callable[..., None]]
 
@@ -381,15 +385,41 @@ def _call_on_zeros(chosen: Kernels) -> None:
     chosen[1](body, params, np.zeros(3 * WHEELS), wheels, np.zeros(6 * WHEELS))
 
 
+def ahead_of_time_kernels() -> Kernels | None:
+    """The kernels of the ahead-of-time module (sear.physics.tyreaot) where it has been built, made the
+    process's compiled kernels; None where it has not, where `SEAR_NO_NUMBA` is set, or where
+    `SEAR_NUMBA_AFTER` is (which asks for numba's just-in-time kernels after that many updates). Loading
+    it imports no numba and costs about a millisecond."""
+    global _compiled, _tried
+    if os.environ.get(AFTER_VARIABLE, "") or not numba_wanted():
+        return None
+    from sear.physics import tyreaot
+
+    ahead = tyreaot.load(Path(__file__))
+    if ahead is None:
+        return None
+    try:
+        _call_on_zeros(ahead)
+    except Exception:  # a module that loads but does not run: the other paths then
+        return None
+    _compiled, _tried = ahead, True
+    return ahead
+
+
 def kernels() -> Kernels:
-    """The kernels for a vehicle's next update, counted: the plain Python ones for the first
-    `compile_after()` updates of the process, numba's after that where numba is wanted and importable."""
+    """The kernels for a vehicle's next update, counted: the ahead-of-time compiled ones from the first
+    update where they have been built (`python -m sear.physics.tyrebuild`; ahead_of_time_kernels); else the
+    plain Python ones for the first `compile_after()` updates of the process, numba's just-in-time ones
+    after that where numba is wanted and importable."""
     global _plain_updates, _threshold
     if _compiled is not None:
         return _compiled
     if not _tried:
         if _threshold is None:
             _threshold = compile_after()
+            ahead = ahead_of_time_kernels()
+            if ahead is not None:
+                return ahead
         if _plain_updates >= _threshold:
             compiled = compiled_kernels()
             if compiled is not None:

@@ -1,0 +1,82 @@
+"""The tyre kernels compiled ahead of time (sear.physics.tyreaot): built once into a folder, they compute
+what the plain Python kernel computes on steps recorded from a drive of the demo rover, and a run finds
+them there and uses them from its first update without importing numba; a changed kernel source is never
+matched to a module built from another."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sear.physics import tyre, tyreaot
+
+from . import test_tyre_kernel as kernel_tests
+from .test_tyre_kernel import recorded  # noqa: F401  (the fixture: the recorded kernel calls)
+
+SOURCE = Path(tyre.__file__)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the module built from this install's kernels (numba, pycc and a C compiler)."""
+    folder = tmp_path_factory.mktemp("aot")
+    try:
+        kernels = tyreaot.build(SOURCE, tyre.solve, tyre.wheel_rays, folder)
+    except tyreaot.BuildError as error:
+        pytest.skip(f"cannot build ahead of time here: {error}")
+    assert kernels is not None
+    return folder
+
+
+def test_the_ahead_of_time_kernels_compute_what_plain_python_computes(built, recorded, monkeypatch):  # noqa: F811
+    # test_tyre_kernel's comparison of numba's kernels with the plain Python one, on its recorded drive
+    # (wheels in the air, rolling, steering, a braked skid: it checks they cover every branch), given the
+    # ahead-of-time kernels instead of the just-in-time ones: the same bounds, 1e-9 N and 1e-12 m.
+    import sear.physics.tyrejit
+
+    ahead = tyreaot.load(SOURCE, built)
+    assert ahead is not None
+    monkeypatch.setattr(sear.physics.tyrejit, "compile_kernels", lambda solve, wheel_rays: ahead)
+    kernel_tests.test_numba_computes_what_plain_python_computes(recorded)
+
+
+RUN = """
+import os, sys
+{block}
+from sear.cli import main
+from sear.physics import tyre
+code = main(["run", sys.argv[1], "--headless", "--duration", "0.5", "--seed", "3"])
+print("compiled:", tyre.uses_arrays(tyre.kernels()), "numba imported:", sys.modules.get("numba") is not None)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize(("block", "expected"), [
+    ("", "compiled: True numba imported: False"),  # the module from the first update, no numba
+    ("os.environ['SEAR_NO_NUMBA'] = '1'", "compiled: False numba imported: False"),  # switched off: plain
+    pytest.param("os.environ['SEAR_NUMBA_AFTER'] = '0'", "compiled: True numba imported: True",  # numba's own,
+                 marks=pytest.mark.slow),  # asked for: the positive control of "numba imported" (compiles: slow)
+])
+def test_a_run_uses_the_module_from_its_first_update_without_numba(built, block, expected, demo_copy):
+    # 0.5 s is 120 updates, far below COMPILE_AFTER: compiled kernels here come from the module (or from
+    # numba when SEAR_NUMBA_AFTER asks for them, the positive control of "numba imported").
+    env = {k: v for k, v in os.environ.items() if k not in ("SEAR_NUMBA_AFTER", "SEAR_NO_NUMBA")}
+    env["NUMBA_CACHE_DIR"] = str(built)
+    result = subprocess.run([sys.executable, "-c", RUN.format(block=block), str(demo_copy / "demo.prj")],
+                            capture_output=True, text=True, timeout=300, cwd=demo_copy, env=env)
+    assert result.returncode == 0, result.stderr
+    assert expected in result.stdout
+
+
+def test_a_module_is_found_only_for_the_source_it_was_built_from(tmp_path, built):
+    # The built module is found for this source (positive control), not for a kernel edited since.
+    assert tyreaot.load(SOURCE, built) is not None
+    edited = tmp_path / "tyre.py"
+    edited.write_bytes(SOURCE.read_bytes() + b"\n# edited\n")
+    assert tyreaot.module_name(edited) != tyreaot.module_name(SOURCE)
+    assert tyreaot.load(edited, built) is None
+    assert tyreaot.load(SOURCE, tmp_path) is None  # nor in a folder it was not built in
