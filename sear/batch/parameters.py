@@ -128,7 +128,10 @@ class Targets:
             return self._variable(rest, value)
         project = copy.deepcopy(self.project)
         converted = assign(project, key, value, base)
-        root = xmlio.dataclass_to_element(project, ROOT_TAG, project.path.parent if project.path else None)
+        try:
+            root = xmlio.dataclass_to_element(project, ROOT_TAG, project.path.parent if project.path else None)
+        except SearError as exc:  # a number no project file can hold (nearer 0 than 1e-100, ...)
+            raise SweepError(exc.message) from None
         root.set("version", "1")
         _schema_check(root, "project.xsd", ROOT_TAG)
         return converted
@@ -160,7 +163,10 @@ class Targets:
         if path == "name":
             raise SweepError("a sensor's name cannot vary (user code reads it by name).")
         converted = assign(sensor, path, value, None, what=f"sensor {name!r} ({sensor.TYPE})")
-        root = xmlio.etree.fromstring(sensors_to_xml(sensors))
+        try:
+            root = xmlio.etree.fromstring(sensors_to_xml(sensors))
+        except SearError as exc:  # a number no sensors file can hold
+            raise SweepError(f"sensor {name!r}: {exc.message}") from None
         _schema_check(root, "sensors.xsd", SENSORS_ROOT_TAG)
         for _field, sentence in consistency_problems(sensor):
             raise SweepError(f"sensor {name!r}: {sentence}")
