@@ -16,6 +16,7 @@ from sear import exitcodes
 from sear.batch import results
 from sear.batch.pool import attempt, fork_server_folder, make_job, run_local, stop_fork_server
 from sear.batch.sweep import Sweep, SweepError, load_sweep
+from sear.models.filecheck import path_too_long
 from sear.project import Project
 
 
@@ -52,6 +53,9 @@ def remove_stale_scratch() -> None:
 
 def prepare(sweep: Sweep, output: Path, *, resume: bool) -> tuple[list[Any], set[str]]:
     """The output folder made (or, resuming, checked against the manifest); the runs and the ids done."""
+    too_long = path_too_long(output)
+    if too_long:
+        raise SweepError(f"the results folder: {too_long}", file=sweep.path)
     runs = sweep.runs()
     done: set[str] = set()
     if resume:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from sear import xmlio
 from sear.errors import SearError
 from sear.fields import fields_of, number_problem, strip_optional
+from sear.models.filecheck import path_too_long
 from sear.project import ROOT_TAG, Project
 from sear.sensors.config import ROOT_TAG as SENSORS_ROOT_TAG
 from sear.sensors.config import SensorConfig, consistency_problems
@@ -217,6 +218,9 @@ def _convert(value: Any, tp: Any, base: Path | None, name: str) -> Any:
         if not isinstance(value, str) or not value:
             raise SweepError(f"expected a file path in quotes, found {value!r}.")
         resolved = (base / value) if base is not None else Path(value)
+        too_long = path_too_long(resolved)
+        if too_long:
+            raise SweepError(too_long)
         if not resolved.is_file():
             raise SweepError(f"{resolved} does not exist (paths are relative to the sweep file).")
         return str(resolved.resolve())

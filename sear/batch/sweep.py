@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from sear.batch.parameters import SweepError, Targets
 from sear.errors import SearError
+from sear.models.filecheck import path_too_long
 from sear.project import Project
 
 FAILURE_KINDS = ("error", "crash", "timeout", "oom", "killed")
@@ -304,6 +305,9 @@ class SweepReader:
         output = data.get("output", f"{self.path.stem}-results")
         if not isinstance(output, str) or not output.strip():
             self.fail("output", "output must be a folder name, in quotes.")
+        too_long = path_too_long(self.base / output)
+        if too_long:
+            self.fail("output" if "output" in data else "project", f"the results folder: {too_long}")
         sweep = Sweep(path=self.path, text=self.text, project=project_path, duration=duration, timeout=timeout,
                       seeds=self.seeds(), sampling=sampling, samples=samples,
                       sampling_seed=self.integer("sampling_seed", 0, maximum=MAX_SEED),

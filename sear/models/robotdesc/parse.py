@@ -23,6 +23,7 @@ from pathlib import Path
 from lxml import etree
 
 from sear.errors import ProjectError
+from sear.models.filecheck import path_too_long
 from sear.models.robotdesc.model import (
     JOINT_TYPES,
     MOVING_JOINT_TYPES,
@@ -131,9 +132,20 @@ def resolve_mesh(filename: str, urdf: Path, package_roots: tuple[Path, ...] | li
     else:
         candidates.append(folder / filename)
     for candidate in candidates:
-        if candidate.is_file():
+        if _is_file(candidate):
             return Path(os.path.normpath(candidate)), candidates
     return None, candidates
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file, False for a path no file system can hold (pathlib lets 'File name too long'
+    through) or one the system cannot look at."""
+    if path_too_long(path):
+        return False
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _geometry(el: etree._Element, path: Path, what: str, roots: tuple[Path, ...]) -> Geometry:
@@ -327,6 +339,10 @@ def load_urdf(path: str | Path, package_roots: tuple[Path, ...] | list[Path] = (
     if missing:
         link, geometry = missing[0]
         _, looked = resolve_mesh(geometry.filename, path, roots)
+        too_long = next((reason for reason in map(path_too_long, looked) if reason), None)
+        if too_long:
+            raise _fail(f"the mesh '{geometry.filename[:60]}' cannot be found: {too_long}", path, geometry.line,
+                        f"link '{link.name}'")
         raise _fail(f"the mesh '{geometry.filename}' was not found (looked for "
                     f"{', '.join(str(p) for p in looked)}); add the folder that holds the package to the package "
                     "roots, or fix the path.", path, geometry.line, f"link '{link.name}'")
