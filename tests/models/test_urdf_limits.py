@@ -28,7 +28,8 @@ def _line_of(text: str, fragment: str) -> int:
 
 def _pybullet_loads(resolved: bytes, folder: Path) -> bool:
     """Whether pybullet's URDF loader (as sear.physics.urdf calls it) loads the text."""
-    path = folder / "loaded.urdf"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(dir=folder)) / "loaded.urdf"  # a new name each time: pybullet caches by name
     path.write_bytes(resolved)
     client = p.connect(p.DIRECT)
     try:
@@ -161,3 +162,35 @@ def test_the_inertias_pybullet_loads_are_read_as_it_reads_them(tmp_path, inertia
     inertial = desc.links["a"].inertial
     assert inertial is not None and inertial.inertia == moments
     assert _pybullet_loads(desc.resolved, tmp_path)
+
+
+def test_a_urdf_written_on_one_line_is_loaded_by_pybullet(tmp_path):
+    """Found by the URDF fuzz: pybullet's loader refused 100 links with their inertias when they share one
+    line (XML_ERROR_PARSING_ATTRIBUTE), and loads them one per line; validation passed it, so the run
+    failed. SEAR writes pybullet's copy one element per line."""
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/></inertial>'
+    links = "".join(f'<link name="e{i}">{inertial}</link><joint name="j{i}" type="fixed"><parent link="base_link"/>'
+                    f'<child link="e{i}"/></joint>' for i in range(100))
+    text = f'<?xml version="1.0"?>\n<robot name="r"><link name="base_link"/>{links}</robot>\n'
+    path = tmp_path / "oneline.urdf"
+    path.write_text(text)
+    assert not _pybullet_loads(text.encode(), tmp_path / "as-written")  # the file as it is: refused
+    desc = load_urdf(path)
+    assert len(desc.links) == 101
+    assert _pybullet_loads(desc.resolved, tmp_path / "resolved")
+
+
+@pytest.mark.parametrize("kind", ["revolute", "prismatic"])
+def test_a_joint_pybullet_refuses_without_its_limit_is_refused_with_its_line(tmp_path, kind):
+    """Found by the URDF fuzz: a revolute or prismatic joint without <limit> validated and pybullet refused it."""
+    text = ('<?xml version="1.0"?>\n<robot name="r">\n<link name="a"/>\n<link name="b"/>\n'
+            f'<joint name="j" type="{kind}"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>LIMIT</joint>\n'
+            '</robot>\n')
+    path = tmp_path / "r.urdf"
+    path.write_text(text.replace("LIMIT", ""))
+    with pytest.raises(ProjectError) as caught:
+        load_urdf(path)
+    assert caught.value.line == 5 and caught.value.field == "joint 'j'" and "needs a <limit" in caught.value.message
+    assert not _pybullet_loads(text.replace("LIMIT", "").encode(), tmp_path)
+    path.write_text(text.replace("LIMIT", "<limit/>"))  # the neighbour pybullet loads: read
+    assert _pybullet_loads(load_urdf(path).resolved, tmp_path)

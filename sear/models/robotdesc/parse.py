@@ -299,6 +299,10 @@ def load_urdf(path: str | Path, package_roots: tuple[Path, ...] | list[Path] = (
                             axis_el.sourceline, what)
             axis = tuple(a / norm for a in axis) if norm >= 1e-9 else (1.0, 0.0, 0.0)  # type: ignore[assignment]
         limit = el.find("limit")
+        if limit is None and kind in ("revolute", "prismatic"):
+            raise _fail(f"a {kind} joint needs a <limit lower=\"...\" upper=\"...\" effort=\"...\" velocity=\"...\"/>: "
+                        "pybullet does not load one without (a joint that turns without end is 'continuous').",
+                        path, el.sourceline, what)
         lower = upper = effort = velocity = None
         if limit is not None:
             lower = _number(limit, "lower", path, what)
@@ -410,4 +414,11 @@ def _resolved(tree: etree._ElementTree, path: Path, roots: tuple[Path, ...]) -> 
         for key, value in el.attrib.items():
             if "$(" in value:
                 el.set(key, _expand(value))
+        # Every element on a line of its own: pybullet's loader refuses some files whose elements share one
+        # long line (XML_ERROR_PARSING_ATTRIBUTE: measured with 100 links with <inertial> written on one
+        # line, which it loads one per line). Whitespace between URDF elements means nothing.
+        if len(el) and (el.text is None or not el.text.strip()):
+            el.text = "\n"
+        if el.tail is None or not el.tail.strip():
+            el.tail = "\n"
     return bytes(etree.tostring(tree, xml_declaration=True, encoding="utf-8"))
