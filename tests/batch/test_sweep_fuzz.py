@@ -16,19 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sear.batch.sweep import (
-    CONFIRM_RUNS,
-    MAX_DURATION,
-    MAX_MEMORY_MB,
-    MAX_RETRIES,
-    MAX_RUNS,
-    MAX_SEED,
-    MAX_TIMEOUT,
-    MIN_MEMORY_MB,
-    Sweep,
-    SweepError,
-    load_sweep,
-)
+from sear.batch import sweep as limits
+from sear.batch.sweep import Sweep, SweepError, load_sweep
 from tests.batch.helpers import make_project, write_sweep
 
 SEED = 20261127
@@ -114,14 +103,14 @@ def variant(rng: random.Random) -> str:
 
 
 def _check_bounds(sweep: Sweep) -> None:
-    assert 0 < sweep.duration <= MAX_DURATION and math.isfinite(sweep.duration)
-    assert 0 < sweep.timeout <= MAX_TIMEOUT
-    assert all(0 <= seed <= MAX_SEED for seed in sweep.seeds) and len(set(sweep.seeds)) == len(sweep.seeds)
-    assert 0 <= sweep.retries <= MAX_RETRIES and 0 <= sweep.sampling_seed <= MAX_SEED
-    assert sweep.memory_limit_mb is None or MIN_MEMORY_MB <= sweep.memory_limit_mb <= MAX_MEMORY_MB
+    assert 0 < sweep.duration <= limits.MAX_DURATION and math.isfinite(sweep.duration)
+    assert 0 < sweep.timeout <= limits.MAX_TIMEOUT
+    assert all(0 <= seed <= limits.MAX_SEED for seed in sweep.seeds) and len(set(sweep.seeds)) == len(sweep.seeds)
+    assert 0 <= sweep.retries <= limits.MAX_RETRIES and 0 <= sweep.sampling_seed <= limits.MAX_SEED
+    assert sweep.memory_limit_mb is None or limits.MIN_MEMORY_MB <= sweep.memory_limit_mb <= limits.MAX_MEMORY_MB
     sets = sweep.samples if sweep.sampling == "random" else math.prod(
         p.steps if p.steps is not None else len(p.values) for p in sweep.parameters)
-    assert sets * len(sweep.seeds) <= CONFIRM_RUNS <= MAX_RUNS
+    assert sets * len(sweep.seeds) <= limits.CONFIRM_RUNS <= limits.MAX_RUNS
     if sets * len(sweep.seeds) <= 2000:  # the runs themselves: every value finite where it is a number
         runs = sweep.runs()
         assert len(runs) == sets * len(sweep.seeds)
