@@ -116,7 +116,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if missing:
             return _error(missing)
     return command.run_batch(args.sweep, workers=args.jobs, output=args.output, resume=args.resume,
-                             ray=args.ray or None, use_ray=args.ray is not None, report=not args.no_report)
+                             ray=args.ray or None, use_ray=args.ray is not None, report=not args.no_report,
+                             yes=args.yes)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
@@ -214,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run each run as a Ray task: on a local Ray instance, or on the cluster at ADDRESS "
                             "(needs `pip install sear[ray]`)")
     batch.add_argument("--no-report", action="store_true", help="write no report.html")
+    batch.add_argument("--yes", action="store_true",
+                       help="run a sweep of more than 100,000 runs (refused without it, as most likely a mistake)")
     batch.add_argument("--rerun", nargs=2, default=None, metavar=("RESULTS", "RUN_ID"),
                        help="run one run of a batch again and compare its log with the one the batch kept")
     batch.add_argument("--log", default=None, metavar="FILE.csv",

@@ -14,8 +14,9 @@ from typing import Any, TextIO
 
 from sear import exitcodes
 from sear.batch import results
-from sear.batch.pool import attempt, make_job, run_local, stop_fork_server
+from sear.batch.pool import attempt, fork_server_folder, make_job, run_local, stop_fork_server
 from sear.batch.sweep import Sweep, SweepError, load_sweep
+from sear.models.filecheck import path_too_long
 from sear.project import Project
 
 
@@ -29,8 +30,32 @@ def _say(text: str, stream: TextIO | None) -> None:
         stream.flush()
 
 
+SCRATCH_PREFIX = "sear-batch-"
+"""A batch's scratch folder in the temporary folder is SCRATCH_PREFIX + its process id + '-' + a random
+tail (the runs' copies of the user code, their specs and results before they reach the table)."""
+
+
+def remove_stale_scratch() -> None:
+    """Remove the scratch folders of batches that were killed (SIGKILL, a power cut) before they could:
+    those whose process no longer exists. Their workers remove their own folders when the batch dies;
+    this catches what was left where no run was under way. A folder of a living process is left alone."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = folder.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or not folder.is_dir() or folder.is_symlink():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            continue
+
+
 def prepare(sweep: Sweep, output: Path, *, resume: bool) -> tuple[list[Any], set[str]]:
     """The output folder made (or, resuming, checked against the manifest); the runs and the ids done."""
+    too_long = path_too_long(output)
+    if too_long:
+        raise SweepError(f"the results folder: {too_long}", file=sweep.path)
     runs = sweep.runs()
     done: set[str] = set()
     if resume:
@@ -57,12 +82,18 @@ def prepare(sweep: Sweep, output: Path, *, resume: bool) -> tuple[list[Any], set
 
 def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str | Path | None = None,
               resume: bool = False, ray: str | None = None, use_ray: bool = False, report: bool = True,
-              stream: TextIO | None = sys.stderr) -> int:
+              yes: bool = False, stream: TextIO | None = sys.stderr) -> int:
     """Run a sweep file's batch; exit status 0 when every run succeeded, 1 when some failed (they are in
     the table), 130 when Ctrl+C stopped it (what finished is kept; --resume runs the rest). The workers
     start from a multiprocessing fork server, so a script that calls this needs the usual
-    `if __name__ == "__main__":` guard."""
-    sweep = load_sweep(sweep_path)
+    `if __name__ == "__main__":` guard. A sweep of more than CONFIRM_RUNS runs needs `yes`; its size is
+    said as soon as it is known."""
+
+    def on_size(count: int, what: str) -> None:
+        _say(f"sear batch: {Path(sweep_path).name} makes {count:,} run{'s' if count != 1 else ''} ({what}); "
+             "checking its values.", stream)
+
+    sweep = load_sweep(sweep_path, yes=yes, on_size=on_size)
     folder = Path(output).absolute() if output is not None else sweep.output
     runs, done = prepare(sweep, folder, resume=resume)
     todo = [make_job(sweep, run, folder) for run in runs if run.run_id not in done]
@@ -81,7 +112,8 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         results.append_row(folder, row)
         progress.update(row)
 
-    scratch_root = Path(tempfile.mkdtemp(prefix="sear-batch-"))
+    remove_stale_scratch()
+    scratch_root = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (kill, a job scheduler) as Ctrl+C: the runs under way are ended with the batch. SIGINT is
@@ -94,7 +126,8 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
 
             complete = run_ray(todo, ray, sweep.project.parent, on_row, cpus=workers, output=folder)
         else:
-            complete = run_local(todo, workers, scratch_root, on_row)
+            with fork_server_folder(scratch_root):
+                complete = run_local(todo, workers, scratch_root, on_row)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

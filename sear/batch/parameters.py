@@ -21,6 +21,7 @@ from typing import Any, Literal
 from sear import xmlio
 from sear.errors import SearError
 from sear.fields import fields_of, number_problem, strip_optional
+from sear.models.filecheck import path_too_long
 from sear.project import ROOT_TAG, Project
 from sear.sensors.config import ROOT_TAG as SENSORS_ROOT_TAG
 from sear.sensors.config import SensorConfig, consistency_problems
@@ -128,7 +129,10 @@ class Targets:
             return self._variable(rest, value)
         project = copy.deepcopy(self.project)
         converted = assign(project, key, value, base)
-        root = xmlio.dataclass_to_element(project, ROOT_TAG, project.path.parent if project.path else None)
+        try:
+            root = xmlio.dataclass_to_element(project, ROOT_TAG, project.path.parent if project.path else None)
+        except SearError as exc:  # a number no project file can hold (nearer 0 than 1e-100, ...)
+            raise SweepError(exc.message) from None
         root.set("version", "1")
         _schema_check(root, "project.xsd", ROOT_TAG)
         return converted
@@ -160,7 +164,10 @@ class Targets:
         if path == "name":
             raise SweepError("a sensor's name cannot vary (user code reads it by name).")
         converted = assign(sensor, path, value, None, what=f"sensor {name!r} ({sensor.TYPE})")
-        root = xmlio.etree.fromstring(sensors_to_xml(sensors))
+        try:
+            root = xmlio.etree.fromstring(sensors_to_xml(sensors))
+        except SearError as exc:  # a number no sensors file can hold
+            raise SweepError(f"sensor {name!r}: {exc.message}") from None
         _schema_check(root, "sensors.xsd", SENSORS_ROOT_TAG)
         for _field, sentence in consistency_problems(sensor):
             raise SweepError(f"sensor {name!r}: {sentence}")
@@ -211,6 +218,9 @@ def _convert(value: Any, tp: Any, base: Path | None, name: str) -> Any:
         if not isinstance(value, str) or not value:
             raise SweepError(f"expected a file path in quotes, found {value!r}.")
         resolved = (base / value) if base is not None else Path(value)
+        too_long = path_too_long(resolved)
+        if too_long:
+            raise SweepError(too_long)
         if not resolved.is_file():
             raise SweepError(f"{resolved} does not exist (paths are relative to the sweep file).")
         return str(resolved.resolve())

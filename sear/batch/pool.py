@@ -21,7 +21,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -178,6 +178,33 @@ def run_job(job: dict[str, Any], scratch_root: Path, active: Active | None = Non
         shutil.rmtree(scratch, ignore_errors=True)
     return {"run_id": job["run_id"], "index": job["index"], "seed": job["seed"], **param_columns(job["params"]),
             **result, "attempts": attempts, "earlier_errors": "\n".join(earlier)}
+
+
+SOCKET_PATH_MAX = 100
+"""Characters a Unix socket's path may have (the system's limit is 107, less a margin)."""
+
+
+@contextlib.contextmanager
+def fork_server_folder(folder: Path) -> Iterator[None]:
+    """While in the block, multiprocessing keeps its temporary files (the fork server's socket) in `folder`,
+    the batch's scratch folder, not in a `pymp-*` folder of its own: a batch killed with SIGKILL leaves
+    that folder behind, and only the batch's own folder is known to be removable (its workers remove it
+    when the batch dies, the next batch when none ran). Left as it is when the socket's path would be
+    too long. multiprocessing has no public setting for this; its process configuration's 'tempdir' is
+    what multiprocessing.util.get_temp_dir reads."""
+    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
+    previous = config.get("tempdir")
+    fits = len(str(folder)) + len("/listener-12345678") <= SOCKET_PATH_MAX
+    if fits:
+        config["tempdir"] = str(folder)
+    try:
+        yield
+    finally:
+        if fits:
+            if previous is None:
+                config.pop("tempdir", None)
+            else:
+                config["tempdir"] = previous
 
 
 def stop_fork_server() -> None:

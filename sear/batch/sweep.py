@@ -18,13 +18,14 @@ import random
 import re
 import tomllib
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from sear.batch.parameters import SweepError, Targets
 from sear.errors import SearError
+from sear.models.filecheck import path_too_long
 from sear.project import Project
 
 FAILURE_KINDS = ("error", "crash", "timeout", "oom", "killed")
@@ -36,6 +37,25 @@ RANGE_KEYS = frozenset({"min", "max", "steps", "integer"})
 TOP_KEYS = ("project", "duration", "timeout", "seeds", "sampling", "samples", "sampling_seed", "retries",
             "retry_on", "keep_logs", "memory_limit_mb", "output", "vary", "set")
 MAX_RUNS = 1_000_000
+"""The most runs a sweep may make, even with --yes: past it the run list, the manifest and the results table
+alone take gigabytes."""
+CONFIRM_RUNS = 100_000
+"""A sweep of more runs than this is refused unless confirmed (`sear batch --yes`): days of computing on a
+desktop, most likely a range with a digit too many."""
+MAX_DURATION = 1e6
+"""Simulated seconds a run may last at most (11.6 days; at the demo's real-time factor, about a day of
+computing per run)."""
+MAX_TIMEOUT = 1e7
+"""Wall-clock seconds a run's time-out may be at most (116 days): the default, 10 x duration, stays below it,
+and so does what a thread can wait for (a wait past about 9e9 s overflows)."""
+MAX_SEED = 2**32 - 1
+"""Seeds (and sampling_seed) are whole numbers from 0 to this: numpy's generators refuse negative seeds, and
+the controller protocol carries at most 64-bit numbers."""
+MAX_RETRIES = 100
+"""How often a failed run may be tried again at most."""
+MIN_MEMORY_MB, MAX_MEMORY_MB = 64.0, 1e7
+"""memory_limit_mb's bounds: below 64 MB no run starts (Python and pybullet alone need more); 1e7 MB (10 TB) is
+far above any machine and within what the system's limit can hold."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +78,22 @@ class Parameter:
             return (self.low,)
         step = (self.high - self.low) / (self.steps - 1)
         points = [self.low + i * step for i in range(self.steps)]
+        return tuple(round(p) for p in points) if self.integer else tuple(points)
+
+    def probes(self) -> tuple[Any, ...]:
+        """The values of a range that stand for all of it when its values are checked: its ends and, on a grid,
+        the points nearest 0 (the project refuses numbers nearer 0 than 1e-100 but 0 itself). Every bound
+        the project and sensors set on a number is an interval, so a range whose ends pass passes whole;
+        checking each of a million steps took minutes."""
+        assert self.low is not None and self.high is not None
+        if self.steps is None:
+            return (int(self.low), int(self.high)) if self.integer else (self.low, self.high)
+        if self.steps <= 4:
+            return self.grid_values()
+        step = (self.high - self.low) / (self.steps - 1)
+        middle = min(max(round(-self.low / step), 0), self.steps - 1) if step > 0 else 0
+        indices = sorted({0, self.steps - 1, *(i for i in (middle - 1, middle, middle + 1) if 0 <= i < self.steps)})
+        points = [self.low + i * step for i in indices]
         return tuple(round(p) for p in points) if self.integer else tuple(points)
 
     def draw(self, rng: random.Random) -> Any:
@@ -162,9 +198,12 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> Iterable[tuple[str, Any
             yield path, value
 
 
-def load_sweep(path: str | Path) -> Sweep:
+def load_sweep(path: str | Path, *, yes: bool = False,
+               on_size: Callable[[int, str], None] | None = None) -> Sweep:
     """Read and check a sweep file: SweepError naming the line and key of the first mistake. The
-    project, its sensors file and user code are read to check every path and value."""
+    project, its sensors file and user code are read to check every path and value. A sweep of more than
+    CONFIRM_RUNS runs is refused unless `yes`; `on_size` is told the number of runs (and what makes it) as
+    soon as it is known, before the values are checked."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -180,14 +219,17 @@ def load_sweep(path: str | Path) -> Sweep:
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "not valid TOML"
         raise SweepError(f"not valid TOML: {reason} (see docs/batch.md for the format).", file=path,
                          line=line) from None
-    return SweepReader(path, text, data).read()
+    return SweepReader(path, text, data, yes=yes, on_size=on_size).read()
 
 
 class SweepReader:
     """The state of reading one sweep file: its text's key lines, for messages."""
 
-    def __init__(self, path: Path, text: str, data: dict[str, Any]) -> None:
+    def __init__(self, path: Path, text: str, data: dict[str, Any], *, yes: bool = False,
+                 on_size: Callable[[int, str], None] | None = None) -> None:
         self.path = path
+        self.yes = yes
+        self.on_size = on_size
         self.text = text
         self.data = data
         self.lines = key_lines(text)
@@ -202,20 +244,24 @@ class SweepReader:
                 line = self.lines.get(".".join(parts))
         raise SweepError(message, file=self.path, line=line, field=key)
 
-    def number(self, key: str, default: float | None, *, positive: bool = True) -> float | None:
+    def number(self, key: str, default: float | None, *, maximum: float, minimum: float = 0.0) -> float | None:
+        """The number `key` sets (`default` when it is not there): finite, above `minimum` (0) or at least
+        it (when above 0), and at most `maximum`."""
         value = self.data.get(key, default)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             self.fail(key, f"{key} must be a number, not {value!r}.")
-        if positive and value <= 0:
-            self.fail(key, f"{key} must be greater than 0, not {value!r}.")
+        if value <= 0 or value < minimum or value > maximum:
+            low = f"at least {minimum:g}" if minimum > 0 else "greater than 0"
+            self.fail(key, f"{key} must be {low} and at most {maximum:g}, not {value!r}.")
         return float(value)
 
-    def integer(self, key: str, default: int, *, minimum: int = 0) -> int:
+    def integer(self, key: str, default: int, *, minimum: int = 0, maximum: int) -> int:
+        """The whole number `key` sets (`default` when it is not there), from `minimum` to `maximum`."""
         value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            self.fail(key, f"{key} must be a whole number of at least {minimum}, not {value!r}.")
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            self.fail(key, f"{key} must be a whole number from {minimum} to {maximum:,}, not {value!r}.")
         return value
 
     def read(self) -> Sweep:
@@ -235,16 +281,16 @@ class SweepReader:
             project = Project.load(project_path)
         except SearError as exc:
             self.fail("project", f"the project cannot be read: {exc}")
-        duration = self.number("duration", None)
+        duration = self.number("duration", None, maximum=MAX_DURATION)
         if duration is None:
             self.fail("duration", "the sweep file sets no duration; add e.g. duration = 10.0 (simulated seconds "
                       "per run).")
-        timeout = self.number("timeout", max(60.0, 10.0 * duration))
+        timeout = self.number("timeout", max(60.0, 10.0 * duration), maximum=MAX_TIMEOUT)
         assert timeout is not None
         sampling = data.get("sampling", "grid")
         if sampling not in ("grid", "random"):
             self.fail("sampling", f"sampling must be \"grid\" or \"random\", not {sampling!r}.")
-        samples = self.integer("samples", 0, minimum=0)
+        samples = self.integer("samples", 0, minimum=0, maximum=MAX_RUNS)
         if sampling == "random" and samples < 1:
             self.fail("samples" if "samples" in data else "sampling",
                       "random sampling needs samples = N (how many parameter sets to draw).")
@@ -259,48 +305,89 @@ class SweepReader:
         output = data.get("output", f"{self.path.stem}-results")
         if not isinstance(output, str) or not output.strip():
             self.fail("output", "output must be a folder name, in quotes.")
+        too_long = path_too_long(self.base / output)
+        if too_long:
+            self.fail("output" if "output" in data else "project", f"the results folder: {too_long}")
         sweep = Sweep(path=self.path, text=self.text, project=project_path, duration=duration, timeout=timeout,
                       seeds=self.seeds(), sampling=sampling, samples=samples,
-                      sampling_seed=self.integer("sampling_seed", 0), retries=self.integer("retries", 1),
-                      retry_on=tuple(retry_on), keep_logs=keep_logs,
-                      memory_limit_mb=self.number("memory_limit_mb", None), output=self.base / output)
-        targets = Targets(project)
+                      sampling_seed=self.integer("sampling_seed", 0, maximum=MAX_SEED),
+                      retries=self.integer("retries", 1, maximum=MAX_RETRIES), retry_on=tuple(retry_on),
+                      keep_logs=keep_logs, output=self.base / output,
+                      memory_limit_mb=self.number("memory_limit_mb", None, minimum=MIN_MEMORY_MB,
+                                                  maximum=MAX_MEMORY_MB))
+        tables: dict[str, list[tuple[str, Any]]] = {}
         for section in ("vary", "set"):
             table = data.get(section, {})
             if not isinstance(table, dict):
                 self.fail(section, f"{section} must be a table: [{section}] followed by lines path = value.")
-            for key, value in _flatten(table):
-                full = f"{section}.{key}"
-                if section == "vary":
-                    sweep.parameters.append(self.parameter(key, full, value, sampling, targets))
-                else:
-                    sweep.fixed[key] = self.checked(key, full, value, targets)
+            tables[section] = list(_flatten(table))
+        self.size_check(sweep, tables["vary"])
+        targets = Targets(project)
+        for key, value in tables["vary"]:
+            sweep.parameters.append(self.parameter(key, f"vary.{key}", value, sampling, targets))
+        for key, value in tables["set"]:
+            sweep.fixed[key] = self.checked(key, f"set.{key}", value, targets)
         overlap = set(sweep.fixed) & {p.path for p in sweep.parameters}
         if overlap:
             key = sorted(overlap)[0]
             self.fail(f"set.{key}", f"{key} is both varied and set; keep it in one of [vary] and [set].")
-        count = len(sweep.seeds) * (samples if sampling == "random" else
-                                    math.prod(len(p.grid_values()) for p in sweep.parameters))
-        if count > MAX_RUNS:
-            self.fail("vary", f"the sweep makes {count:,} runs; at most {MAX_RUNS:,} are allowed.")
         return sweep
+
+    def size_check(self, sweep: Sweep, vary: list[tuple[str, Any]]) -> None:
+        """Count the sweep's runs from the shape of [vary] alone (values are checked after), refuse more than
+        MAX_RUNS, or more than CONFIRM_RUNS unless confirmed, and tell `on_size` the count: a sweep's size
+        is known and said before its values are checked, which takes a moment per value."""
+        factors = {"seeds": len(sweep.seeds)}  # what multiplies the count, by key
+        if sweep.sampling == "random":
+            factors["samples"] = sweep.samples
+        else:
+            factors.update({f"vary.{name}": self.grid_size(name, f"vary.{name}", value) for name, value in vary})
+        count = math.prod(factors.values())
+        sets = count // len(sweep.seeds)
+        where = max(factors, key=lambda name: factors[name])  # the largest factor: most likely the mistake
+        what = (f"{sets:,} parameter set{'s' if sets != 1 else ''} x {len(sweep.seeds):,} "
+                f"seed{'s' if len(sweep.seeds) != 1 else ''}")
+        if count > MAX_RUNS:
+            self.fail(where, f"the sweep makes {count:,} runs ({what}); at most {MAX_RUNS:,} are allowed. Use fewer "
+                      "values, steps or seeds, or split it into several sweeps.")
+        if count > CONFIRM_RUNS and not self.yes:
+            self.fail(where, f"the sweep makes {count:,} runs ({what}), more than {CONFIRM_RUNS:,}: check its ranges "
+                      "and seeds, and add --yes to run that many.")
+        if self.on_size is not None:
+            self.on_size(count, what)
+
+    def grid_size(self, key: str, full: str, value: Any) -> int:
+        """How many grid values a [vary] entry has (1 for one `parameter` will refuse); SweepError for
+        steps above MAX_RUNS."""
+        if isinstance(value, dict) and key != "start":
+            steps = value.get("steps")
+            if isinstance(steps, int) and not isinstance(steps, bool) and steps > MAX_RUNS:
+                self.fail(full, f"{key}: steps must be a whole number from 1 to {MAX_RUNS:,}, not {steps:,}.")
+            return steps if isinstance(steps, int) and not isinstance(steps, bool) and steps >= 1 else 1
+        return len(value) if isinstance(value, list) and value else 1
 
     def seeds(self) -> list[int]:
         value = self.data.get("seeds", [0])
         if isinstance(value, int) and not isinstance(value, bool):
             value = [value]
         if isinstance(value, str):
-            match = re.fullmatch(r"\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*", value)
+            match = re.fullmatch(r"\s*(\d+)\s*\.\.\s*(\d+)\s*", value)
             if not match or int(match.group(1)) > int(match.group(2)):
                 self.fail("seeds", f"seeds {value!r}: write a range as \"FIRST..LAST\" (e.g. \"1..100\", both "
-                          "included), or a list of whole numbers.")
+                          f"included, from 0 to {MAX_SEED:,}), or a list of whole numbers.")
             first, last = int(match.group(1)), int(match.group(2))
-            if last - first >= MAX_RUNS:
-                self.fail("seeds", f"seeds {value!r} makes more than {MAX_RUNS:,} runs.")
+            if last > MAX_SEED:
+                self.fail("seeds", f"seeds {value!r}: seeds are whole numbers from 0 to {MAX_SEED:,}.")
+            if last - first + 1 > MAX_RUNS:
+                self.fail("seeds", f"seeds {value!r} makes {last - first + 1:,} runs of each parameter set; at most "
+                          f"{MAX_RUNS:,} are allowed.")
             return list(range(first, last + 1))
         if (not isinstance(value, list) or not value
                 or any(isinstance(s, bool) or not isinstance(s, int) for s in value)):
             self.fail("seeds", "seeds must be a whole number, a list of them, or a range \"FIRST..LAST\".")
+        if any(not 0 <= s <= MAX_SEED for s in value):
+            wrong = next(s for s in value if not 0 <= s <= MAX_SEED)
+            self.fail("seeds", f"seed {wrong}: seeds are whole numbers from 0 to {MAX_SEED:,}.")
         if len(set(value)) != len(value):
             self.fail("seeds", "seeds lists a seed twice; each seed once.")
         return list(value)
@@ -318,7 +405,11 @@ class SweepReader:
                     self.fail(full, f"{key}: min and max must be numbers.")
             if low > high:
                 self.fail(full, f"{key}: min ({low}) is above max ({high}).")
+            if not math.isfinite(float(high) - float(low)):
+                self.fail(full, f"{key}: min and max are too far apart (max - min must be a finite number).")
             integer = value.get("integer", False)
+            if not isinstance(integer, bool):
+                self.fail(full, f"{key}: integer must be true or false, not {integer!r}.")
             steps = value.get("steps")
             if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
                 self.fail(full, f"{key}: steps must be a whole number of at least 1.")
@@ -326,7 +417,7 @@ class SweepReader:
                 self.fail(full, f"{key}: a range in a grid needs steps = N (how many evenly spaced values), or "
                           "list the values.")
             parameter = Parameter(key, line, low=float(low), high=float(high), steps=steps, integer=bool(integer))
-            for probe in (parameter.grid_values() if steps else (low, high)):
+            for probe in parameter.probes():
                 self.checked(key, full, probe, targets)
             return parameter
         if not isinstance(value, list) or not value:

@@ -190,10 +190,39 @@ def _limit_memory(megabytes: float | None) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
+def _end_with_the_batch(scratch: Path) -> None:
+    """End this worker's session (it and its user code process) as soon as the batch that started it is
+    gone, on a thread that waits for that; first the batch's scratch folder (above the run's `scratch`
+    folder) is removed, which the batch can no longer do.
+
+    A batch killed with SIGKILL has no chance to end its runs: they simulated on for the rest of their
+    duration with nobody left to record them, and kept the fork server alive as long (it lives while a
+    worker holds the batch's end of its pipe). multiprocessing's parent sentinel is a pipe whose other end
+    the batch holds while it waits for the run, so it reads end-of-file the moment the batch dies."""
+    import multiprocessing
+    import multiprocessing.connection
+    import threading
+
+    parent = multiprocessing.parent_process()
+    sentinel = parent.sentinel if parent is not None else None
+    if sentinel is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([sentinel])
+        shutil.rmtree(scratch.parent, ignore_errors=True)  # the dead batch's: every run's and its socket
+        with contextlib.suppress(OSError):
+            os.killpg(0, signal.SIGKILL)
+
+    threading.Thread(target=watch, name="sear-batch-watch", daemon=True).start()
+
+
 def child(spec_path: str, output_path: str) -> None:
     """A worker forked from the pool's fork server (modules loaded once there): a session of its own, so
-    ending it ends its user code process too, and its console output into `output_path`."""
+    ending it ends its user code process too, its console output into `output_path`, and it ends with
+    the batch (_end_with_the_batch)."""
     os.setsid()
+    _end_with_the_batch(Path(spec_path).parent)
     fd = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -16,7 +16,14 @@ import numpy as np
 
 from sear.errors import Problem, ProjectError
 from sear.models.filecheck import FileChoice, check_choice
-from sear.models.meshfiles import HEIGHTMAP_SUFFIXES, MESH_SUFFIXES, TerrainModel, load_mesh, load_terrain
+from sear.models.meshfiles import (
+    HEIGHTMAP_SUFFIXES,
+    MESH_SUFFIXES,
+    TerrainModel,
+    convex_hull_problem,
+    load_mesh,
+    load_terrain,
+)
 from sear.models.robotdesc.model import RobotDescription
 from sear.models.robotdesc.parse import URDF_SUFFIXES, is_urdf, load_urdf, package_root_paths
 from sear.models.robotdesc.wheels import UrdfWheels, choose_wheels, wheel_ids
@@ -132,6 +139,12 @@ def read_robot_models(project: Project, index: int, choices: dict[str, FileChoic
             return description, None
     scale = robot.body.scale
     body = _read_mesh(body_choice, scale, problems)
+    if body is not None:
+        hull = convex_hull_problem(body)
+        if hull:
+            problems.append(Problem(f"{body_choice.path}: {hull}", file=body_choice.path, field=body_choice.field,
+                                    tab=body_choice.tab, label=body_choice.label))
+            body = None
     wheels_read = {wid: _read_mesh(choices[f"{prefix}wheels.{wid}.file"], scale, problems) for wid in WHEEL_IDS}
     meshes = {wid: mesh for wid, mesh in wheels_read.items() if mesh is not None}
     if body is None or len(meshes) != len(WHEEL_IDS):

@@ -46,6 +46,31 @@ MAX_HEIGHTMAP_SAMPLES = 2049 * 2049
 """Largest heightmap image, pixels (a 2049 x 2049 image). Measured here: 1025² loads into pybullet in
 ~7 s using 1.5 GB, 2049² in ~50 s using 5.3 GB (Bullet's triangle BVH); larger would not fit a desktop."""
 
+MAX_CONVEX_VERTICES = 131_072
+"""Corners a moving body's collision shape may have: pybullet builds a body model's convex hull as one
+GEOM_MESH of its vertices, and refuses more than 131,072 ('createCollisionShape failed', measured: 131,072
+points on a sphere build in 0.8 s of CPU and 190 MB, 131,073 fail)."""
+
+
+def convex_hull_problem(mesh: trimesh.Trimesh) -> str | None:
+    """Why pybullet cannot build `mesh`'s collision shape as a moving body (its convex hull, as
+    sear.physics.meshes.convex_collision_shape builds it, has more than MAX_CONVEX_VERTICES corners), as a
+    sentence; None when it can. The hull is computed only for a mesh of more vertices than that (a few
+    seconds for a million triangles); trimesh keeps it with the mesh, so the run that follows reuses it."""
+    if len(mesh.vertices) <= MAX_CONVEX_VERTICES:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            corners = len(mesh.convex_hull.vertices)
+    except Exception:  # qhull refuses flat or degenerate point sets; the run then uses the points themselves
+        corners = len(np.unique(np.asarray(mesh.vertices), axis=0))
+    if corners <= MAX_CONVEX_VERTICES:
+        return None
+    return (f"the model has {len(mesh.faces):,} triangles and its convex hull, the body's collision shape, has "
+            f"{corners:,} corners; pybullet builds one of at most {MAX_CONVEX_VERTICES:,}. Simplify the model "
+            "(decimate it in a mesh editor) and choose it again.")
+
+
 MAX_COORDINATE = 1e9
 """Largest distance of a vertex from the model's origin, in the file's units. A model of metres in UTM
 coordinates is well within it; past ~1e10 trimesh's vertex merging (coordinates × 1e8 as 64-bit integers)

@@ -14,6 +14,7 @@ it is asked for.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -59,6 +60,22 @@ def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
+@functools.lru_cache(maxsize=1024)
+def _primitive(kind: str, size: tuple[float, float, float], radius: float,
+               length: float) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices and faces of a primitive shape, made by trimesh once per shape and size: making a box
+    anew took ~1 ms, a third of the cost of checking a link, and robots repeat their shapes."""
+    import trimesh as tm
+
+    if kind == "box":
+        mesh = tm.creation.box(extents=size)
+    elif kind == "cylinder":
+        mesh = tm.creation.cylinder(radius=radius, height=length, sections=CYLINDER_SECTIONS)
+    else:
+        mesh = tm.creation.icosphere(subdivisions=2, radius=radius)
+    return np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces)
+
+
 @dataclass(frozen=True)
 class Geometry:
     """One <visual> or <collision> shape of a link, in the link's frame (through `origin`)."""
@@ -84,12 +101,9 @@ class Geometry:
         Raises ProjectError for a mesh file that is missing or cannot be read."""
         import trimesh as tm
 
-        if self.kind == "box":
-            shape = tm.creation.box(extents=self.size)
-        elif self.kind == "cylinder":
-            shape = tm.creation.cylinder(radius=self.radius, height=self.length, sections=CYLINDER_SECTIONS)
-        elif self.kind == "sphere":
-            shape = tm.creation.icosphere(subdivisions=2, radius=self.radius)
+        if self.kind in ("box", "cylinder", "sphere"):
+            vertices, faces = _primitive(self.kind, self.size, self.radius, self.length)
+            shape = tm.Trimesh(vertices=vertices.copy(), faces=faces.copy(), process=False)
         else:
             if self.mesh is None:
                 raise ProjectError(f"the mesh '{self.filename}' was not found.", line=self.line)
@@ -162,31 +176,46 @@ class RobotDescription:
     path replaced by the file SEAR found, ROS substitutions expanded (sear.models.robotdesc.parse makes it as it
     reads the file, so the file is read once)."""
 
+    def _tree(self) -> tuple[dict[str, Joint], dict[str, list[Joint]]]:
+        """Each link's parent joint and child joints (file order), indexed once: looking them up by scanning
+        every joint made the checks of a robot of n links cost n² (n³ for its pairs of links), minutes
+        for a few hundred links. Indexed again when the joints change (they are set when the file is read)."""
+        key = (id(self.joints), len(self.joints))
+        cached = self.__dict__.get("_tree_cache")
+        if cached is None or cached[0] != key:
+            parents: dict[str, Joint] = {}
+            children: dict[str, list[Joint]] = {}
+            for joint in self.joints.values():
+                parents.setdefault(joint.child, joint)
+                children.setdefault(joint.parent, []).append(joint)
+            cached = (key, parents, children)
+            self.__dict__["_tree_cache"] = cached
+        return cached[1], cached[2]
+
     def parent_joint(self, link: str) -> Joint | None:
         """The joint whose child is `link` (None for the root)."""
-        for joint in self.joints.values():
-            if joint.child == link:
-                return joint
-        return None
+        return self._tree()[0].get(link)
 
     def child_joints(self, link: str) -> list[Joint]:
         """The joints whose parent is `link`, in file order."""
-        return [j for j in self.joints.values() if j.parent == link]
+        return list(self._tree()[1].get(link, ()))
 
     def subtree(self, link: str) -> list[str]:
         """`link` and every link below it."""
-        out, todo = [], [link]
-        while todo:
+        children = self._tree()[1]
+        out: list[str] = []
+        todo = [link]
+        while todo and len(out) <= len(self.links):  # a loop (never in a file read) ends
             name = todo.pop()
             out.append(name)
-            todo += [j.child for j in self.child_joints(name)]
+            todo += [j.child for j in children.get(name, ())]
         return out
 
     def chain(self, link: str) -> list[Joint]:
         """The joints from the root down to `link`, root first."""
-        joints = []
+        joints: list[Joint] = []
         joint = self.parent_joint(link)
-        while joint is not None:
+        while joint is not None and len(joints) <= len(self.joints):  # a loop (never in a file read) ends
             joints.append(joint)
             joint = self.parent_joint(joint.parent)
         return joints[::-1]
@@ -194,11 +223,12 @@ class RobotDescription:
     def link_poses(self) -> dict[str, np.ndarray]:
         """4x4 transform of every link frame into the root link's frame at the zero pose (every joint
         at 0), m."""
+        children = self._tree()[1]
         poses = {self.root: np.eye(4)}
         todo = [self.root]
         while todo:
             parent = todo.pop()
-            for joint in self.child_joints(parent):
+            for joint in children.get(parent, ()):
                 poses[joint.child] = poses[parent] @ joint.origin.matrix()
                 todo.append(joint.child)
         return poses
@@ -229,7 +259,9 @@ class RobotDescription:
 
     def adjacent(self, a: str, b: str) -> bool:
         """Whether links a and b are parent and child of one joint."""
-        return any({j.parent, j.child} == {a, b} for j in self.joints.values())
+        parents = self._tree()[0]
+        return any(joint is not None and joint.parent == other
+                   for joint, other in ((parents.get(a), b), (parents.get(b), a)))
 
     def collision_mesh(self, link: str, poses: dict[str, np.ndarray] | None = None) -> trimesh.Trimesh | None:
         """The link's collision shapes as one mesh in the root frame at the zero pose (None: it has none)."""
@@ -240,7 +272,7 @@ class RobotDescription:
             return None
         pose = (poses or self.link_poses())[link]
         meshes: list[trimesh.Trimesh] = [g.shape() for g in geometries]
-        mesh = cast("trimesh.Trimesh", tm.util.concatenate(meshes))
+        mesh = meshes[0] if len(meshes) == 1 else cast("trimesh.Trimesh", tm.util.concatenate(meshes))
         mesh.apply_transform(pose)
         return mesh
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from lxml import etree
 
 from sear.errors import ProjectError
+from sear.models.filecheck import path_too_long
 from sear.models.robotdesc.model import (
     JOINT_TYPES,
     MOVING_JOINT_TYPES,
@@ -34,6 +35,13 @@ from sear.models.robotdesc.model import (
     RobotDescription,
 )
 
+MAX_LINKS = 1000
+"""Links (and joints) a URDF may have at most. pybullet loads 1,000 links in a tenth of a second, but its step
+grows steeply with the moving joints: a chain of 100, 250, 500 and 1,000 revolute links took 2.6 ms, 41 ms,
+0.64 s and 1.35 s of CPU a step (docs/urdf.md); SEAR reads and checks 1,000 links in a few seconds. A file of
+10,000 links (which took minutes to check before checks were linear) is refused at once."""
+MAX_SHAPES = 4 * MAX_LINKS
+"""<visual> and <collision> shapes a URDF may have at most, over all its links."""
 URDF_SUFFIXES: tuple[str, ...] = (".urdf",)
 """Robot description files the Robot Body tab accepts besides meshes."""
 
@@ -124,9 +132,20 @@ def resolve_mesh(filename: str, urdf: Path, package_roots: tuple[Path, ...] | li
     else:
         candidates.append(folder / filename)
     for candidate in candidates:
-        if candidate.is_file():
+        if _is_file(candidate):
             return Path(os.path.normpath(candidate)), candidates
     return None, candidates
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file, False for a path no file system can hold (pathlib lets 'File name too long'
+    through) or one the system cannot look at."""
+    if path_too_long(path):
+        return False
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _geometry(el: etree._Element, path: Path, what: str, roots: tuple[Path, ...]) -> Geometry:
@@ -188,8 +207,21 @@ def _inertial(el: etree._Element, path: Path, what: str) -> Inertial:
         raise _fail("<inertial> needs a <mass value=\"...\"/> (kg).", path, el.sourceline, what)
     mass = _numbers(mass_el, "value", 1, None, path, what)[0]
     inertia_el = el.find("inertia")
+    if inertia_el is None:
+        raise _fail('<inertial> needs an <inertia ixx="..." iyy="..." izz="..."/> (kg·m² about the centre of mass; '
+                    "ixy, ixz and iyz are 0 when left out): pybullet does not load an <inertial> without one. Add it, "
+                    "or leave out the whole <inertial> (the simulation then gives the link 1 kg).", path,
+                    el.sourceline, what)
+    missing = [n for n in ("ixx", "iyy", "izz") if inertia_el.get(n) is None]
+    if missing:
+        wanted = ", ".join(f'{n}="..."' for n in missing)
+        raise _fail(f"<inertia> needs {wanted} (kg·m²): pybullet does not load an "
+                    "inertia without its three moments ixx, iyy and izz.", path, inertia_el.sourceline, what)
     names = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-    values = [0.0] * 6 if inertia_el is None else [_numbers(inertia_el, n, 1, (0.0,), path, what)[0] for n in names]
+    # pybullet reads the products ixy, ixz, iyz only when all three are given, and takes 0 for each otherwise.
+    products = all(inertia_el.get(n) is not None for n in ("ixy", "ixz", "iyz"))
+    values = [_numbers(inertia_el, n, 1, (0.0,), path, what)[0] if products or n in ("ixx", "iyy", "izz") else 0.0
+              for n in names]
     ixx, ixy, ixz, iyy, iyz, izz = values
     return Inertial(mass, _origin(el, path, what), (ixx, ixy, ixz, iyy, iyz, izz), el.sourceline)
 
@@ -215,6 +247,7 @@ def load_urdf(path: str | Path, package_roots: tuple[Path, ...] | list[Path] = (
     robot = tree.getroot()
     if robot.tag != "robot":
         raise _fail(f"the root element is <{robot.tag}>, not <robot>: this is not a URDF.", path, robot.sourceline)
+    _check_size(robot, path)
     links: dict[str, Link] = {}
     for el in robot.iterfind("link"):
         name = el.get("name")
@@ -266,6 +299,10 @@ def load_urdf(path: str | Path, package_roots: tuple[Path, ...] | list[Path] = (
                             axis_el.sourceline, what)
             axis = tuple(a / norm for a in axis) if norm >= 1e-9 else (1.0, 0.0, 0.0)  # type: ignore[assignment]
         limit = el.find("limit")
+        if limit is None and kind in ("revolute", "prismatic"):
+            raise _fail(f"a {kind} joint needs a <limit lower=\"...\" upper=\"...\" effort=\"...\" velocity=\"...\"/>: "
+                        "pybullet does not load one without (a joint that turns without end is 'continuous').",
+                        path, el.sourceline, what)
         lower = upper = effort = velocity = None
         if limit is not None:
             lower = _number(limit, "lower", path, what)
@@ -306,6 +343,10 @@ def load_urdf(path: str | Path, package_roots: tuple[Path, ...] | list[Path] = (
     if missing:
         link, geometry = missing[0]
         _, looked = resolve_mesh(geometry.filename, path, roots)
+        too_long = next((reason for reason in map(path_too_long, looked) if reason), None)
+        if too_long:
+            raise _fail(f"the mesh '{geometry.filename[:60]}' cannot be found: {too_long}", path, geometry.line,
+                        f"link '{link.name}'")
         raise _fail(f"the mesh '{geometry.filename}' was not found (looked for "
                     f"{', '.join(str(p) for p in looked)}); add the folder that holds the package to the package "
                     "roots, or fix the path.", path, geometry.line, f"link '{link.name}'")
@@ -313,14 +354,34 @@ def load_urdf(path: str | Path, package_roots: tuple[Path, ...] | list[Path] = (
     return desc
 
 
+def _check_size(robot: etree._Element, path: Path) -> None:
+    """Refuse a URDF of more than MAX_LINKS links (or joints), or more than MAX_SHAPES shapes, naming the first
+    element past the limit, before anything is built from it."""
+    for tag, limit, what in (("link", MAX_LINKS, "links"), ("joint", MAX_LINKS, "joints")):
+        elements = robot.findall(tag)
+        if len(elements) > limit:
+            raise _fail(f"the URDF has {len(elements):,} {what}; SEAR simulates robots of at most {limit:,} links "
+                        "(pybullet's step slows with the square to fourth power of a robot's moving joints: "
+                        "docs/urdf.md). Merge links that do not move relative to each other.", path,
+                        elements[limit].sourceline)
+    shapes = robot.findall("link/visual") + robot.findall("link/collision")
+    if len(shapes) > MAX_SHAPES:
+        shapes.sort(key=lambda el: el.sourceline or 0)
+        raise _fail(f"the URDF has {len(shapes):,} <visual> and <collision> shapes; SEAR reads at most {MAX_SHAPES:,} "
+                    "in a robot. Merge a link's shapes into one mesh.", path, shapes[MAX_SHAPES].sourceline)
+
+
 def _reachable(root: str, joints: dict[str, Joint]) -> set[str]:
+    """The links below `root` (and it), in time linear in the joints."""
+    children: dict[str, list[str]] = {}
+    for joint in joints.values():
+        children.setdefault(joint.parent, []).append(joint.child)
     seen, todo = {root}, [root]
     while todo:
-        parent = todo.pop()
-        for joint in joints.values():
-            if joint.parent == parent and joint.child not in seen:
-                seen.add(joint.child)
-                todo.append(joint.child)
+        for child in children.get(todo.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
     return seen
 
 
@@ -353,4 +414,11 @@ def _resolved(tree: etree._ElementTree, path: Path, roots: tuple[Path, ...]) -> 
         for key, value in el.attrib.items():
             if "$(" in value:
                 el.set(key, _expand(value))
+        # Every element on a line of its own: pybullet's loader refuses some files whose elements share one
+        # long line (XML_ERROR_PARSING_ATTRIBUTE: measured with 100 links with <inertial> written on one
+        # line, which it loads one per line). Whitespace between URDF elements means nothing.
+        if len(el) and (el.text is None or not el.text.strip()):
+            el.text = "\n"
+        if el.tail is None or not el.tail.strip():
+            el.tail = "\n"
     return bytes(etree.tostring(tree, xml_declaration=True, encoding="utf-8"))

@@ -8,6 +8,7 @@ links. Advice: a robot with findings still simulates.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -21,6 +22,13 @@ if TYPE_CHECKING:
 
 MAX_LINK_MASS = 1000.0
 """kg: a link heavier than this is reported as suspicious (a mass in grams, or a typo)."""
+SLOW_MOVING_JOINTS = 100
+"""Moving joints past which the report says the simulation will be slow (measured in docs/urdf.md)."""
+MAX_OVERLAPS = 50
+"""Overlapping pairs the report names at most (then one line says it stopped)."""
+MAX_OVERLAP_CHECKS = 2000
+"""Pairs of links whose bounding boxes meet that are compared exactly (a small linear program each, about a
+millisecond) at most: a robot of thousands of links piled in one place would otherwise take hours."""
 OVERLAP_TOLERANCE = 0.001
 """m: collision shapes that overlap by less than about this much are taken as touching, not overlapping
 (CAD exports put parts face to face)."""
@@ -30,7 +38,7 @@ OVERLAP_TOLERANCE = 0.001
 class Finding:
     """One line of the collision report."""
 
-    kind: Literal["overlap", "inertia", "mass", "mesh"]
+    kind: Literal["overlap", "inertia", "mass", "mesh", "size"]
     message: str
     links: tuple[str, ...]
     line: int | None = None
@@ -76,7 +84,11 @@ def collision_report(desc: RobotDescription) -> list[Finding]:
       an inertia of 1 kg·m² about each axis), a mass <= 0 or > MAX_LINK_MASS kg, an inertia that is not
       physical (a negative principal moment, or one larger than the other two together);
     - collision meshes that are not watertight after SEAR's repair (their inside is undefined; pybullet
-      uses their convex hull)."""
+      uses their convex hull);
+    - more than SLOW_MOVING_JOINTS moving joints (the simulation's step slows steeply with them).
+
+    Linear in the links but for the pairs whose bounding boxes meet; at most MAX_OVERLAP_CHECKS of those are
+    compared and MAX_OVERLAPS overlaps named (then one line says the check stopped)."""
     findings: list[Finding] = []
     for link in desc.links.values():
         joint = desc.parent_joint(link.name)
@@ -112,8 +124,28 @@ def collision_report(desc: RobotDescription) -> list[Finding]:
                                         "watertight (it has holes), so its inside is undefined; the simulation "
                                         "collides with its convex hull. Close it, or use a primitive shape.",
                                         (link.name,), geometry.line))
+    moving = [joint for joint in desc.joints.values() if joint.moves]
+    if len(moving) > SLOW_MOVING_JOINTS:
+        findings.append(Finding("size", f"the robot has {len(moving)} moving joints: pybullet's step slows steeply "
+                                "with them (a chain of 100 revolute joints took 2.6 ms of CPU a step, one of 250 "
+                                "took 41 ms, ten times slower than real time at 240 Hz). Make joints that need not "
+                                "move fixed.", (), moving[SLOW_MOVING_JOINTS].line))
     findings += _overlaps(desc)
     return findings
+
+
+def _candidate_pairs(boxes: np.ndarray) -> Iterator[tuple[int, int]]:
+    """Pairs (i, j), i < j in sorted order of their lower x, of the axis-aligned boxes (n x 2 x 3: lower and
+    upper corners) that overlap: sorted along x, each box is compared (with numpy) only with the boxes that
+    start before it ends, so links spread along a robot cost about n log n, not the n² of every pair."""
+    order = np.argsort(boxes[:, 0, 0], kind="stable")
+    lows, highs = boxes[order, 0], boxes[order, 1]
+    ends = np.searchsorted(lows[:, 0], highs[:, 0], side="right")
+    for i in range(len(order)):
+        rest = slice(i + 1, int(ends[i]))
+        hit = np.all((lows[rest, 1:] <= highs[i, 1:]) & (lows[i, 1:] <= highs[rest, 1:]), axis=1)
+        for j in np.flatnonzero(hit):
+            yield int(order[i]), int(order[i + 1 + j])
 
 
 def _overlaps(desc: RobotDescription) -> list[Finding]:
@@ -130,19 +162,26 @@ def _overlaps(desc: RobotDescription) -> list[Finding]:
         if rows is not None:
             hulls[name] = (rows, np.asarray(mesh.bounds))
     names = list(hulls)
-    found = []
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            if desc.adjacent(a, b):
-                continue
-            (rows_a, box_a), (rows_b, box_b) = hulls[a], hulls[b]
-            if np.any(box_a[0] > box_b[1]) or np.any(box_b[0] > box_a[1]):
-                continue
-            depth = overlap_depth(rows_a, rows_b)
-            if depth > OVERLAP_TOLERANCE / 2:
-                found.append(Finding("overlap", f"links '{a}' and '{b}' overlap at the zero pose (their collision "
-                                     f"shapes share a region at least {2000 * depth:.0f} mm across). SEAR, like "
-                                     "pybullet, does not collide a robot's links with each other, but a collision "
-                                     "shape there is usually misplaced or too large; check it.",
-                                     (a, b), desc.links[b].line))
-    return found
+    if not names:
+        return []
+    found: list[Finding] = []
+    checked = 0
+    for i, k in _candidate_pairs(np.array([hulls[name][1] for name in names])):
+        a, b = (names[i], names[k]) if i < k else (names[k], names[i])  # file order, as the report names them
+        if desc.adjacent(a, b):
+            continue
+        if checked == MAX_OVERLAP_CHECKS or len(found) == MAX_OVERLAPS:
+            found.append(Finding("overlap", f"the overlap check stopped after {len(found)} overlapping pairs of "
+                                 f"links ({checked} pairs compared): so many links share a region that the rest "
+                                 "are not compared; check where the collision shapes are placed.", (), None))
+            break
+        checked += 1
+        depth = overlap_depth(hulls[a][0], hulls[b][0])
+        if depth > OVERLAP_TOLERANCE / 2:
+            found.append(Finding("overlap", f"links '{a}' and '{b}' overlap at the zero pose (their collision "
+                                 f"shapes share a region at least {2000 * depth:.0f} mm across). SEAR, like "
+                                 "pybullet, does not collide a robot's links with each other, but a collision "
+                                 "shape there is usually misplaced or too large; check it.",
+                                 (a, b), desc.links[b].line))
+    order = {name: index for index, name in enumerate(desc.links)}
+    return sorted(found, key=lambda f: tuple(order[n] for n in f.links) if f.links else (len(order),))
