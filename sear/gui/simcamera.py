@@ -2,7 +2,10 @@
 board each sensor of the driven robot, chosen in the toolbar's Camera box or View > Camera.
 
 Driving from the keyboard, the camera keeps the driven robot in view until the user moves the camera
-(mouse, camera keys); choosing a camera, even the one in use, lets it follow again. When Tab drives
+(mouse, camera keys); choosing a camera, even the one in use, lets it follow again. Choosing Free (even
+when it is in use) and View > Reset View put the free camera back where the window opened: the driven robot
+seen from 8 m behind its left. No camera but an on-board one ever goes below the terrain's surface: an eye
+that would is raised (its elevation first, keeping the point it looks at) to CLEARANCE above the ground. When Tab drives
 another robot, the on-board cameras are that robot's sensors: an on-board camera in use stays on the
 sensor of the same name, or the camera follows the robot when it has none.
 """
@@ -28,14 +31,20 @@ if TYPE_CHECKING:
 FIXED_CAMERAS = (("Free", "free"), ("Follow", "follow"), ("Fixed", "fixed"), ("Top-down", "top"))
 """The cameras every window has, as (text, mode); the on-board ones follow as ("On board: NAME",
 "sensor:NAME")."""
+CLEARANCE = 0.5
+"""Metres the eye of a camera (but an on-board one) keeps above the terrain's surface under it."""
 
 
 class Cameras(QObject):
     """The cameras of a window's 3-D view and the Camera box that chooses them. `redraw` is called after the
     camera changed, to show it at once."""
 
-    def __init__(self, view: SimView, run: RobotRun, redraw: Callable[[], None]) -> None:
+    def __init__(self, view: SimView, run: RobotRun, redraw: Callable[[], None],
+                 ground: Callable[[float, float], float] | None = None) -> None:
+        """`ground(x, y)`: the terrain's height (m) under a point, which the eye stays above (None: no
+        terrain)."""
         super().__init__(view)
+        self.ground = ground
         self.view = view
         self.run = run
         """The driven robot, whose sensors the on-board cameras are and which the cameras follow."""
@@ -53,6 +62,7 @@ class Cameras(QObject):
         self.menu: QMenu | None = None
         self._actions = QActionGroup(self)
         view.camera_moved = lambda zoom_only: self.moved_by_user(zoom_only=zoom_only)
+        view.camera_changed = self.keep_above_ground
 
     def _entries(self) -> Iterable[tuple[str, str]]:
         yield from FIXED_CAMERAS
@@ -103,9 +113,18 @@ class Cameras(QObject):
 
     def chosen(self) -> None:
         """A camera was chosen (Camera box or View menu), even the one in use: keyboard driving follows
-        the robot again from the next key press."""
+        the robot again from the next key press; Free starts again from the first view of the robot."""
         self._moved = False
         self.following = False
+        if self.mode == "free":
+            self.look_at_robot()
+            self._redraw()
+
+    def reset_view(self) -> None:
+        """View > Reset View: the free camera where the window opened, on the driven robot."""
+        if self.mode != "free":
+            self.choose("free")
+        self.chosen()
 
     def driving(self) -> None:
         """A driving key was pressed: the camera keeps the robot in view unless the user moved it."""
@@ -146,6 +165,27 @@ class Cameras(QObject):
         dx = (forward * fx - left * fy) * step
         dy = (forward * fy + left * fx) * step
         self.view.pan(dx, dy, up * step, relative="global")
+        self.keep_above_ground()
+
+    def keep_above_ground(self) -> None:
+        """Raise the eye to CLEARANCE above the terrain under it when it is lower: first by looking down
+        more steeply at the same point (up to 89°), then, if that is not enough, by raising that point."""
+        if self.ground is None or self.mode.startswith("sensor:"):
+            return
+        opts = self.view.opts
+        for _ in range(4):  # the eye's x, y move as its elevation changes: the ground under it too
+            eye = self.view.cameraPosition()
+            floor = self.ground(eye.x(), eye.y()) + CLEARANCE
+            if eye.z() >= floor - 1e-6:
+                return
+            centre, distance = opts["center"], float(opts["distance"])
+            wanted = (floor - centre.z()) / distance
+            if wanted < math.sin(math.radians(89.0)):
+                opts["elevation"] = max(float(opts["elevation"]), math.degrees(math.asin(max(-1.0, wanted))) + 0.01)
+            else:
+                opts["elevation"] = 89.0
+                opts["center"] = Vector(centre.x(), centre.y(), floor - distance * math.sin(math.radians(89.0)))
+        self.view.update()
 
     def place(self) -> None:
         """Put the camera where its mode says for the driven robot's pose now (each frame)."""
@@ -173,6 +213,7 @@ class Cameras(QObject):
             eye = origin + body_rotation(state) @ np.array([0.0, 0.0, lift])
             self.view.setCameraPosition(pos=Vector(*(eye + forward * 2.0)), distance=2.0, elevation=-elevation,
                                         azimuth=azimuth + 180)
+        self.keep_above_ground()
 
     def look_at_robot(self) -> None:
         """The first view: the driven robot seen from 8 m behind its left, 25° up."""

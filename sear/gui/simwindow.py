@@ -30,6 +30,7 @@ from sear.gui.simcamera import Cameras
 from sear.gui.simconsole import Console
 from sear.gui.simdocks import Hud, PlotsPanel, SensorDocks
 from sear.gui.simkeys import CAMERA_KEYS, DRIVE_KEYS, HELP, KeyRouter
+from sear.gui.simpick import ObjectsPanel, Picker
 from sear.gui.simview import Scene, SimView
 from sear.runtime.pacer import Pacer
 from sear.runtime.simulation import Simulation, TickResult
@@ -133,8 +134,14 @@ class SimulationWindow(QMainWindow):
         self.view = SimView()
         self.view.setBackgroundColor((176, 200, 224))
         self.scene = Scene(self.view, sim, debug_shapes=sim.project.code.debug_shapes)
-        self.cameras = Cameras(self.view, sim.driven_robot, self.draw)
+        self.cameras = Cameras(self.view, sim.driven_robot, self.draw, ground=sim.world.terrain_height)
         self.hud = Hud(self.view)
+        self.picked = QLabel(self.view)
+        """What was clicked in the view and its pose (sear.gui.simpick), over the view's bottom left."""
+        self.picked.setStyleSheet("background: rgba(255, 255, 255, 225); color: #111; padding: 6px; "
+                                  "border: 1px solid #888; border-radius: 4px;")
+        self.picked.setVisible(False)
+        self.picker = Picker(self.view, sim, self.picked)
         self.help = QLabel(HELP, self.view)
         self.help.setStyleSheet("background: rgba(255, 255, 255, 235); color: #111; padding: 10px; "
                                 "border: 1px solid #888; border-radius: 6px;")
@@ -146,6 +153,10 @@ class SimulationWindow(QMainWindow):
         self.plots = PlotsPanel(sim)
         self.plots_dock = self._dock("Plots", self.plots, Qt.DockWidgetArea.RightDockWidgetArea)
         self.sensor_docks = SensorDocks(self, sim)
+        self.objects = ObjectsPanel(sim, self.picker)
+        self.objects_dock = self._dock("Objects", self.objects, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabifyDockWidget(self.plots_dock, self.objects_dock)  # a tab beside the plots: no room taken
+        self.plots_dock.raise_()
         self.console = Console()
         self.console_dock = self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
         # The right-hand docks reach down to the status bar; the console lies under the 3-D view only.
@@ -219,6 +230,7 @@ class SimulationWindow(QMainWindow):
         add("copy", "Copy", False, lambda: self.copy_text(), QKeySequence.StandardKey.Copy)
         add("copy_readout", "Copy Sensor Readout", False, lambda: self.copy_readout(), "Ctrl+Shift+C")
         add("view_focus", "Back to the 3-D View", False, lambda: self.view.setFocus(), shown_key="Esc")
+        add("reset_view", "Reset View", False, lambda: self.cameras.reset_view(), "Home", tool="Reset view")
         bar.addSeparator()
         bar.addWidget(QLabel(" Camera: "))
         bar.addWidget(self.cameras.box)
@@ -237,6 +249,7 @@ class SimulationWindow(QMainWindow):
         edit.addAction(c["copy_readout"])
         view = menus.addMenu("&View")
         self.cameras.fill_menu(view.addMenu("&Camera"))
+        view.addAction(c["reset_view"])
         view.addAction(c["view_focus"])
         view.addSeparator()
         view.addAction(c["rays"])
@@ -370,6 +383,11 @@ class SimulationWindow(QMainWindow):
 
     # --- stepping --------------------------------------------------------------------------------------------
 
+    def _before_tick(self) -> None:
+        """Each tick's inputs: the held keys, and the mouse's pull on a body."""
+        self._drive_input()
+        self.picker.before_tick()
+
     def _drive_input(self) -> None:
         held = {DRIVE_KEYS[k] for k in self.view.held if k in DRIVE_KEYS}
         if held:
@@ -383,7 +401,7 @@ class SimulationWindow(QMainWindow):
 
     def _advance_ticks(self, count: int, budget: float | None = None) -> None:
         """Run `count` ticks with the held keys, or fewer if `budget` wall seconds run out first."""
-        self.simulation.advance(count, budget=budget, before_tick=self._drive_input, after_tick=self._ticked)
+        self.simulation.advance(count, budget=budget, before_tick=self._before_tick, after_tick=self._ticked)
 
     def _ticked(self, result: TickResult) -> None:
         if result.control:
@@ -417,6 +435,7 @@ class SimulationWindow(QMainWindow):
     def draw(self) -> None:
         self.scene.draw(self.simulation.driven_robot)
         self.cameras.place()
+        self.picker.refresh(text=False)
         # Text and plots change slowly to the eye and are costly to repaint (every widget over an
         # OpenGL view is recomposited in software): refresh them at about 4 Hz of wall time.
         # The docks (the costliest to repaint) on every other of those refreshes, the frames between
@@ -436,9 +455,12 @@ class SimulationWindow(QMainWindow):
         """The plots, the sensor docks and the grids, from the latest readings."""
         self.plots.refresh()
         self.sensor_docks.refresh()
+        if self.objects_dock.isVisible():
+            self.objects.refresh()
 
     def _update_hud(self) -> None:
         self.hud.show_robot(self.simulation)
+        self.picker.refresh()
         if self.help.isVisible():
             self.help.adjustSize()
             self.help.move(self.view.width() - self.help.width() - 12, 12)
