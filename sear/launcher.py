@@ -22,6 +22,7 @@ from sear import exitcodes
 from sear.errors import UserCodeError
 
 if TYPE_CHECKING:
+    from sear.gui.startup import StartupProgress
     from sear.runtime.simulation import Simulation, TickResult
     from sear.usercode import ControllerHost
 
@@ -49,6 +50,33 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
     143 when terminated (SIGTERM). `log` never overwrites the project or its files, nor (without `force`)
     any existing file. `external`: instead of the project's user code, wait for a controller to connect
     (TCP on 127.0.0.1, the port and one-time token printed)."""
+    progress = startup_progress(project_path) if not headless else None
+    try:
+        return _run(project_path, progress, headless=headless, duration=duration, log=log, seed=seed,
+                    realtime=realtime, force=force, external=external)
+    finally:
+        if progress is not None:
+            progress.close()  # closed already once the window is up; here when the run ended before
+
+
+def startup_progress(project_path: Path) -> StartupProgress | None:
+    """The start-up window (sear.gui.startup) on the screen, None when no window can open (the reason is
+    window_runner()'s to print)."""
+    if not has_display():
+        return None
+    try:
+        from sear.gui.startup import show_startup
+    except ImportError:
+        return None
+    return show_startup(project_path.stem)
+
+
+def _run(project_path: Path, progress: StartupProgress | None, *, headless: bool, duration: float | None,
+         log: str | None, seed: int, realtime: bool | None, force: bool, external: bool) -> int:
+    """run_from_cli's run, each stage shown in `progress` (None: headless, or no start-up window)."""
+    window = None if headless else window_runner()
+    if progress is not None:
+        progress.stage("Loading the models")
     from sear.loading import load_project
     from sear.runtime.logs import check_log_path
     from sear.runtime.simulation import Simulation
@@ -65,7 +93,8 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         return exitcodes.USER_ERROR
     if log is not None:
         check_log_path(log, loaded.project, force=force)  # a ProjectError: one sentence, before the run
-    window = None if headless else window_runner()
+    if progress is not None:
+        progress.stage("Building the world and starting the user code")
     listener = controller = None
     if external:
         from sear.usercode import ExternalListener
@@ -90,7 +119,7 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         print(f"sear: {exc}", file=sys.stderr)
         return exitcodes.USER_ERROR
     if window is not None:
-        status = window(simulation, duration=duration)
+        status = window(simulation, duration=duration, progress=progress)
         if status in (exitcodes.INTERRUPTED, exitcodes.TERMINATED):  # SIGINT or SIGTERM closed the window
             print(f"sear: {'terminated' if status == exitcodes.TERMINATED else 'interrupted'}; the log so far is kept.",
                   file=sys.stderr)

@@ -192,7 +192,7 @@ class ObjectsPanel(QTreeWidget):
         self._add(None, "Terrain", ("terrain", 0))
         self.robots = QTreeWidgetItem(self, ["Robots"])
         for index, run in enumerate(simulation.robots):
-            self._add(self.robots, f"Robot {run.name}", ("robot", index))
+            self._add(self.robots, f"{run.name} (robot)", ("robot", index))
             if index in world.grippers:
                 self._add(self.robots, f"Gripper of {run.name}", ("gripper", index))
         self.obstacles = QTreeWidgetItem(self, ["Obstacles"])

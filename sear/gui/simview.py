@@ -119,9 +119,18 @@ class SimView(gl.GLViewWidget):
         """Called after the mouse moved the camera, before it is drawn (Cameras keeps it above ground)."""
         self.mouse: MouseTool | None = None
         """Picking and pulling (sear.gui.simpick.Picker sets it)."""
+        self.first_frame: Callable[[], None] | None = None
+        """Called once, after the first frame is drawn (run_window closes the start-up window with it)."""
         self._pressed_at: QPointF | None = None
         self._pulling = False
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+
+    def paintGL(self, *args, **kwargs) -> None:
+        """Draw the scene; after the first frame, call `first_frame` (the start-up window closes)."""
+        super().paintGL(*args, **kwargs)
+        if self.first_frame is not None:
+            told, self.first_frame = self.first_frame, None
+            told()
 
     def ray_at(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
         """The segment (start at the eye's near plane, end 1000 view distances away; m, world frame) under

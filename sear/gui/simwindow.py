@@ -32,6 +32,7 @@ from sear.gui.simdocks import Hud, PlotsPanel, SensorDocks
 from sear.gui.simkeys import CAMERA_KEYS, DRIVE_KEYS, HELP, KeyRouter
 from sear.gui.simpick import ObjectsPanel, Picker
 from sear.gui.simview import Scene, SimView
+from sear.gui.startup import StartupProgress
 from sear.runtime.pacer import Pacer
 from sear.runtime.simulation import Simulation, TickResult
 
@@ -515,8 +516,10 @@ def quit_application() -> None:
     QApplication.closeAllWindows()
 
 
-def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
+def run_window(simulation: Simulation, *, duration: float | None = None,
+               progress: StartupProgress | None = None) -> int:
     """Show the simulation window until it is closed (or `duration` simulated seconds pass); returns 0.
+    `progress`: the start-up window (sear.gui.startup), closed once this window has drawn its first frame.
 
     A user code error (a hook stuck past its time-out, a crash of its process) is shown in the console
     while the window keeps running; Space restarts the user code. The caller closes the simulation."""
@@ -525,9 +528,13 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     configure_qt()
     app = QApplication.instance() or QApplication([])
     set_window_icon()
+    if progress is not None:
+        progress.stage("Opening the simulation window")
     window = SimulationWindow(simulation, duration=duration)
     window.show()
     window.start()
+    if progress is not None:
+        window.view.first_frame = progress.finish
     stopped: list[int] = []
 
     def stop(signum: int, frame: object) -> None:  # runs in whatever Python code is under way (a frame)
