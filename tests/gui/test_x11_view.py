@@ -1,12 +1,11 @@
 """The 3-D view driven with real X mouse and key events (xdotool under Xvfb at 1366x768), as a user would
 (issue 24 items 2 and 4): dragging a movable box that user code added pulls it across the ground, clicking
 it shows its kind and pose, the Free camera cannot be orbited under the terrain, and Reset View (Home)
-brings the robot back into view. Where things are comes from the simulation (tests/gui/x11_view_app.py's
+brings the robot back into view. Where things are comes from the simulation (tests/gui/x11_app.py's
 report); what the camera shows is worked out here from its parameters, apart from the window's code."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -19,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.gui.test_x11_keys import _report, _xdotool
+
 pytestmark = [
     pytest.mark.gl,
     pytest.mark.skipif(not shutil.which("xdotool"), reason="xdotool is not installed (make test installs it "
@@ -26,7 +27,7 @@ pytestmark = [
     pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (tests/conftest.py starts Xvfb)"),
 ]
 
-HELPER = Path(__file__).with_name("x11_view_app.py")
+HELPER = Path(__file__).with_name("x11_app.py")
 BOX = (3.0, 3.0, 0.8, 5.0)
 """The box user code adds: x, y (m), edge (m), mass (kg); in the first view, 4 m beyond the robot."""
 USER_CODE = f"""
@@ -38,22 +39,6 @@ def init(sim):
 def main_loop(sim):
     pass
 """
-
-
-def _xdotool(*args: str) -> None:
-    subprocess.run(["xdotool", *args], check=True, timeout=30)
-
-
-def _report(path: Path, timeout: float = 90.0, after: float | None = None) -> dict:
-    """The application's latest report, newer than simulated time `after`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            data = json.loads(path.read_text())
-            if after is None or data["time"] > after:
-                return data
-        time.sleep(0.1)
-    raise AssertionError(f"no report from the application in {timeout} s")
 
 
 def _eye(camera: dict) -> tuple[np.ndarray, np.ndarray]:

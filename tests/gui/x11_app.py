@@ -1,7 +1,9 @@
 """`sear ARGS`, exactly as the command runs, plus a report for a test that drives it with real X events
-(xdotool): while the simulation window is open, a JSON file (the first argument) says every 0.2 s where
-its Camera box lies on the screen, the window's X id, the robot's position and which widget has the
-keyboard focus. Nothing of the application is changed.
+(xdotool): while the simulation window is open, a JSON file (the first argument) says every 0.1 s where
+its Camera box and its 3-D view lie on the screen, the view's camera (centre, distance, elevation, azimuth,
+field of view), the window's X id, the simulated time, the robot's position, every obstacle's kind and
+position (from the simulation), the picked object's label and which widget has the keyboard focus.
+Nothing of the application is changed.
 
     python tests/gui/x11_app.py REPORT.json run PROJECT.prj [sear run options]
 """
@@ -25,6 +27,10 @@ def _reporter(window: simwindow.SimulationWindow, report: Path) -> None:
         box = window.cameras.box
         corner = box.mapToGlobal(QPoint(0, 0))
         focus = QApplication.focusWidget()
+        view = window.view
+        view_corner = view.mapToGlobal(QPoint(0, 0))
+        centre = view.opts["center"]
+        world = window.simulation.world
         data = {
             "window_id": int(window.winId()),
             "camera_box": [corner.x(), corner.y(), box.width(), box.height()],
@@ -32,6 +38,14 @@ def _reporter(window: simwindow.SimulationWindow, report: Path) -> None:
             "focus": type(focus).__name__ if focus is not None else None,
             "position": window.simulation.state.position.tolist(),
             "time": window.simulation.world.time,
+            "view": [view_corner.x(), view_corner.y(), view.width(), view.height()],
+            "camera": {"center": [centre.x(), centre.y(), centre.z()], "distance": float(view.opts["distance"]),
+                       "elevation": float(view.opts["elevation"]), "azimuth": float(view.opts["azimuth"]),
+                       "fov": float(view.opts["fov"])},
+            "robot": window.simulation.driven_robot.state.position.tolist(),
+            "obstacles": [{"kind": o.kind, "dynamic": o.dynamic, "size": list(o.size),
+                           "position": world.obstacle_pose(o)[0].tolist()} for o in world.obstacles],
+            "picked": window.picked.text() if window.picked.isVisible() else None,
         }
         partial = report.with_suffix(".part")
         partial.write_text(json.dumps(data))
@@ -39,7 +53,7 @@ def _reporter(window: simwindow.SimulationWindow, report: Path) -> None:
 
     timer = QTimer(window)
     timer.timeout.connect(write)
-    timer.start(200)
+    timer.start(100)
 
 
 def _start_with_report(report: Path):
