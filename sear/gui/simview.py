@@ -62,7 +62,9 @@ def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMesh
     rgba[:, :3] = np.clip(base * light[:, None], 0, 1)
     data = gl.MeshData(vertexes=np.asarray(mesh.vertices, np.float32), faces=np.asarray(mesh.faces, np.int32),
                        vertexColors=rgba)
-    return gl.GLMeshItem(meshdata=data, smooth=True, shader=None, glOptions="opaque")
+    # The light is in the colours: no shader, so no normals (pyqtgraph would work them out in Python on the
+    # first frame, a fifth of a second for the demo's terrain).
+    return gl.GLMeshItem(meshdata=data, smooth=True, shader=None, computeNormals=False, glOptions="opaque")
 
 
 def ground_grid(world: World) -> np.ndarray:
