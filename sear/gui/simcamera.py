@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QComboBox, QMenu
 
+from sear.project import CameraView
 from sear.state import body_rotation, quaternion_to_euler
 
 if TYPE_CHECKING:
@@ -40,11 +41,13 @@ class Cameras(QObject):
     camera changed, to show it at once."""
 
     def __init__(self, view: SimView, run: RobotRun, redraw: Callable[[], None],
-                 ground: Callable[[float, float], float] | None = None) -> None:
+                 ground: Callable[[float, float], float] | None = None,
+                 views: list[CameraView] | None = None) -> None:
         """`ground(x, y)`: the terrain's height (m) under a point, which the eye stays above (None: no
-        terrain)."""
+        terrain). `views`: the project's named views, listed after the on-board cameras."""
         super().__init__(view)
         self.ground = ground
+        self.views: list[CameraView] = list(views or [])
         self.view = view
         self.run = run
         """The driven robot, whose sensors the on-board cameras are and which the cameras follow."""
@@ -68,6 +71,8 @@ class Cameras(QObject):
         yield from FIXED_CAMERAS
         for sensor in self.run.sensors.sensors:
             yield f"On board: {sensor.name}", f"sensor:{sensor.name}"
+        for saved in self.views:
+            yield f"View: {saved.name}", f"view:{saved.name}"
 
     def _fill_box(self) -> None:
         self.box.blockSignals(True)
@@ -105,6 +110,11 @@ class Cameras(QObject):
             self.view.setCameraPosition(pos=Vector(*position), distance=30, elevation=89.9, azimuth=-90)
         elif mode == "fixed":
             self.view.setCameraPosition(pos=Vector(0, 0, 0), distance=40, elevation=35, azimuth=-120)
+        elif mode.startswith("view:"):
+            saved = next(v for v in self.views if v.name == mode.split(":", 1)[1])
+            self.view.setCameraPosition(pos=Vector(*saved.center), distance=saved.distance,
+                                        elevation=saved.elevation, azimuth=saved.azimuth)
+            self.keep_above_ground()
         self._redraw()
 
     def choose(self, mode: str) -> None:
@@ -119,6 +129,25 @@ class Cameras(QObject):
         if self.mode == "free":
             self.look_at_robot()
             self._redraw()
+        elif self.mode.startswith("view:"):  # chosen again: back to the view as saved
+            self.set_camera(self.mode)
+
+    def saved_view(self, name: str) -> CameraView:
+        """The camera as it is now, as a named view (sear.project.CameraView), to the millimetre and the
+        hundredth of a degree (so the file reads 0.23, not 0.23000000417232513)."""
+        centre, opts = self.view.opts["center"], self.view.opts
+        return CameraView(name, (round(centre.x(), 3), round(centre.y(), 3), round(centre.z(), 3)),
+                          round(float(opts["distance"]), 3), round(float(opts["elevation"]), 2),
+                          round(float(opts["azimuth"]), 2))
+
+    def set_views(self, views: list[CameraView], choose: str | None = None) -> None:
+        """The project's named views are now `views` (one was saved); look from view `choose` if given."""
+        self.views = list(views)
+        self._fill_box()
+        if self.menu is not None:
+            self.fill_menu(self.menu)
+        if choose is not None:
+            self.choose(f"view:{choose}")
 
     def reset_view(self) -> None:
         """View > Reset View: the free camera where the window opened, on the driven robot."""
@@ -191,7 +220,7 @@ class Cameras(QObject):
         """Put the camera where its mode says for the driven robot's pose now (each frame)."""
         run, mode = self.run, self.mode
         position, orientation = run.vehicle.pose()
-        if mode in ("free", "fixed"):
+        if mode in ("free", "fixed") or mode.startswith("view:"):
             if self.following:  # driven from the keyboard: keep the view's angle and distance, on the robot
                 self.view.opts["center"] = Vector(*position)
         elif mode == "follow":

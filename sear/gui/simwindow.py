@@ -20,7 +20,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QWidget,
+)
 
 from sear import exitcodes
 from sear.errors import ProjectError
@@ -33,6 +42,7 @@ from sear.gui.simkeys import CAMERA_KEYS, DRIVE_KEYS, HELP, KeyRouter
 from sear.gui.simpick import ObjectsPanel, Picker
 from sear.gui.simview import Scene, SimView
 from sear.gui.startup import StartupProgress
+from sear.project import save_camera_view
 from sear.runtime.pacer import Pacer
 from sear.runtime.simulation import Simulation, TickResult
 
@@ -135,7 +145,8 @@ class SimulationWindow(QMainWindow):
         self.view = SimView()
         self.view.setBackgroundColor((176, 200, 224))
         self.scene = Scene(self.view, sim, debug_shapes=sim.project.code.debug_shapes)
-        self.cameras = Cameras(self.view, sim.driven_robot, self.draw, ground=sim.world.terrain_height)
+        self.cameras = Cameras(self.view, sim.driven_robot, self.draw, ground=sim.world.terrain_height,
+                               views=sim.project.views)
         self.hud = Hud(self.view)
         self.picked = QLabel(self.view)
         """What was clicked in the view and its pose (sear.gui.simpick), over the view's bottom left."""
@@ -232,6 +243,7 @@ class SimulationWindow(QMainWindow):
         add("copy_readout", "Copy Sensor Readout", False, lambda: self.copy_readout(), "Ctrl+Shift+C")
         add("view_focus", "Back to the 3-D View", False, lambda: self.view.setFocus(), shown_key="Esc")
         add("reset_view", "Reset View", False, lambda: self.cameras.reset_view(), "Home", tool="Reset view")
+        add("save_view", "Save View As…", False, lambda: self.save_view())
         bar.addSeparator()
         bar.addWidget(QLabel(" Camera: "))
         bar.addWidget(self.cameras.box)
@@ -251,6 +263,7 @@ class SimulationWindow(QMainWindow):
         view = menus.addMenu("&View")
         self.cameras.fill_menu(view.addMenu("&Camera"))
         view.addAction(c["reset_view"])
+        view.addAction(c["save_view"])
         view.addAction(c["view_focus"])
         view.addSeparator()
         view.addAction(c["rays"])
@@ -285,6 +298,29 @@ class SimulationWindow(QMainWindow):
         if on:
             self.help.adjustSize()
             self.help.move(max(0, self.view.width() - self.help.width() - 12), 12)
+
+    def save_view(self, name: str | None = None) -> None:
+        """View > Save View As...: the camera as it is now, under a name asked for (or `name`), into the
+        project file, so this and every later run's Camera box lists it as "View: NAME"."""
+        if name is None:
+            name, ok = QInputDialog.getText(self, "Save View", "A name for this view:",
+                                            text=f"view {len(self.cameras.views) + 1}")
+            if not ok:
+                return
+        name = name.strip()
+        path = self.simulation.project.path
+        if not name or path is None:
+            self.console.note("View not saved: " + ("it needs a name.\n" if not name else
+                                                    "the project has no file to keep it in.\n"))
+            return
+        try:
+            views = save_camera_view(path, self.cameras.saved_view(name))
+        except ProjectError as exc:
+            self.console.note(f"View not saved: {exc}\n")
+            return
+        self.simulation.project.views = views
+        self.cameras.set_views(views, choose=name)
+        self.console.note(f"View \u201c{name}\u201d saved in {path.name}\n")
 
     def copy_text(self) -> None:
         """Edit > Copy: the console's selected text."""

@@ -321,3 +321,26 @@ def test_choosing_free_again_puts_the_camera_back_on_the_robot(window):
     centre = w.view.opts["center"]
     assert np.allclose([centre.x(), centre.y(), centre.z()], robot, atol=1e-6)
     assert (w.view.opts["distance"], w.view.opts["elevation"], w.view.opts["azimuth"]) == (8.0, 25, -135)
+
+
+def test_a_saved_view_is_kept_in_the_project_and_chosen_again(window, qtbot):
+    w = window
+    w.timer.stop()
+    w.view.setCameraPosition(distance=12.0, elevation=40.0, azimuth=30.0)
+    w.save_view("gate")
+    saved = Project.load(w.simulation.project.path).views
+    assert [(v.name, v.distance, v.elevation, v.azimuth) for v in saved] == [("gate", 12.0, 40.0, 30.0)]
+    box = w.cameras.box
+    assert box.currentData() == "view:gate" and box.currentText() == "View: gate"
+    w.view.orbit(90, -20)  # the user moves away
+    assert w.view.opts["azimuth"] != pytest.approx(30.0)
+    box.activated.emit(box.currentIndex())  # choosing it again: back to the view as saved
+    assert (w.view.opts["distance"], w.view.opts["elevation"], w.view.opts["azimuth"]) == (12.0, 40.0, 30.0)
+    # The next run of the project lists it.
+    again = Simulation(Project.load(w.simulation.project.path), seed=4)
+    try:
+        later = SimulationWindow(again)
+        qtbot.addWidget(later)
+        assert "View: gate" in [later.cameras.box.itemText(i) for i in range(later.cameras.box.count())]
+    finally:
+        again.close()
