@@ -5,8 +5,9 @@ or as fast as possible) and then draws one frame from pybullet's poses, so what 
 what a headless run with the same seed and inputs computes. Drawing never changes the simulation.
 
 The window puts together the 3-D view and its items (sear.gui.simview), its cameras (sear.gui.simcamera),
-the HUD and the docks (sear.gui.simdocks), the console (sear.gui.simconsole) and the keys
-(sear.gui.simkeys); this module holds its menus and toolbar, the stepping, the status bar and its life
+the HUD and the docks (sear.gui.simdocks), the console (sear.gui.simconsole), the keys
+(sear.gui.simkeys) and the objects (sear.gui.simpick: click to see one, drag to pull one, the Objects
+dock); this module holds its menus and toolbar, the stepping, the status bar and its life
 cycle. With several robots, Tab chooses the driven robot: the keys drive it, and the camera, the HUD and
 the sensor docks follow it.
 """
