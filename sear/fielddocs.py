@@ -1,8 +1,9 @@
 """The docstrings written under dataclass fields, for tooltips and generated forms (pure Python).
 
-Every `sear run` reads them: the .prj and sensors schemas are generated from the field declarations,
-documentation included. Each module's source is parsed once (not once per class, as
-`inspect.getsource` does for every class it is asked for), which took ~0.1 s of a run's start-up.
+They are read when a window asks for a field's tooltip (sear.fields.FieldInfo.help), not when a run
+generates the schemas it checks files against (no schema holds them). Each module's source is parsed once
+(not once per class, as `inspect.getsource` does for every class it is asked for), and only its
+statements are walked to find the classes.
 """
 
 from __future__ import annotations
@@ -14,27 +15,24 @@ import linecache
 import sys
 from functools import cache
 
+_BODIES = ("body", "orelse", "finalbody", "handlers")
+"""The fields of a statement that hold statements (an if's, a try's, a with's, a loop's blocks)."""
 
-class _ClassFinder(ast.NodeVisitor):
-    """Every class of a module by its __qualname__ (the first definition of a name, as
-    `inspect.getsource` finds it: functions add '<locals>' to the path)."""
 
-    def __init__(self) -> None:
-        self.stack: list[str] = []
-        self.classes: dict[str, ast.ClassDef] = {}
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.stack += [node.name, "<locals>"]
-        self.generic_visit(node)
-        del self.stack[-2:]
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.stack.append(node.name)
-        self.classes.setdefault(".".join(self.stack), node)
-        self.generic_visit(node)
-        self.stack.pop()
+def _find_classes(statements: list[ast.stmt], path: list[str], classes: dict[str, ast.ClassDef]) -> None:
+    """Every class among `statements` and the statements nested in them, by __qualname__ (the first
+    definition of a name, as `inspect.getsource` finds it: functions add '<locals>' to the path). Only
+    statements are walked, never expressions, which are most of a module's nodes: a class is a statement."""
+    for node in statements:
+        if isinstance(node, ast.ClassDef):
+            classes.setdefault(".".join([*path, node.name]), node)
+            _find_classes(node.body, [*path, node.name], classes)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            _find_classes(node.body, [*path, node.name, "<locals>"], classes)
+        else:
+            for name in _BODIES:
+                for child in getattr(node, name, None) or ():
+                    _find_classes(child.body if isinstance(child, ast.ExceptHandler) else [child], path, classes)
 
 
 @cache
@@ -48,9 +46,9 @@ def _classes_in(filename: str) -> dict[str, ast.ClassDef]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return {}
-    finder = _ClassFinder()
-    finder.visit(tree)
-    return finder.classes
+    classes: dict[str, ast.ClassDef] = {}
+    _find_classes(tree.body, [], classes)
+    return classes
 
 
 def _class_node(klass: type) -> ast.ClassDef | None:

@@ -189,7 +189,10 @@ class FieldInfo:
     """The type allows None (the element is then left out of the file)."""
     unit: str
     label: str
-    help: str
+    declared_help: str
+    """The help declared with param(help=...), '' when the docstring under the field is the help."""
+    owner: Any
+    """The dataclass the field was asked of, whose source holds the docstrings under its fields."""
     kind: str
     """XSD simple type name for scalar fields ('' for enumerations, nested dataclasses and dicts)."""
     minimum: float | None
@@ -205,6 +208,13 @@ class FieldInfo:
     widget: str
     words: Callable[[], tuple[str, ...]] | None = None
     """For a text field whose words come from a registry: gives them as they are now."""
+
+    @property
+    def help(self) -> str:
+        """The editor's tooltip: param(help=...), else the docstring under the field. Read from the source
+        only when asked (a window's tooltips), not for every schema a run generates: parsing the modules
+        took a tenth of a second of `sear run`'s start, for text no schema holds."""
+        return self.declared_help or field_docs(self.owner).get(self.name, "")
 
     @property
     def is_number(self) -> bool:
@@ -314,7 +324,6 @@ def fields_of(cls: Any) -> tuple[FieldInfo, ...]:
 @cache
 def _fields_of(cls: Any) -> tuple[FieldInfo, ...]:
     hints = typing.get_type_hints(cls)
-    docs = field_docs(cls)
     out = []
     for f in dataclasses.fields(cls):
         if not f.init:
@@ -338,7 +347,7 @@ def _fields_of(cls: Any) -> tuple[FieldInfo, ...]:
             name=f.name, type=tp, optional=optional,
             unit=unit_of(f.name) if unit is None else unit,
             label=meta.get("label") or label_of(f.name),
-            help=meta.get("help") or docs.get(f.name, ""),
+            declared_help=meta.get("help") or "", owner=cls,
             kind=kind, minimum=minimum, maximum=maximum, exclusive_minimum=exclusive,
             choices=tuple(meta.get("choices") or ()), group=meta.get("group") or "",
             visible_when=dict(meta.get("visible_when") or {}), required=bool(meta.get("required")),

@@ -22,8 +22,9 @@ from sear import exitcodes
 from sear.errors import UserCodeError
 
 if TYPE_CHECKING:
+    from sear.gui.startup import StartupProgress
     from sear.runtime.simulation import Simulation, TickResult
-    from sear.usercode import ControllerHost
+    from sear.usercode import ControllerHost, UserCodeRunner
 
 HEADLESS_DURATION = 60.0
 """Simulated seconds of a headless run given no --duration."""
@@ -49,6 +50,86 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
     143 when terminated (SIGTERM). `log` never overwrites the project or its files, nor (without `force`)
     any existing file. `external`: instead of the project's user code, wait for a controller to connect
     (TCP on 127.0.0.1, the port and one-time token printed)."""
+    progress = startup_progress(project_path) if not headless else None
+    try:
+        return _run(project_path, progress, headless=headless, duration=duration, log=log, seed=seed,
+                    realtime=realtime, force=force, external=external)
+    finally:
+        if progress is not None:
+            progress.close()  # closed already once the window is up; here when the run ended before
+
+
+def startup_progress(project_path: Path) -> StartupProgress | None:
+    """The start-up window (sear.gui.startup) on the screen, None when no window can open (the reason is
+    window_runner()'s to print)."""
+    if not has_display():
+        return None
+    try:
+        from sear.gui.startup import show_startup
+    except ImportError:
+        return None
+    return show_startup(project_path.stem)
+
+
+def _run(project_path: Path, progress: StartupProgress | None, *, headless: bool, duration: float | None,
+         log: str | None, seed: int, realtime: bool | None, force: bool, external: bool) -> int:
+    """run_from_cli's run, each stage shown in `progress` (None: headless, or no start-up window)."""
+    window = None if headless else window_runner()
+    early = early_user_code(project_path) if window is not None and not external else None
+    try:
+        return _simulate(project_path, progress, window, early, headless=headless, duration=duration, log=log,
+                         seed=seed, realtime=realtime, force=force, external=external)
+    finally:
+        if early is not None and early.runner is not None:  # the run ended before it was greeted
+            early.runner.discard()
+
+
+class EarlyUserCode:
+    """The first robot's user code process, started before the models are loaded so that its start (a
+    Python interpreter, numpy, the controller) overlaps theirs: the simulation greets it as it would one
+    it started itself (`controller`)."""
+
+    def __init__(self, runner: UserCodeRunner) -> None:
+        self.runner: UserCodeRunner | None = runner
+        """The process, until the simulation takes it."""
+
+    def controller(self, welcome: dict[str, Any]) -> ControllerHost:
+        """Simulation's `controller`: the process, greeted with `welcome`."""
+        runner, self.runner = self.runner, None
+        assert runner is not None
+        try:
+            runner.take_hello(welcome)
+        except BaseException:
+            runner.discard()
+            raise
+        return runner
+
+
+def early_user_code(project_path: Path) -> EarlyUserCode | None:
+    """The first robot's user code process started now, or None when the project, its user code file or
+    its start fails (loading and the simulation then say why, as without an early start) or it has none."""
+    from sear.errors import SearError
+    from sear.project import Project
+    from sear.usercode import UserCodeRunner
+
+    try:
+        project = Project.load(project_path)
+        code = project.code
+        if code.user_code is None or not Path(code.user_code).is_file():
+            return None
+        runner = UserCodeRunner(code.user_code, code.hook_timeout)
+        runner.launch()
+    except (SearError, OSError):
+        return None
+    return EarlyUserCode(runner)
+
+
+def _simulate(project_path: Path, progress: StartupProgress | None, window: WindowRunner | None,
+              early: EarlyUserCode | None, *, headless: bool, duration: float | None, log: str | None, seed: int,
+              realtime: bool | None, force: bool, external: bool) -> int:
+    """_run's simulation, `early` the first robot's user code already started (or None)."""
+    if progress is not None:
+        progress.stage("Loading the models")
     from sear.loading import load_project
     from sear.runtime.logs import check_log_path
     from sear.runtime.simulation import Simulation
@@ -65,8 +146,10 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         return exitcodes.USER_ERROR
     if log is not None:
         check_log_path(log, loaded.project, force=force)  # a ProjectError: one sentence, before the run
-    window = None if headless else window_runner()
-    listener = controller = None
+    if progress is not None:
+        progress.stage("Building the world and starting the user code")
+    listener = None
+    controller = early.controller if early is not None else None
     if external:
         from sear.usercode import ExternalListener
 
@@ -90,7 +173,7 @@ def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, 
         print(f"sear: {exc}", file=sys.stderr)
         return exitcodes.USER_ERROR
     if window is not None:
-        status = window(simulation, duration=duration)
+        status = window(simulation, duration=duration, progress=progress)
         if status in (exitcodes.INTERRUPTED, exitcodes.TERMINATED):  # SIGINT or SIGTERM closed the window
             print(f"sear: {'terminated' if status == exitcodes.TERMINATED else 'interrupted'}"
                   f"{_log_kept(simulation)}.", file=sys.stderr)

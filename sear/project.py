@@ -291,6 +291,24 @@ inside each other."""
 
 
 @dataclass
+class CameraView:
+    """A named view of the simulation window's 3-D view (View > Save View As...), kept with the project so
+    that View > Camera offers it in every later run: pyqtgraph's orbit camera, the eye `distance` from the
+    point it looks at, `elevation` above level and `azimuth` round from east (x), world frame."""
+
+    name: str = param("view", kind="nonEmptyString", attribute=True, required=True)
+    """What the Camera box lists it as; unique among the project's views."""
+    center: tuple[float, float, float] = param((0.0, 0.0, 0.0), unit="m", required=True)
+    """The point the camera looks at (x east, y north, z up), m."""
+    distance: float = param(8.0, kind="positive", unit="m", required=True)
+    """How far the eye is from the point it looks at, m."""
+    elevation: float = param(25.0, minimum=-90.0, maximum=90.0, unit="°", required=True)
+    """The eye's angle above level seen from the point, degrees (90: straight down)."""
+    azimuth: float = param(-135.0, minimum=-3600.0, maximum=3600.0, unit="°", required=True)
+    """The eye's direction from the point, degrees anticlockwise from east (x) seen from above."""
+
+
+@dataclass
 class Project:
     """A whole SEAR project. `path` is the .prj file it was loaded from or last saved to.
 
@@ -306,6 +324,8 @@ class Project:
     dynamics: Dynamics = param(default_factory=Dynamics, required=True)
     code: CodeSetup = param(default_factory=CodeSetup)
     simulation: SimulationSettings = param(default_factory=SimulationSettings)
+    views: list[CameraView] = param(default_factory=list)
+    """The simulation window's named camera views (View > Save View As...), in the order saved."""
     robot_name: str | None = param(None, kind="robotName", label="Robot name")
     """The first robot's name; None (left out of the file) means "robot". It matters only when the project
     has extra robots: it then prefixes the first robot's log columns."""
@@ -546,6 +566,17 @@ def _line_of(root: object, dotted: str) -> int | None:
         if element.get("name") == parts[2] and element.sourceline is not None:
             line = int(element.sourceline)  # the last one: the name's second use
     return line
+
+
+def save_camera_view(path: str | Path, view: CameraView) -> list[CameraView]:
+    """Put `view` into the project file at `path` (replacing a view of its name) and nothing else: the file
+    as it is on disk now is read, so what the settings window saved meanwhile is kept; the simulation
+    window's project in memory may be older. Returns the file's views now (ProjectError when it cannot be
+    read or written)."""
+    project = Project.load(path)
+    project.views = [v for v in project.views if v.name != view.name] + [view]
+    project.save()
+    return project.views
 
 
 def _normalised_quaternion(q: tuple[float, ...], path: Path,

@@ -382,6 +382,14 @@ class UserCodeRunner(ControllerHost):
 
     def start(self, welcome: dict[str, Any]) -> None:
         """Start the process and take its hello (UserCodeError when it cannot start)."""
+        self.launch()
+        self.take_hello(welcome)
+
+    def launch(self) -> None:
+        """Start the process (UserCodeError when it cannot): it loads what it needs, then waits to be
+        greeted. start()'s first half, so a process can load while the simulation is still being built
+        (sear.launcher starts the first robot's before loading the models); discard() ends one never
+        greeted."""
         # Where the process writes its stack when stuck or crashed: a file with no name (gone with its last
         # descriptor), so a simulation killed by SIGKILL leaves nothing behind in the temporary folder.
         self._stack = tempfile.TemporaryFile()  # noqa: SIM115 - open for the process's lifetime
@@ -407,6 +415,10 @@ class UserCodeRunner(ControllerHost):
         finally:
             child.close()
         self._group = self.proc
+
+    def take_hello(self, welcome: dict[str, Any]) -> None:
+        """Take the launched process's hello and welcome it (UserCodeError when it does not start); start()'s
+        second half. (Not `greet`: that is ControllerHost's check of a hello received.)"""
         try:
             self.handshake(None, welcome, STARTUP_TIMEOUT)
         except Refused as exc:
@@ -415,6 +427,11 @@ class UserCodeRunner(ControllerHost):
             self._disconnect()
             raise UserCodeError(f"the user code process did not start ({exc}; exit status {status}).",
                                 file=self.path) from None
+
+    def discard(self) -> None:
+        """End a launched process that was never greeted (the run did not get that far)."""
+        self.failed = True  # nothing to stop: closing the connection ends its wait for the welcome
+        self._disconnect()
 
     @property
     def pid(self) -> int | None:

@@ -48,8 +48,9 @@ def test_the_scan_sees_imports_at_the_top_and_inside_functions():
     # Positive controls: the window imports the loop at the top, the command line the launcher in a function.
     assert "sear.runtime.simulation" in _imported(SEAR_DIR / "gui" / "simwindow.py")
     assert "sear.launcher" in _imported(SEAR_DIR / "cli.py")
-    assert _up(_imported(SEAR_DIR / "launcher.py"), ("sear.gui",)) == {"sear.gui.simwindow",
-                                                                       "sear.gui.simwindow.run_window"}
+    assert _up(_imported(SEAR_DIR / "launcher.py"), ("sear.gui",)) == {
+        "sear.gui.simwindow", "sear.gui.simwindow.run_window", "sear.gui.startup", "sear.gui.startup.show_startup",
+        "sear.gui.startup.StartupProgress"}
 
 
 def test_the_loop_imports_no_front_end():

@@ -280,3 +280,20 @@ def test_an_empty_backup_points_to_the_file_it_backs_up_not_to_a_backup_of_itsel
     with pytest.raises(ProjectError) as info:
         Project.load(tmp_path / "p.prj")
     assert "Restore it from p.prj.bak" in info.value.message
+
+
+def test_a_saved_camera_view_goes_into_the_file_alone_and_one_of_its_name_is_replaced(demo_copy):
+    from sear.project import CameraView, save_camera_view
+
+    path = demo_copy / "demo.prj"
+    before = Project.load(path)
+    assert before.views == [] and "<views>" not in path.read_text()  # a project without views has none
+    save_camera_view(path, CameraView("gate", (1.0, 2.0, 0.5), 12.0, 40.0, 30.0))
+    views = save_camera_view(path, CameraView("yard", (0.0, 0.0, 0.0), 30.0, 89.0, -90.0))
+    assert [v.name for v in views] == ["gate", "yard"]
+    views = save_camera_view(path, CameraView("gate", (3.0, 4.0, 0.0), 6.0, 10.0, 200.0))  # the same name again
+    after = Project.load(path)
+    assert [(v.name, v.center, v.distance, v.elevation, v.azimuth) for v in after.views] == [
+        ("yard", (0.0, 0.0, 0.0), 30.0, 89.0, -90.0), ("gate", (3.0, 4.0, 0.0), 6.0, 10.0, 200.0)]
+    after.views = []
+    assert after == before  # nothing else in the file changed

@@ -62,7 +62,9 @@ on the spot alone)</td></tr>
 <tr><td><b>Tab</b></td><td>next robot (several robots): the keys drive it; camera, HUD, sensor docks follow it</td></tr>
 <tr><td><b>W S A D</b></td><td>camera forward, back, left, right</td></tr>
 <tr><td><b>Q Z</b></td><td>camera up, down</td></tr>
-<tr><td>mouse</td><td>drag to orbit, wheel to zoom</td></tr>
+<tr><td>mouse</td><td>drag to orbit, wheel to zoom; click: what it is and its pose</td></tr>
+<tr><td>drag a box</td><td>pull a movable obstacle (Shift + drag: a robot)</td></tr>
+<tr><td><b>Home</b></td><td>reset the view onto the robot</td></tr>
 <tr><td><b>G</b></td><td>gripper: close / open the paddles</td></tr>
 <tr><td><b>T</b> / <b>B</b></td><td>gripper: raise / lower the lift (hold)</td></tr>
 <tr><td><b>P</b> / <b>N</b></td><td>pause / single step</td></tr>

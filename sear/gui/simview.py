@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyqtgraph.opengl as gl
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QMatrix4x4, QQuaternion
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QMatrix4x4, QQuaternion, QVector3D
 
 from sear.gui.preview import lit_mesh_item
 
@@ -66,7 +66,9 @@ def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMesh
     rgba[:, :3] = np.clip(base * light[:, None], 0, 1)
     data = gl.MeshData(vertexes=np.asarray(mesh.vertices, np.float32), faces=np.asarray(mesh.faces, np.int32),
                        vertexColors=rgba)
-    return gl.GLMeshItem(meshdata=data, smooth=True, shader=None, glOptions="opaque")
+    # The light is in the colours: no shader, so no normals (pyqtgraph would work them out in Python on the
+    # first frame, a fifth of a second for the demo's terrain).
+    return gl.GLMeshItem(meshdata=data, smooth=True, shader=None, computeNormals=False, glOptions="opaque")
 
 
 def ground_grid(world: World) -> np.ndarray:
@@ -105,23 +107,97 @@ def height_colours(z: np.ndarray) -> np.ndarray:
 
 class SimView(gl.GLViewWidget):
     """The 3-D view. `held` are the driving and camera keys held down (sear.gui.simkeys.KeyRouter keeps
-    it, whichever widget has the focus); dragging and the wheel call `camera_moved` (zoom only: True)."""
+    it, whichever widget has the focus); dragging and the wheel call `camera_moved` (zoom only: True).
+
+    The left button is first offered to `mouse` (sear.gui.simpick.Picker): a press it takes (on a movable
+    body: a pull) gets the moves and the release instead of the camera; a press it leaves orbits as
+    before, and a press released without moving is a click, which picks."""
+
+    CLICK_SLOP = 4
+    """Pixels the mouse may move between press and release for the two to count as a click."""
 
     def __init__(self) -> None:
         super().__init__()
         self.held: set[Qt.Key] = set()
         self.camera_moved: Callable[[bool], None] = lambda _zoom_only: None
         """Told that the user moved the camera with the mouse (sear.gui.simcamera.Cameras sets it)."""
+        self.camera_changed: Callable[[], None] = lambda: None
+        """Called after the mouse moved the camera, before it is drawn (Cameras keeps it above ground)."""
+        self.mouse: MouseTool | None = None
+        """Picking and pulling (sear.gui.simpick.Picker sets it)."""
+        self.first_frame: Callable[[], None] | None = None
+        """Called once, after the first frame is drawn (run_window closes the start-up window with it)."""
+        self._pressed_at: QPointF | None = None
+        self._pulling = False
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
+    def paintGL(self, *args, **kwargs) -> None:
+        """Draw the scene; after the first frame, call `first_frame` (the start-up window closes)."""
+        super().paintGL(*args, **kwargs)
+        if self.first_frame is not None:
+            told, self.first_frame = self.first_frame, None
+            told()
+
+    def ray_at(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
+        """The segment (start at the eye's near plane, end 1000 view distances away; m, world frame) under
+        widget point (x, y) (logical pixels), through the camera as it is drawn."""
+        width, height = max(self.width(), 1), max(self.height(), 1)
+        inverse, invertible = (self.projectionMatrix((0, 0, width, height), (0, 0, width, height))
+                               * self.viewMatrix()).inverted()
+        if not invertible:
+            raise ValueError("the camera cannot be inverted")
+        ndc_x, ndc_y = 2.0 * x / width - 1.0, 1.0 - 2.0 * y / height
+        near, far = (inverse.map(QVector3D(ndc_x, ndc_y, depth)) for depth in (-1.0, 1.0))
+        return (np.array([near.x(), near.y(), near.z()]), np.array([far.x(), far.y(), far.z()]))
+
+    def mousePressEvent(self, event) -> None:
+        self._pressed_at = event.position()
+        self._pulling = (event.button() == Qt.MouseButton.LeftButton and self.mouse is not None
+                         and self.mouse.press(event.position().x(), event.position().y(),
+                                              bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)))
+        super().mousePressEvent(event)
+
     def mouseMoveEvent(self, event) -> None:
+        if self._pulling and self.mouse is not None:
+            self.mouse.move(event.position().x(), event.position().y())
+            self.mousePos = event.position()  # pyqtgraph's orbit starts from here after the pull
+            return
         if event.buttons() != Qt.MouseButton.NoButton:
             self.camera_moved(False)
         super().mouseMoveEvent(event)
+        if event.buttons() != Qt.MouseButton.NoButton:
+            self.camera_changed()
+
+    def mouseReleaseEvent(self, event) -> None:
+        pressed, self._pressed_at = self._pressed_at, None
+        if self._pulling and self.mouse is not None:
+            self._pulling = False
+            self.mouse.release()
+        moved = pressed is None or (event.position() - pressed).manhattanLength() > self.CLICK_SLOP
+        if event.button() == Qt.MouseButton.LeftButton and not moved and self.mouse is not None:
+            self.mouse.click(event.position().x(), event.position().y())
+        super().mouseReleaseEvent(event)
 
     def wheelEvent(self, event) -> None:
         self.camera_moved(True)
         super().wheelEvent(event)
+        self.camera_changed()
+
+
+class MouseTool(Protocol):
+    """What the 3-D view asks about its left button (sear.gui.simpick.Picker)."""
+
+    def press(self, x: float, y: float, shift: bool) -> bool:
+        """The button went down at (x, y): True to take the moves and the release (a pull)."""
+
+    def move(self, x: float, y: float) -> None:
+        """The mouse moved to (x, y) during a press this tool took."""
+
+    def release(self) -> None:
+        """The button was let go after a press this tool took."""
+
+    def click(self, x: float, y: float) -> None:
+        """A press and release at (x, y) without moving between them."""
 
 
 class Scene:

@@ -5,8 +5,9 @@ or as fast as possible) and then draws one frame from pybullet's poses, so what 
 what a headless run with the same seed and inputs computes. Drawing never changes the simulation.
 
 The window puts together the 3-D view and its items (sear.gui.simview), its cameras (sear.gui.simcamera),
-the HUD and the docks (sear.gui.simdocks), the console (sear.gui.simconsole) and the keys
-(sear.gui.simkeys); this module holds its menus and toolbar, the stepping, the status bar and its life
+the HUD and the docks (sear.gui.simdocks), the console (sear.gui.simconsole), the keys
+(sear.gui.simkeys) and the objects (sear.gui.simpick: click to see one, drag to pull one, the Objects
+dock); this module holds its menus and toolbar, the stepping, the status bar and its life
 cycle. With several robots, Tab chooses the driven robot: the keys drive it, and the camera, the HUD and
 the sensor docks follow it.
 """
@@ -20,7 +21,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QWidget,
+)
 
 from sear import exitcodes
 from sear.errors import ProjectError
@@ -30,7 +40,10 @@ from sear.gui.simcamera import Cameras
 from sear.gui.simconsole import Console
 from sear.gui.simdocks import Hud, PlotsPanel, SensorDocks, collapse_empty_plots, give_pictures_room
 from sear.gui.simkeys import CAMERA_KEYS, DRIVE_KEYS, HELP, KeyRouter
+from sear.gui.simpick import ObjectsPanel, Picker
 from sear.gui.simview import Scene, SimView
+from sear.gui.startup import StartupProgress
+from sear.project import save_camera_view
 from sear.runtime.pacer import Pacer
 from sear.runtime.simulation import Simulation, TickResult
 
@@ -133,8 +146,15 @@ class SimulationWindow(QMainWindow):
         self.view = SimView()
         self.view.setBackgroundColor((176, 200, 224))
         self.scene = Scene(self.view, sim, debug_shapes=sim.project.code.debug_shapes)
-        self.cameras = Cameras(self.view, sim.driven_robot, self.draw)
+        self.cameras = Cameras(self.view, sim.driven_robot, self.draw, ground=sim.world.terrain_height,
+                               views=sim.project.views)
         self.hud = Hud(self.view)
+        self.picked = QLabel(self.view)
+        """What was clicked in the view and its pose (sear.gui.simpick), over the view's bottom left."""
+        self.picked.setStyleSheet("background: rgba(255, 255, 255, 225); color: #111; padding: 6px; "
+                                  "border: 1px solid #888; border-radius: 4px;")
+        self.picked.setVisible(False)
+        self.picker = Picker(self.view, sim, self.picked)
         self.help = QLabel(HELP, self.view)
         self.help.setStyleSheet("background: rgba(255, 255, 255, 235); color: #111; padding: 10px; "
                                 "border: 1px solid #888; border-radius: 6px;")
@@ -146,6 +166,10 @@ class SimulationWindow(QMainWindow):
         self.plots = PlotsPanel(sim)
         self.plots_dock = self._dock("Plots", self.plots, Qt.DockWidgetArea.RightDockWidgetArea)
         self.sensor_docks = SensorDocks(self, sim)
+        self.objects = ObjectsPanel(sim, self.picker)
+        self.objects_dock = self._dock("Objects", self.objects, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabifyDockWidget(self.plots_dock, self.objects_dock)  # a tab beside the plots: no room taken
+        self.plots_dock.raise_()
         self.console = Console()
         self.console_dock = self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
         # The right-hand docks reach down to the status bar; the console lies under the 3-D view only.
@@ -224,6 +248,8 @@ class SimulationWindow(QMainWindow):
         add("copy", "Copy", False, lambda: self.copy_text(), QKeySequence.StandardKey.Copy)
         add("copy_readout", "Copy Sensor Readout", False, lambda: self.copy_readout(), "Ctrl+Shift+C")
         add("view_focus", "Back to the 3-D View", False, lambda: self.view.setFocus(), shown_key="Esc")
+        add("reset_view", "Reset View", False, lambda: self.cameras.reset_view(), "Home", tool="Reset view")
+        add("save_view", "Save View As…", False, lambda: self.save_view())
         bar.addSeparator()
         bar.addWidget(QLabel(" Camera: "))
         bar.addWidget(self.cameras.box)
@@ -242,6 +268,8 @@ class SimulationWindow(QMainWindow):
         edit.addAction(c["copy_readout"])
         view = menus.addMenu("&View")
         self.cameras.fill_menu(view.addMenu("&Camera"))
+        view.addAction(c["reset_view"])
+        view.addAction(c["save_view"])
         view.addAction(c["view_focus"])
         view.addSeparator()
         view.addAction(c["rays"])
@@ -276,6 +304,29 @@ class SimulationWindow(QMainWindow):
         if on:
             self.help.adjustSize()
             self.help.move(max(0, self.view.width() - self.help.width() - 12), 12)
+
+    def save_view(self, name: str | None = None) -> None:
+        """View > Save View As...: the camera as it is now, under a name asked for (or `name`), into the
+        project file, so this and every later run's Camera box lists it as "View: NAME"."""
+        if name is None:
+            name, ok = QInputDialog.getText(self, "Save View", "A name for this view:",
+                                            text=f"view {len(self.cameras.views) + 1}")
+            if not ok:
+                return
+        name = name.strip()
+        path = self.simulation.project.path
+        if not name or path is None:
+            self.console.note("View not saved: " + ("it needs a name.\n" if not name else
+                                                    "the project has no file to keep it in.\n"))
+            return
+        try:
+            views = save_camera_view(path, self.cameras.saved_view(name))
+        except ProjectError as exc:
+            self.console.note(f"View not saved: {exc}\n")
+            return
+        self.simulation.project.views = views
+        self.cameras.set_views(views, choose=name)
+        self.console.note(f"View \u201c{name}\u201d saved in {path.name}\n")
 
     def copy_text(self) -> None:
         """Edit > Copy: the console's selected text."""
@@ -375,6 +426,11 @@ class SimulationWindow(QMainWindow):
 
     # --- stepping --------------------------------------------------------------------------------------------
 
+    def _before_tick(self) -> None:
+        """Each tick's inputs: the held keys, and the mouse's pull on a body."""
+        self._drive_input()
+        self.picker.before_tick()
+
     def _drive_input(self) -> None:
         held = {DRIVE_KEYS[k] for k in self.view.held if k in DRIVE_KEYS}
         if held:
@@ -388,7 +444,7 @@ class SimulationWindow(QMainWindow):
 
     def _advance_ticks(self, count: int, budget: float | None = None) -> None:
         """Run `count` ticks with the held keys, or fewer if `budget` wall seconds run out first."""
-        self.simulation.advance(count, budget=budget, before_tick=self._drive_input, after_tick=self._ticked)
+        self.simulation.advance(count, budget=budget, before_tick=self._before_tick, after_tick=self._ticked)
 
     def _ticked(self, result: TickResult) -> None:
         if result.control:
@@ -422,6 +478,7 @@ class SimulationWindow(QMainWindow):
     def draw(self) -> None:
         self.scene.draw(self.simulation.driven_robot)
         self.cameras.place()
+        self.picker.refresh(text=False)
         # Text and plots change slowly to the eye and are costly to repaint (every widget over an
         # OpenGL view is recomposited in software): refresh them at about 4 Hz of wall time.
         # The docks (the costliest to repaint) on every other of those refreshes, the frames between
@@ -441,9 +498,12 @@ class SimulationWindow(QMainWindow):
         """The plots, the sensor docks and the grids, from the latest readings."""
         self.plots.refresh()
         self.sensor_docks.refresh()
+        if self.objects_dock.isVisible():
+            self.objects.refresh()
 
     def _update_hud(self) -> None:
         self.hud.show_robot(self.simulation)
+        self.picker.refresh()
         if self.help.isVisible():
             self.help.adjustSize()
             self.help.move(self.view.width() - self.help.width() - 12, 12)
@@ -500,8 +560,10 @@ def quit_application() -> None:
     QApplication.closeAllWindows()
 
 
-def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
+def run_window(simulation: Simulation, *, duration: float | None = None,
+               progress: StartupProgress | None = None) -> int:
     """Show the simulation window until it is closed (or `duration` simulated seconds pass); returns 0.
+    `progress`: the start-up window (sear.gui.startup), closed once this window has drawn its first frame.
 
     A user code error (a hook stuck past its time-out, a crash of its process) is shown in the console
     while the window keeps running; Space restarts the user code. The caller closes the simulation."""
@@ -510,9 +572,13 @@ def run_window(simulation: Simulation, *, duration: float | None = None) -> int:
     configure_qt()
     app = QApplication.instance() or QApplication([])
     set_window_icon()
+    if progress is not None:
+        progress.stage("Opening the simulation window")
     window = SimulationWindow(simulation, duration=duration)
     window.show()
     window.start()
+    if progress is not None:
+        window.view.first_frame = progress.finish
     stopped: list[int] = []
 
     def stop(signum: int, frame: object) -> None:  # runs in whatever Python code is under way (a frame)

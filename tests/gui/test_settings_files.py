@@ -223,3 +223,19 @@ def test_open_recent_after_a_restart_with_a_fresh_settings_folder(tmp_path, demo
     Project(name="o").save(other)
     assert session(other) == [str(other), str(project)]
     assert session() == [str(other), str(project)]
+
+
+def test_a_view_the_simulation_window_saved_is_taken_without_asking_and_kept_by_saves(window, answers, demo_copy,
+                                                                                      qtbot):
+    from sear.project import CameraView, save_camera_view
+
+    path = demo_copy / "demo.prj"
+    assert window.open_project(path)
+    save_camera_view(path, CameraView("gate", (1.0, 2.0, 0.5), 12.0, 40.0, 30.0))  # what View > Save View does
+    qtbot.waitUntil(lambda: [v.name for v in window.project.views] == ["gate"], timeout=60_000)
+    assert not _questions(answers, "changed by another program") and not window.dirty
+    window.field_widget("dynamics.mass").setValue(24.0)
+    assert window.save()
+    saved = Project.load(path)
+    assert saved.dynamics.mass == 24.0 and [(v.name, v.center, v.distance) for v in saved.views] == \
+        [("gate", (1.0, 2.0, 0.5), 12.0)]

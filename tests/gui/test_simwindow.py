@@ -1,4 +1,4 @@
-"""The simulation window, driven with real key events (pytest-qt under Xvfb)."""
+"""The simulation window, driven with real key and mouse events (pytest-qt under Xvfb)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 from lxml import etree
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -275,3 +275,72 @@ def test_record_refuses_the_projects_own_files(window, demo_copy):
     assert code.read_bytes() == before and w.simulation.log is None
     assert not w.commands["record"].isChecked()
     assert "Not recording: " in w.console.toPlainText() and "user code file" in w.console.toPlainText()
+
+
+# --- the Free camera (issue 24 item 4) ---
+
+
+def _eye(view) -> np.ndarray:
+    """The eye of pyqtgraph's orbit camera: `distance` from the centre, `elevation` up, `azimuth` round."""
+    c, o = view.opts["center"], view.opts
+    e, a = math.radians(o["elevation"]), math.radians(o["azimuth"])
+    return np.array([c.x(), c.y(), c.z()]) + o["distance"] * np.array(
+        [math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)])
+
+
+def test_held_z_stops_the_free_camera_above_the_ground(window):
+    w = window
+    w.timer.stop()
+    ground = w.simulation.world.terrain  # the demo's terrain: its highest point bounds the ground anywhere
+    start = _eye(w.view)
+    QTest.keyPress(w.view, Qt.Key.Key_Z)
+    for _ in range(400):  # 400 frames of Z: 2 % of the distance each, far below the ground unclamped
+        w.frame()
+    QTest.keyRelease(w.view, Qt.Key.Key_Z)
+    eye = _eye(w.view)
+    assert eye[2] < start[2] - 1.0  # positive control: Z did move the camera down
+    xy = eye[:2]
+    near = np.linalg.norm(ground.mesh.vertices[:, :2] - xy, axis=1) < 3.0
+    assert near.any()  # the eye is over the terrain
+    assert eye[2] >= ground.mesh.vertices[near, 2].min() + 0.45, eye
+
+
+def test_choosing_free_again_puts_the_camera_back_on_the_robot(window):
+    w = window
+    w.timer.stop()
+    first = dict(w.view.opts)
+    QTest.mousePress(w.view, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(700, 60))
+    for y in range(60, 400, 20):
+        QTest.mouseMove(w.view, QPoint(700 - y, y))
+    QTest.mouseRelease(w.view, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(300, 400))
+    assert w.view.opts["azimuth"] != pytest.approx(first["azimuth"], abs=5)  # the drag orbited
+    box = w.cameras.box
+    assert box.currentData() == "free"
+    box.activated.emit(box.currentIndex())  # what choosing the entry in use does (Qt emits no change)
+    robot = w.simulation.state.position
+    centre = w.view.opts["center"]
+    assert np.allclose([centre.x(), centre.y(), centre.z()], robot, atol=1e-6)
+    assert (w.view.opts["distance"], w.view.opts["elevation"], w.view.opts["azimuth"]) == (8.0, 25, -135)
+
+
+def test_a_saved_view_is_kept_in_the_project_and_chosen_again(window, qtbot):
+    w = window
+    w.timer.stop()
+    w.view.setCameraPosition(distance=12.0, elevation=40.0, azimuth=30.0)
+    w.save_view("gate")
+    saved = Project.load(w.simulation.project.path).views
+    assert [(v.name, v.distance, v.elevation, v.azimuth) for v in saved] == [("gate", 12.0, 40.0, 30.0)]
+    box = w.cameras.box
+    assert box.currentData() == "view:gate" and box.currentText() == "View: gate"
+    w.view.orbit(90, -20)  # the user moves away
+    assert w.view.opts["azimuth"] != pytest.approx(30.0)
+    box.activated.emit(box.currentIndex())  # choosing it again: back to the view as saved
+    assert (w.view.opts["distance"], w.view.opts["elevation"], w.view.opts["azimuth"]) == (12.0, 40.0, 30.0)
+    # The next run of the project lists it.
+    again = Simulation(Project.load(w.simulation.project.path), seed=4)
+    try:
+        later = SimulationWindow(again)
+        qtbot.addWidget(later)
+        assert "View: gate" in [later.cameras.box.itemText(i) for i in range(later.cameras.box.count())]
+    finally:
+        again.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QFileSystemWatcher, QSettings, QTimer
@@ -333,6 +333,8 @@ class ProjectWindow(QMainWindow):
                 return
             if str(path) not in self._watcher.files():
                 self._watcher.addPath(str(path))
+            if self._adopt_views(path):
+                return
             changes = " and the changes made here are lost" if self.dirty else ""
             answer = QMessageBox.question(
                 self, "Project file changed",
@@ -352,6 +354,19 @@ class ProjectWindow(QMainWindow):
                 self._mark_dirty()
         finally:
             self._checking_disk = False
+
+    def _adopt_views(self, path: Path) -> bool:
+        """When the file differs from this window's project only in its named camera views (the simulation
+        window saved one: sear.project.save_camera_view), take them without asking, so a later save here
+        keeps them. False when anything else differs (or the file cannot be read): then the user is asked."""
+        try:
+            disk = Project.load(path)
+        except SearError:
+            return False
+        if replace(disk, views=self.project.views) != self.project:
+            return False
+        self.project.views = disk.views
+        return True
 
     def changeEvent(self, event: QEvent) -> None:
         """When the window becomes active again, look at the project file (a watcher may miss a change on
