@@ -47,10 +47,13 @@ def test_sim_called_from_a_thread_is_refused_in_that_thread_and_the_run_goes_on(
     that thread (its name in the message), the thread's output before it is shown, the hooks go on."""
     code = ("import threading, time\n\nticks = []\n\ndef worker(sim):\n    print('worker says hello')\n"
             "    while len(ticks) < 3:\n        time.sleep(0.001)\n    sim.pose\n\n"
-            "def init(sim):\n"
-            "    threading.Thread(target=worker, args=(sim,), name='my-worker', daemon=True).start()\n\n"
+            "def init(sim):\n    global thread\n"
+            "    thread = threading.Thread(target=worker, args=(sim,), name='my-worker', daemon=True)\n"
+            "    thread.start()\n\n"
             "def main_loop(sim):\n    ticks.append(sim.time)\n"
-            "    if len(ticks) == 10:\n        print('main_loop ran')\n")
+            "    if len(ticks) == 10:\n"
+            "        thread.join(3.0)  # its report written whole before the run can end, however loaded the machine\n"
+            "        print('main_loop ran')\n")
     out = _run(tmp_path, code)
     assert "worker says hello" in out  # the thread's own output is kept
     assert "SimThreadError" in out and "'my-worker'" in out and "sim.pose()" in out

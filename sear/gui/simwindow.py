@@ -166,12 +166,14 @@ class SimulationWindow(QMainWindow):
         self.plots = PlotsPanel(sim)
         self.plots_dock = self._dock("Plots", self.plots, Qt.DockWidgetArea.RightDockWidgetArea)
         self.sensor_docks = SensorDocks(self, sim)
-        self.objects = ObjectsPanel(sim, self.picker)
-        self.objects_dock = self._dock("Objects", self.objects, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.tabifyDockWidget(self.plots_dock, self.objects_dock)  # a tab beside the plots: no room taken
-        self.plots_dock.raise_()
         self.console = Console()
         self.console_dock = self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.objects = ObjectsPanel(sim, self.picker)
+        self.objects_dock = self._dock("Objects", self.objects, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # Beside the console, under the view: no room taken from the right-hand column, which the plots and
+        # the sensors' pictures share (and a collapsed Plots dock leaves to the pictures). Not as a tab: the
+        # tab bar QMainWindow makes for tabbed docks keeps its scroll buttons off the screen.
+        self.splitDockWidget(self.console_dock, self.objects_dock, Qt.Orientation.Horizontal)
         # The right-hand docks reach down to the status bar; the console lies under the 3-D view only.
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
