@@ -233,8 +233,9 @@ class Dynamics:
     motor_gear_ratio: float | None = param(None, kind="positive", unit="", label="Motor extra gear ratio")
     """Turns of the gearmotor's output shaft per wheel turn, for a reduction beyond the gearmotor's own
     gearbox (whose ratio is in its figures); None = 1, the wheel on the shaft."""
-    motor_efficiency: float | None = param(None, minimum=0.0, maximum=1.0, unit="", label="Motor extra gear efficiency")
-    """Efficiency of that extra reduction, 0 to 1; None = 1."""
+    motor_efficiency: float | None = param(None, minimum=0.0, maximum=1.0, exclusive_minimum=True, unit="",
+                                           label="Motor extra gear efficiency")
+    """Efficiency of that extra reduction, greater than 0 and at most 1; None = 1."""
 
 
 DEFAULT_DYNAMICS = Dynamics()

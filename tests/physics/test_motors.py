@@ -19,7 +19,7 @@ import pytest
 from sear.demo import WHEEL_RADIUS_M
 from sear.physics.world import World
 
-from .helpers import G, ROVER, ROVER_WHEELS, rover_project, run, static_box, yaw
+from .helpers import ROVER, ROVER_WHEELS, G, rover_project, run, static_box, yaw
 
 # A gearmotor behind a further 2:1 belt at 80 %, run at 9 V though rated at 12 V: every figure counts.
 STALL, NO_LOAD, RATED, SUPPLY, RATIO, EFFICIENCY = 2.5, 16.0, 12.0, 9.0, 2.0, 0.8
