@@ -129,13 +129,17 @@ class Preset:
     """The datasheet or product page the figures are from, and the figures in its units."""
 
 
+def _pololu_37d(ratio: str, items: str, rpm: int, kg_mm: int) -> Preset:
+    """A 12 V Pololu 37D gearmotor from the performance summary of its datasheet (every 12 V version's stall
+    extrapolation draws 5.5 A)."""
+    return Preset(f"Pololu 37D {ratio} metal gearmotor 12V (items {items})", kg_mm * KG_MM, rpm * RPM, 12.0,
+                  f"Pololu 37D Metal Gearmotors datasheet, Rev 1.2 (pololu.com), performance summary: {rpm} RPM "
+                  f"no load, stall extrapolation {kg_mm} kg·mm, 5.5 A, at 12 V")
+
+
 PRESETS: tuple[Preset, ...] = (
-    Preset("Pololu 37D 30:1 metal gearmotor 12V (items #4742, #4752)", 140 * KG_MM, 330 * RPM, 12.0,
-           "Pololu 37D Metal Gearmotors datasheet, Rev 1.2 (pololu.com), performance summary: 330 RPM no load, "
-           "stall extrapolation 140 kg·mm, 5.5 A, at 12 V"),
-    Preset("Pololu 37D 50:1 metal gearmotor 12V (items #4743, #4753)", 210 * KG_MM, 200 * RPM, 12.0,
-           "Pololu 37D Metal Gearmotors datasheet, Rev 1.2 (pololu.com), performance summary: 200 RPM no load, "
-           "stall extrapolation 210 kg·mm, 5.5 A, at 12 V"),
+    _pololu_37d("30:1", "#4742, #4752", 330, 140),
+    _pololu_37d("50:1", "#4743, #4753", 200, 210),
     Preset("Pololu 75:1 micro metal gearmotor HPCB 12V (item #5215)", 10 * KG_MM, 450 * RPM, 12.0,
            "https://www.pololu.com/product/5215: 450 RPM, 80 mA no load; stall extrapolation 1.0 kg·cm "
            "(13 oz·in), 0.75 A, at 12 V"),

@@ -10,6 +10,10 @@ sear.models.robotdesc.wheels' proposal):
   driven wheels as a torque limit: a driven wheel's motor turns it towards its top speed with at most
   F_wheel · r N·m (r its radius), so it pushes the ground with at most F_wheel. Top speed: the joint's
   <limit velocity> when the URDF gives one, else MAX_WHEEL_SPEED / r;
+- with wheel motors (`Dynamics.motor_*`, sear.motors) the inputs set each driven wheel's duty instead (its
+  force over its share of F), and its joint motor turns it towards the duty's no-load speed with at most
+  the DC motor's torque at the speed the joint turns (set before every step): the torque falls linearly
+  with speed. A joint without a velocity limit gets the motor's no-load speed as its top speed;
 - the drive model (`Dynamics.drive_type`, sear.drives) is given the wheels as places: left or right,
   steerable when below a steering joint, in no slot (a URDF's casters are joints of their own). It says
   which wheels are driven and what force each gets (car: the wheels not below steering joints, rear-wheel

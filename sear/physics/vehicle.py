@@ -54,6 +54,11 @@ it, in any direction, as a caster that turns to follow its motion does, and has 
 nothing holds the robot sideways but the driven wheels, and it turns about the middle of their axle, as a
 two-motor robot does.
 
+Wheel motors (`Dynamics.motor_*`, sear.motors): without them a driven wheel's force is the drive model's
+and holds until the inputs change. With them the inputs set each driven wheel's duty (its force over its
+share of the engine force) and every step its force is the DC motor's torque at the wheel's rolling speed
+over its radius (`_motor_forces`), so a robot tops out where its motors' torque meets the load.
+
 The chassis collides with obstacles through the convex hull of the body model; the wheels are rays,
 so like Bullet's vehicle they do not collide sideways with walls (the body usually reaches them first).
 Brake differs from Bullet in one way: Bullet takes the brake value as an impulse per step, which makes

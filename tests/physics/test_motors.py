@@ -9,7 +9,6 @@ and Drives, ch. 3), not with sear.motors' own arithmetic.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -32,16 +31,6 @@ WHEEL_NO_LOAD = NO_LOAD * SUPPLY / (RATED * RATIO)
 """rad/s of a wheel at full duty with no load: 6 rad/s, 0.6 m/s at the rim."""
 TRACK = ROVER_WHEELS["left_rear"][1] - ROVER_WHEELS["right_rear"][1]
 """m between the driven wheels."""
-
-
-@pytest.fixture
-def world_factory(tmp_path, make_world):
-    folders = itertools.count()
-
-    def make(**kwargs):
-        return make_world(rover_project(tmp_path / f"w{next(folders)}", **kwargs))
-
-    return make
 
 
 def _forward_speed(world: World) -> float:
@@ -92,6 +81,26 @@ def test_without_a_motor_the_same_force_keeps_accelerating(world_factory):
     run(world, 4.0)
     # 40 N on 20 kg for 4 s: well past the motor's no-load rim speed.
     assert _forward_speed(world) > 3 * WHEEL_NO_LOAD * WHEEL_RADIUS_M
+
+
+def test_a_motor_stiffer_than_the_step_settles_at_its_no_load_speed(world_factory):
+    """A motor whose line is far steeper than the explicit step can follow (T_ws/(ω_w0·r²)·dt = 200 N·m /
+    (2 rad/s · 0.01 m²) · 1/240 s ≈ 42 kg, against the rover's 5 kg per wheel) would overshoot its speed
+    each step and chatter (it swings by 20 % without the step's guard); it settles at its no-load speed
+    instead, steadily (the grip, μ = 1, caps what the tyres pass while it speeds up)."""
+    stall, no_load = 200.0, 2.0  # N·m and rad/s at the wheel: gear ratio 1, supply = rated
+    world = world_factory(drive_type="skid", motor_stall_torque=stall, motor_no_load_speed=no_load,
+                          motor_rated_voltage=12.0)
+    assert stall / (no_load * WHEEL_RADIUS_M**2) * world.dt > 4 * ROVER.mass / 4  # the motor is that stiff
+    run(world, 0.5)
+    world.vehicles[0].accelerate(ROVER.engine_force)
+    run(world, 2.0)
+    speeds = []
+    for _ in range(24):
+        run(world, 1 / 48)
+        speeds.append(_forward_speed(world))
+    assert np.mean(speeds) == pytest.approx(no_load * WHEEL_RADIUS_M, rel=0.02)
+    assert max(speeds) - min(speeds) < 0.01 * no_load * WHEEL_RADIUS_M
 
 
 def _wall_push(world: World, wall: int, seconds: float) -> float:
