@@ -24,6 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from sear.errors import ProjectError
+
 KG_MM = 9.80665e-3
 """N·m in one kg·mm (kgf·mm), the unit of Pololu's datasheet torques."""
 OZ_IN = 7.061552e-3
@@ -80,9 +82,12 @@ class GearMotor:
 
 def motor_of(dynamics: Any) -> GearMotor | None:
     """The motor a robot's Vehicle Dynamics fields describe (sear.project.Dynamics' motor_* fields), or None
-    when they give none (no stall torque and no no-load speed). Call `motor_problem` first: this assumes
-    the fields make sense."""
-    if dynamics.motor_stall_torque is None or dynamics.motor_no_load_speed is None:
+    when they give none. ProjectError naming the field when they give only part of one (`motor_problem`;
+    loading a project reports it as a problem before any robot is built)."""
+    problem = motor_problem(dynamics)
+    if problem is not None:
+        raise ProjectError(problem[0], field=problem[1])
+    if dynamics.motor_stall_torque is None:
         return None
     rated = dynamics.motor_rated_voltage
     supply = dynamics.motor_supply_voltage if dynamics.motor_supply_voltage is not None else rated

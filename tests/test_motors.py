@@ -76,3 +76,12 @@ def test_an_impossible_efficiency_is_refused_naming_the_file_and_field(tmp_path)
     with pytest.raises(ProjectError) as caught:
         Project.load(path)
     assert "motor_efficiency" in str(caught.value) and "e.prj" in str(caught.value)
+
+
+def test_a_half_given_motor_is_refused_when_a_robot_is_built_from_a_bare_project():
+    """Scripts and tests build worlds without loading: the robot's motor is refused there too, by field."""
+    from sear.errors import ProjectError
+
+    with pytest.raises(ProjectError) as caught:
+        motor_of(replace(Dynamics(), motor_stall_torque=1.0, motor_no_load_speed=10.0))
+    assert caught.value.field == "dynamics.motor_rated_voltage"
