@@ -106,7 +106,8 @@ def motor_problem(dynamics: Any, prefix: str = "dynamics") -> tuple[str, str] | 
         return None
     for name in ("motor_stall_torque", "motor_no_load_speed", "motor_rated_voltage"):
         if not given[name]:
-            missing = name.removeprefix("motor_").replace("_", " ")
+            missing = {"motor_stall_torque": "stall torque", "motor_no_load_speed": "no-load speed",
+                       "motor_rated_voltage": "rated voltage"}[name]
             return (f"the motor's {missing} is missing: a motor needs its stall torque, no-load speed and rated "
                     "voltage from its datasheet (or leave every motor field empty for plain drive forces).",
                     f"{prefix}.{name}")

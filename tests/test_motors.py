@@ -60,7 +60,7 @@ def test_a_motor_without_its_no_load_speed_is_refused_naming_the_field(tmp_path)
     path = project.save(tmp_path / "m.prj")
     problems = load_project(path).problems
     motor = [p for p in problems if p.field == "dynamics.motor_no_load_speed"]
-    assert len(motor) == 1 and "no load speed is missing" in motor[0].message and motor[0].file == path
+    assert len(motor) == 1 and "no-load speed is missing" in motor[0].message and motor[0].file == path
     project.dynamics.motor_no_load_speed = 20.0  # the positive control: a whole motor is no problem
     project.save(path)
     assert not [p for p in load_project(path).problems if (p.field or "").startswith("dynamics.motor")]
