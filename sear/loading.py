@@ -28,6 +28,7 @@ from sear.models.meshfiles import TerrainModel
 from sear.models.robotdesc.drive import drive_facts, drive_warnings
 from sear.models.robotdesc.parse import is_urdf
 from sear.models.robotdesc.report import collision_report
+from sear.motors import motor_problem
 from sear.project import Project
 from sear.sensors.checks import read_robot_sensors
 from sear.sensors.config import SensorConfig
@@ -108,6 +109,9 @@ def load_project(source: str | Path | Project) -> Loaded:
     robots = []
     for index, robot in enumerate(project.robots):
         prefix, who = project.robot_prefix(index), project.robot_who(index)
+        motor = motor_problem(robot.dynamics, f"{prefix}dynamics")
+        if motor is not None:
+            problems.append(Problem(who + motor[0], file=project.path, field=motor[1]))
         description, models = read_robot_models(project, index, choices, problems)
         report = [who + str(finding) for finding in collision_report(description)] if description is not None else []
         sensors_choice = choices[f"{prefix}code.sensors"]

@@ -218,6 +218,24 @@ class Dynamics:
     """Unloaded suspension length, metres; None = the wheel radius."""
     max_suspension_travel: float | None = param(None, kind="positive", unit="m", label="Suspension travel")
     """How far the suspension may compress or extend from rest, metres; None = the rest length."""
+    # The wheel motors (sear.motors): every driven wheel has one such DC gearmotor when these are given.
+    motor_stall_torque: float | None = param(None, kind="positive", unit="N·m", label="Motor stall torque")
+    """Stall torque of each driven wheel's gearmotor at its output shaft at the rated voltage, N·m (the
+    datasheet's stall extrapolation). With the no-load speed and rated voltage it makes the drive a DC motor
+    model: torque falls linearly with speed, and the drive inputs set its duty. None: plain drive forces."""
+    motor_no_load_speed: float | None = param(None, kind="positive", unit="rad/s", label="Motor no-load speed")
+    """No-load speed of the gearmotor's output shaft at the rated voltage, rad/s (datasheet RPM × 2π/60)."""
+    motor_rated_voltage: float | None = param(None, kind="positive", unit="V", label="Motor rated voltage")
+    """The voltage the motor's stall torque and no-load speed are given for, V."""
+    motor_supply_voltage: float | None = param(None, kind="positive", unit="V", label="Motor supply voltage")
+    """The voltage the motor driver switches at full throttle, V; None = the rated voltage. Stall torque and
+    no-load speed scale with it."""
+    motor_gear_ratio: float | None = param(None, kind="positive", unit="", label="Motor extra gear ratio")
+    """Turns of the gearmotor's output shaft per wheel turn, for a reduction beyond the gearmotor's own
+    gearbox (whose ratio is in its figures); None = 1, the wheel on the shaft."""
+    motor_efficiency: float | None = param(None, minimum=0.0, maximum=1.0, exclusive_minimum=True, unit="",
+                                           label="Motor extra gear efficiency")
+    """Efficiency of that extra reduction, greater than 0 and at most 1; None = 1."""
 
 
 DEFAULT_DYNAMICS = Dynamics()

@@ -10,6 +10,10 @@ sear.models.robotdesc.wheels' proposal):
   driven wheels as a torque limit: a driven wheel's motor turns it towards its top speed with at most
   F_wheel · r N·m (r its radius), so it pushes the ground with at most F_wheel. Top speed: the joint's
   <limit velocity> when the URDF gives one, else MAX_WHEEL_SPEED / r;
+- with wheel motors (`Dynamics.motor_*`, sear.motors) the inputs set each driven wheel's duty instead (its
+  force over its share of F), and its joint motor turns it towards the duty's no-load speed with at most
+  the DC motor's torque at the speed the joint turns (set before every step): the torque falls linearly
+  with speed. A joint without a velocity limit gets the motor's no-load speed as its top speed;
 - the drive model (`Dynamics.drive_type`, sear.drives) is given the wheels as places: left or right,
   steerable when below a steering joint, in no slot (a URDF's casters are joints of their own). It says
   which wheels are driven and what force each gets (car: the wheels not below steering joints, rear-wheel
@@ -54,6 +58,7 @@ from sear.gravity import GRAVITY
 from sear.models.loaded import RobotModels
 from sear.models.robotdesc.model import RobotDescription
 from sear.models.robotdesc.wheels import UrdfWheels, wheel_ids
+from sear.motors import GearMotor, motor_of
 from sear.physics.inputs import DriveInputs
 from sear.project import Dynamics
 from sear.state import VehicleState
@@ -132,10 +137,18 @@ class UrdfVehicle(DriveInputs):
             side = float(poses[joint.child][1, 3])
             limit = joint.effort if joint.effort else STEERING_TORQUE
             self._steering.append((self.joint_index[name], 1.0 if axis[2] >= 0 else -1.0, side, limit))
+        self.motor: GearMotor | None = motor_of(dynamics)
+        """Each driven wheel's DC gearmotor (sear.motors), or None: the drive inputs are forces."""
         self._top_speed = []
         for w in self._wheel_list:
             velocity = desc.joints[w.joint].velocity
-            self._top_speed.append(velocity if velocity else MAX_WHEEL_SPEED / max(w.radius, 1e-3))
+            if self.motor is not None:  # the motor's no-load speed, or the joint's limit when lower
+                top = min(velocity, self.motor.wheel_no_load_speed) if velocity else self.motor.wheel_no_load_speed
+            else:
+                top = velocity if velocity else MAX_WHEEL_SPEED / max(w.radius, 1e-3)
+            self._top_speed.append(top)
+        self._duties: list[float] = []
+        """With a motor: each pushing wheel's duty magnitude, 0 to 1, in `_pushing`'s order."""
         self.body_mesh = body_mesh if body_mesh is not None else _empty_mesh()
         self.wheel_meshes = wheel_meshes or {}
         # Continuous joints that are neither wheels nor steering (casters, idler wheels) turn freely:
@@ -175,11 +188,23 @@ class UrdfVehicle(DriveInputs):
         model = self.drive_model
         n = len(self._wheel_list)
         weight_share = self.total_mass * GRAVITY / n
-        targets, limits = [], []
+        targets: list[float] = []
+        limits: list[float] = []
         forces = self._wheel_forces()
         self._pushing = [(i, math.copysign(1.0, f)) for i, f in enumerate(forces) if f != 0.0]
+        motor = self.motor
+        if motor is not None:
+            # The inputs are a duty: a wheel's force over its share of the full engine force; the motor
+            # pushes with up to the stall torque at that duty, towards the no-load speed at that duty.
+            full = self.dynamics.engine_force / max(1, sum(model.driven))
+            self._duties = [min(1.0, abs(forces[i]) / full) if full > 0 else 1.0 for i, _ in self._pushing]
+            duty_of = dict(zip((i for i, _ in self._pushing), self._duties, strict=True))
         for wheel, force, top, caster in zip(self._wheel_list, forces, self._top_speed, model.casters, strict=True):
-            if force != 0.0:
+            if force != 0.0 and motor is not None:
+                duty = duty_of[len(targets)]
+                targets.append(math.copysign(top * duty, force) * wheel.forward_sign)
+                limits.append(duty * motor.wheel_stall_torque)
+            elif force != 0.0:
                 targets.append(math.copysign(top, force) * wheel.forward_sign)
                 limits.append(abs(force) * wheel.radius)
             else:
@@ -259,13 +284,24 @@ class UrdfVehicle(DriveInputs):
         states = p.getLinkStates(self.body_id, [self._wheel_joints[i] for i, _ in self._pushing],
                                  computeLinkVelocity=1, physicsClientId=client)
         targets = list(self._targets)
-        for (i, sign), state in zip(self._pushing, states, strict=True):
+        motor, limits = self.motor, self._limits
+        if motor is not None:
+            # The motor's torque falls linearly with the wheel's speed: the joint motor may push with at most
+            # the torque the motor has at the speed the joint turns now.
+            limits = list(limits)
+            spins = p.getJointStates(self.body_id, [self._wheel_joints[i] for i, _ in self._pushing],
+                                     physicsClientId=client)
+            for (i, sign), duty, spin in zip(self._pushing, self._duties, spins, strict=True):
+                speed = sign * spin[1] * self._wheel_list[i].forward_sign  # rad/s in the push's direction
+                limits[i] = max(0.0, motor.wheel_torque(duty, speed))
+        for k, ((i, sign), state) in enumerate(zip(self._pushing, states, strict=True)):
             wheel = self._wheel_list[i]
             ground = sign * float(np.dot(state[6], forward))  # m/s the ground passes, in the push's direction
-            rim = min(self._top_speed[i] * wheel.radius, max(0.0, ground) * (1.0 + SLIP_RATIO) + MIN_SLIP)
+            top = self._top_speed[i] * (self._duties[k] if motor is not None else 1.0)
+            rim = min(top * wheel.radius, max(0.0, ground) * (1.0 + SLIP_RATIO) + MIN_SLIP)
             targets[i] = sign * rim / max(wheel.radius, 1e-3) * wheel.forward_sign
         p.setJointMotorControlArray(self.body_id, self._wheel_joints, p.VELOCITY_CONTROL, targetVelocities=targets,
-                                    forces=self._limits, physicsClientId=client)
+                                    forces=limits, physicsClientId=client)
 
 
 def build_urdf_vehicle(client: int, models: RobotModels, dynamics: Dynamics, position: tuple[float, float, float],

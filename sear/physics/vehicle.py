@@ -54,6 +54,11 @@ it, in any direction, as a caster that turns to follow its motion does, and has 
 nothing holds the robot sideways but the driven wheels, and it turns about the middle of their axle, as a
 two-motor robot does.
 
+Wheel motors (`Dynamics.motor_*`, sear.motors): without them a driven wheel's force is the drive model's
+and holds until the inputs change. With them the inputs set each driven wheel's duty (its force over its
+share of the engine force) and every step its force is the DC motor's torque at the wheel's rolling speed
+over its radius (`_motor_forces`), so a robot tops out where its motors' torque meets the load.
+
 The chassis collides with obstacles through the convex hull of the body model; the wheels are rays,
 so like Bullet's vehicle they do not collide sideways with walls (the body usually reaches them first).
 Brake differs from Bullet in one way: Bullet takes the brake value as an impulse per step, which makes
@@ -72,6 +77,7 @@ import pybullet as p
 
 from sear.collision import NOT_ROBOTS_MASK, ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
 from sear.drives.base import WheelPlace
+from sear.motors import GearMotor, motor_of
 from sear.physics import tyre
 from sear.physics.inputs import DriveInputs
 from sear.project import WHEEL_IDS, Dynamics
@@ -226,6 +232,12 @@ class Vehicle(DriveInputs):
                                                   for g in self._geoms])
         self._braked_wheels = float(max(1, self.drive_model.casters.count(False)))
         """How many wheels share the brake force: every wheel but the casters."""
+        self.motor: GearMotor | None = motor_of(dynamics)
+        """Each driven wheel's DC gearmotor (sear.motors), or None: the drive inputs are forces."""
+        self._duties = [0.0] * tyre.WHEELS
+        """With a motor: each wheel's duty, -1 to 1, from the inputs (0: coasting, or not driven)."""
+        self._motor_mass = dynamics.mass / max(1, sum(self.drive_model.driven))
+        """kg: the chassis mass per driven wheel, for the motor step's guard (`_motor_forces`)."""
         self.distance = 0.0
         self._kernels: tyre.Kernels | None = None
         """The tyre kernels of the last update (sear.physics.tyre.kernels: plain Python, then numba's)."""
@@ -330,6 +342,11 @@ class Vehicle(DriveInputs):
             inputs += (geom.radius, float(length), math.sin(steering), math.cos(steering), force, float(caster))
         self._steerings = steerings
         self._wheels_in[:] = inputs
+        if self.motor is not None:
+            # The inputs are a duty: a wheel's force over its share of the full engine force.
+            full = self.dynamics.engine_force / max(1, sum(model.driven))
+            self._duties = [max(-1.0, min(1.0, force / full)) if full > 0 else math.copysign(1.0, force) if force
+                            else 0.0 for force in self._wheel_forces()]
         self._set_dynamics()
 
     def _buffers(self) -> None:
@@ -392,6 +409,8 @@ class Vehicle(DriveInputs):
         lin, ang = _base_velocity(self.body_id, physicsClientId=self.client)
         chassis = (*pos, *lin, *ang, *_matrix_from_quaternion(orn))
         self._com = pos
+        if self.motor is not None:
+            self._motor_forces(chassis, dt)
         brake = self.brake_force
         params = self._params
         params[tyre.P_BRAKE_EACH] = brake / self._braked_wheels  # casters have no brake
@@ -405,6 +424,42 @@ class Vehicle(DriveInputs):
         self._chassis = chassis
         wheel_rays(chassis, params, self._hard_points_flat, self._wheels_in, rays)
         return [rays[0:3], rays[3:6], rays[6:9], rays[9:12]], [rays[12:15], rays[15:18], rays[18:21], rays[21:24]]
+
+    def _motor_forces(self, chassis: Sequence[float], dt: float) -> None:
+        """Each motor-driven wheel's drive force for this step (N, into the kernels' inputs) from its duty
+        and its speed: the motor's torque at the wheel's rolling speed (the ground speed of the wheel
+        centre along the wheel, over its radius) over the radius. The wheels have no inertia of their own,
+        so a wheel turns at its ground speed; one pushed past its grip slides, and the tyre passes its
+        Coulomb limit, which is what a spinning wheel passes too.
+
+        The force is stepped explicitly, so a motor far stiffer than the chassis per wheel can carry
+        (T_ws/(ω_w0·r²)·dt > m/n) would overshoot its speed each step: the force is kept to what takes the
+        chassis' share of mass to the duty's no-load speed within the step, never past it."""
+        motor = self.motor
+        assert motor is not None
+        stall, no_load = motor.wheel_stall_torque, motor.wheel_no_load_speed
+        vx, vy, vz, wx, wy, wz = chassis[3:9]
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = chassis[9:18]
+        gx, gy, gz = self._cog_tuple
+        wheels_in, mass = self._wheels_in, self._motor_mass
+        for index, (geom, duty) in enumerate(zip(self._geoms, self._duties, strict=True)):
+            if duty == 0.0:
+                continue  # coasting (the driver's coast mode) or not driven: drive force 0 from the inputs
+            at = index * tyre.WHEEL_IN
+            # The wheel centre's offset from the centre of mass, and its velocity v + w x r, world frame.
+            bx, by, bz = geom.centre[0] - gx, geom.centre[1] - gy, geom.centre[2] - gz
+            rx, ry, rz = (r00 * bx + r01 * by + r02 * bz, r10 * bx + r11 * by + r12 * bz,
+                          r20 * bx + r21 * by + r22 * bz)
+            px, py, pz = vx + wy * rz - wz * ry, vy + wz * rx - wx * rz, vz + wx * ry - wy * rx
+            sin_s, cos_s = wheels_in[at + tyre.W_SIN], wheels_in[at + tyre.W_COS]
+            fx, fy, fz = r00 * cos_s + r01 * sin_s, r10 * cos_s + r11 * sin_s, r20 * cos_s + r21 * sin_s
+            radius = geom.radius
+            speed = px * fx + py * fy + pz * fz  # m/s along the wheel
+            force = stall * (duty - speed / (radius * no_load)) / radius
+            room = (duty * no_load * radius - speed) * mass / dt  # the force that reaches that speed in dt
+            if abs(force) > abs(room):
+                force = room
+            wheels_in[at + tyre.W_DRIVE] = force
 
     def apply_wheel_hits(self, hits: Sequence[tuple]) -> None:
         """The second half of `update`: from the four rays' hits (pybullet's rayTestBatch results, in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from sear.models.loaded import load_models
 from sear.physics.world import World
 from sear.project import Project
+
+from .helpers import rover_project
 
 
 @pytest.fixture
@@ -24,3 +27,15 @@ def make_world() -> Iterator[Callable[[Project], World]]:
     yield make
     for world in worlds:
         world.close()
+
+
+@pytest.fixture
+def world_factory(tmp_path, make_world) -> Callable[..., World]:
+    """Rover worlds (helpers.rover_project), each in a folder of its own, with the given project fields.
+    (test_differential, test_table and test_vehicle still define the same fixture themselves.)"""
+    folders = itertools.count()
+
+    def make(**kwargs) -> World:
+        return make_world(rover_project(tmp_path / f"w{next(folders)}", **kwargs))
+
+    return make

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from sear.drives import registry as drive_registry
 from sear.fielddocs import field_docs
+from sear.gui.settings.motor_box import MotorBox
 from sear.gui.settings.tab import EditedProject, SettingsTab, label
 from sear.gui.widgets import NumberField, rich_tip
 from sear.models.robotdesc.parse import is_urdf, package_root_paths
@@ -108,6 +109,8 @@ class DynamicsTab(SettingsTab):
         more.setLayout(form2)
         layout.addWidget(main, 1)
         layout.addWidget(more, 1)
+        self.motor_box = MotorBox(self)
+        page.addWidget(self.motor_box)
 
     def _set_cog(self, index: int, value: float) -> None:
         c = list(self.robot.dynamics.cog_offset)
@@ -149,6 +152,7 @@ class DynamicsTab(SettingsTab):
         self.drive_type.blockSignals(True)
         self.drive_type.setCurrentIndex(max(0, self.drive_type.findData(dynamics.drive_type)))
         self.drive_type.blockSignals(False)
+        self.motor_box.refresh()
         for name, auto in self.auto_suspension.items():
             auto.blockSignals(True)
             auto.setChecked(getattr(dynamics, name) is None)
@@ -258,4 +262,5 @@ class DynamicsTab(SettingsTab):
 
     def field_widget(self, field: str) -> QWidget | None:
         widget = {"dynamics.drive_type": self.drive_type, "dynamics.cog_offset": self.cog_fields[0]}.get(field)
+        widget = widget if widget is not None else self.motor_box.widget_for(field)
         return widget if widget is not None else super().field_widget(field)
