@@ -100,8 +100,8 @@ class Body:
     """Robot Body Model tab: the chassis model and where the robot starts.
 
     The start position is either relative (metres north/east of the terrain centre and altitude above
-    the terrain there) or absolute (latitude, longitude, altitude above sea level). The robot is
-    dropped from the start pose and settles on the terrain.
+    the terrain there) or absolute (latitude, longitude, altitude above sea level). The robot starts at
+    rest on the terrain there, or, with Drop start, is dropped from the start altitude and settles.
     """
 
     file: Path | None = param(None)
@@ -128,15 +128,21 @@ class Body:
     start_east: float = param(0.0, unit="m", label="East")
     """Relative start: metres east of the terrain centre."""
     start_altitude: float = param(0.05, unit="m", label="Altitude", decimals=3)
-    """Relative start: gap between the wheels' lowest point and the terrain, metres (the robot drops
-    and settles)."""
+    """Relative start with Drop start ticked: gap between the wheels' lowest point and the terrain, metres
+    (the robot drops and settles). Otherwise unused: the robot starts resting on the terrain."""
     start_latitude: float = param(35.3, kind="latitude", unit="°", label="Latitude", decimals=6)
     """Absolute start: decimal degrees north."""
     start_longitude: float = param(-80.7, kind="longitude", unit="°", label="Longitude", decimals=6)
     """Absolute start: decimal degrees east."""
     start_abs_altitude: float = param(0.5, unit="m", label="Altitude", decimals=3)
-    """Absolute start: altitude of the wheels' lowest point above sea level, metres (raised to the
-    terrain surface if below it)."""
+    """Absolute start with Drop start ticked: altitude of the wheels' lowest point above sea level, metres
+    (raised to the terrain surface if below it). Otherwise unused: the robot starts resting on the terrain."""
+    drop_start: bool = param(False, label="Drop start")
+    """Start as the original SEAR did: dropped from the start altitude, the robot falls onto its springs and
+    bounces until its dampers settle it. Unticked (the default), it starts at rest: placed on the ground
+    under its start position with its suspension compressed by its weight and its chassis following the
+    slope, so a parked robot's sensors read steady values from the first tick (a robot from a URDF is set
+    down with its lowest point on the ground)."""
     rotation: tuple[float, float, float, float] = param((0.0, 0.0, 0.0, 1.0))
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
     gripper: Gripper | None = param(None)
