@@ -141,7 +141,9 @@ class World:
 
     def _build_vehicle(self, index: int, robot: Robot, models: RobotModels) -> Vehicle | UrdfVehicle:
         """Robot `index`'s vehicle (and gripper) at its start pose, added to `vehicles` and `start_poses`."""
-        start = self._start_pose(robot.body, -models.lowest)
+        # A URDF robot keeps the drop start: its wheels are bodies on joints, which Bullet's contacts settle.
+        body = robot.body if models.description is None else replace(robot.body, drop_start=True)
+        start = self._start_pose(body, -models.lowest)
         self.descriptions.append(models.description)
         vehicle = build_vehicle(self.client, robot, models, tuple(start[0]), tuple(start[1]))
         if isinstance(vehicle, Vehicle) and not robot.body.drop_start:
@@ -175,7 +177,7 @@ class World:
         """Body frame origin and orientation at the start, the body frame `clearance` m above the robot's
         lowest point (RobotModels.lowest). With Drop start (`body.drop_start`), that point `start_altitude`
         above the terrain (relative start) or at the given altitude above sea level (absolute start);
-        otherwise on the terrain (a mesh vehicle is then settled on its springs: sear.physics.settle).
+        otherwise on the terrain (a mesh vehicle, then settled on its springs: sear.physics.settle).
         `body`: the robot's Robot Body Model fields, which hold its start."""
         orientation = np.asarray(body.rotation, dtype=float)
         if body.start_mode == "relative":

@@ -38,9 +38,9 @@ def test_a_typed_ratio_sets_the_coefficient_and_the_warning_goes(window):
 
 
 def test_the_demo_rovers_dampers_are_in_the_road_vehicle_range(demo_window):
-    tab = demo_window.dynamics_tab
+    tab, dynamics = demo_window.dynamics_tab, demo_window.project.dynamics
     for name in ("suspension_compression", "suspension_damping"):
-        zeta = getattr(demo_window.project.dynamics, name) / math.sqrt(demo_window.project.dynamics.suspension_stiffness)
+        zeta = getattr(dynamics, name) / math.sqrt(dynamics.suspension_stiffness)
         assert 0.3 <= zeta <= 0.5
         assert tab.ratios[name].value() == pytest.approx(zeta, abs=1e-3)
         assert tab.ratio_warnings[name].isHidden()
