@@ -196,13 +196,16 @@ class Dynamics:
     suspension_compression: float = param(0.2, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
                                           required=True)
     """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s, 0 to 30 (Bullet's
-    wheelsDampingCompression; k·2·sqrt(stiffness) is k times critical damping, k = 0.1-0.3 is usual).
+    wheelsDampingCompression). Its damping ratio on four wheels is ζ = compression / sqrt(stiffness)
+    (sear.suspension; Bullet's "k·2·sqrt(stiffness) is k times critical" counts one wheel): road vehicles
+    have ζ = 0.2-0.5, the default here (the thesis's) is 0.018.
     Four dampers slow the chassis at 4·damping per second; stepped explicitly, more than 1/(2·dt) would
     overshoot each step and chatter, so the bound keeps it stable at physics rates of 120 Hz and more."""
     suspension_damping: float = param(0.3, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
                                       required=True)
     """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s, 0 to 30
-    (Bullet's wheelsDampingRelaxation); bounded like the compression damping."""
+    (Bullet's wheelsDampingRelaxation); bounded like the compression damping. Damping ratio ζ = damping /
+    sqrt(stiffness), 0.027 at the (thesis's) defaults."""
     friction_slip: float = param(10.5, kind="nonNegative", unit="", label="Wheel friction slip")
     """Tyre friction coefficient μ: a wheel's drive/brake and side forces together are at most this times
     its load (the friction circle), so no robot accelerates or brakes harder than μ·g, and a braked robot

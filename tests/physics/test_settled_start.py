@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import fields
+from pathlib import Path
 
 import numpy as np
 import pybullet as p
@@ -145,3 +146,18 @@ def test_drop_start_settles_as_a_damped_oscillator(world_factory, zeta):
     assert len(outside) > 0  # it did start outside the band (it was dropped)
     measured = (outside[-1] + 1) * world.dt
     assert measured == pytest.approx(expected, rel=0.2)
+
+
+def test_new_projects_and_bundled_robots_are_damped_like_road_vehicles():
+    # ζ = damping / sqrt(stiffness) (heave on four wheels, as above): 0.3-0.5 for what SEAR gives a new
+    # project and its bundled robots; the thesis's defaults, which old files carry, stay as they were.
+    from sear import resources
+    from sear.project import Project
+    from sear.starter import NEW_DYNAMICS
+
+    bundled = [Project.load(Path(str(resources.packaged(*name)))).dynamics
+               for name in (("demo", "demo.prj"), ("diffbot", "diffbot.prj"))]
+    for dynamics in (NEW_DYNAMICS, *bundled):
+        for damper in (dynamics.suspension_compression, dynamics.suspension_damping):
+            assert 0.3 <= damper / math.sqrt(dynamics.suspension_stiffness) <= 0.5
+    assert Dynamics().suspension_damping / math.sqrt(Dynamics().suspension_stiffness) < 0.1
