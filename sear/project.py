@@ -100,8 +100,8 @@ class Body:
     """Robot Body Model tab: the chassis model and where the robot starts.
 
     The start position is either relative (metres north/east of the terrain centre and altitude above
-    the terrain there) or absolute (latitude, longitude, altitude above sea level). The robot is
-    dropped from the start pose and settles on the terrain.
+    the terrain there) or absolute (latitude, longitude, altitude above sea level). The robot starts at
+    rest on the terrain there, or, with Drop start, is dropped from the start altitude and settles.
     """
 
     file: Path | None = param(None)
@@ -128,15 +128,22 @@ class Body:
     start_east: float = param(0.0, unit="m", label="East")
     """Relative start: metres east of the terrain centre."""
     start_altitude: float = param(0.05, unit="m", label="Altitude", decimals=3)
-    """Relative start: gap between the wheels' lowest point and the terrain, metres (the robot drops
-    and settles)."""
+    """Relative start with Drop start ticked: gap between the wheels' lowest point and the terrain, metres
+    (the robot drops and settles). Otherwise unused: the robot starts resting on the terrain."""
     start_latitude: float = param(35.3, kind="latitude", unit="°", label="Latitude", decimals=6)
     """Absolute start: decimal degrees north."""
     start_longitude: float = param(-80.7, kind="longitude", unit="°", label="Longitude", decimals=6)
     """Absolute start: decimal degrees east."""
     start_abs_altitude: float = param(0.5, unit="m", label="Altitude", decimals=3)
-    """Absolute start: altitude of the wheels' lowest point above sea level, metres (raised to the
-    terrain surface if below it)."""
+    """Absolute start with Drop start ticked: altitude of the wheels' lowest point above sea level, metres
+    (raised to the terrain surface if below it). Otherwise unused: the robot starts resting on the terrain."""
+    drop_start: bool = param(False, label="Drop start")
+    """Start as the original SEAR did: dropped from the start altitude, the robot falls onto its springs and
+    bounces until its dampers settle it. Unticked (the default), it starts at rest: placed on the ground
+    under its start position with its suspension compressed by its weight and its chassis following the
+    slope, so a parked robot's sensors read steady values from the first tick. A robot from a URDF is
+    always dropped (its wheels are bodies on joints), as is a robot whose springs cannot carry it (too soft
+    for their travel: it rests on its body)."""
     rotation: tuple[float, float, float, float] = param((0.0, 0.0, 0.0, 1.0))
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
     gripper: Gripper | None = param(None)
@@ -189,13 +196,16 @@ class Dynamics:
     suspension_compression: float = param(0.2, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
                                           required=True)
     """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s, 0 to 30 (Bullet's
-    wheelsDampingCompression; k·2·sqrt(stiffness) is k times critical damping, k = 0.1-0.3 is usual).
+    wheelsDampingCompression). Its damping ratio on four wheels is ζ = compression / sqrt(stiffness)
+    (sear.suspension; Bullet's "k·2·sqrt(stiffness) is k times critical" counts one wheel): road vehicles
+    have ζ = 0.2-0.5, the default here (the thesis's) is 0.018.
     Four dampers slow the chassis at 4·damping per second; stepped explicitly, more than 1/(2·dt) would
     overshoot each step and chatter, so the bound keeps it stable at physics rates of 120 Hz and more."""
     suspension_damping: float = param(0.3, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
                                       required=True)
     """Damping coefficient of the extending (relaxing) stroke per kg of chassis mass, 1/s, 0 to 30
-    (Bullet's wheelsDampingRelaxation); bounded like the compression damping."""
+    (Bullet's wheelsDampingRelaxation); bounded like the compression damping. Damping ratio ζ = damping /
+    sqrt(stiffness), 0.027 at the (thesis's) defaults."""
     friction_slip: float = param(10.5, kind="nonNegative", unit="", label="Wheel friction slip")
     """Tyre friction coefficient μ: a wheel's drive/brake and side forces together are at most this times
     its load (the friction circle), so no robot accelerates or brakes harder than μ·g, and a braked robot

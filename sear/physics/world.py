@@ -11,7 +11,7 @@ then steps pybullet.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from sear.models.robotdesc.model import RobotDescription
 from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
 from sear.physics.robot import build_vehicle
+from sear.physics.settle import settle
 from sear.physics.urdf import UrdfVehicle
 from sear.physics.vehicle import WHEEL_RAY_MASK, Vehicle
 from sear.project import Body, Project, Robot
@@ -140,10 +141,19 @@ class World:
 
     def _build_vehicle(self, index: int, robot: Robot, models: RobotModels) -> Vehicle | UrdfVehicle:
         """Robot `index`'s vehicle (and gripper) at its start pose, added to `vehicles` and `start_poses`."""
-        start = self._start_pose(robot.body, -models.lowest)
-        self.start_poses.append(start)
+        # A URDF robot keeps the drop start: its wheels are bodies on joints, which Bullet's contacts settle.
+        body = robot.body if models.description is None else replace(robot.body, drop_start=True)
+        start = self._start_pose(body, -models.lowest)
         self.descriptions.append(models.description)
         vehicle = build_vehicle(self.client, robot, models, tuple(start[0]), tuple(start[1]))
+        if isinstance(vehicle, Vehicle) and not robot.body.drop_start:
+            settled = settle(vehicle, tuple(start[0]), tuple(start[1]), self.dt)
+            if settled is None:  # the springs cannot carry it there: dropped from the start altitude
+                start = self._start_pose(replace(robot.body, drop_start=True), -models.lowest)
+                vehicle.reset(tuple(start[0]), tuple(start[1]))
+            else:
+                start = settled
+        self.start_poses.append(start)
         self.vehicles.append(vehicle)
         if robot.body.gripper is not None:
             if not isinstance(vehicle, Vehicle):
@@ -165,18 +175,20 @@ class World:
 
     def _start_pose(self, body: Body, clearance: float) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start, the body frame `clearance` m above the robot's
-        lowest point (RobotModels.lowest): that point `start_altitude` above the terrain (relative start)
-        or at the given altitude above sea level (absolute start; `body`: the robot's Robot Body Model
-        fields, which hold its start)."""
+        lowest point (RobotModels.lowest). With Drop start (`body.drop_start`), that point `start_altitude`
+        above the terrain (relative start) or at the given altitude above sea level (absolute start);
+        otherwise on the terrain (a mesh vehicle, then settled on its springs: sear.physics.settle).
+        `body`: the robot's Robot Body Model fields, which hold its start."""
         orientation = np.asarray(body.rotation, dtype=float)
         if body.start_mode == "relative":
             east, north = body.start_east, body.start_north
-            z = self.terrain_height(east, north) + body.start_altitude + clearance
+            ground = self.terrain_height(east, north)
+            z = (ground + body.start_altitude if body.drop_start else ground) + clearance
         else:
             east, north, up = geodetic_to_enu(body.start_latitude, body.start_longitude, body.start_abs_altitude,
                                               *self.geodetic_origin)
             ground = self.terrain_height(east, north)
-            z = max(up, ground + 0.01) + clearance
+            z = (max(up, ground + 0.01) if body.drop_start else ground) + clearance
         return np.array([east, north, z]), orientation / np.linalg.norm(orientation)
 
     def reset_vehicle(self, index: int | None = None) -> None:

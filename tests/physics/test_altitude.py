@@ -70,6 +70,7 @@ def test_absolute_start_altitude_is_above_the_same_sea_level(tmp_path):
     absolute.body.start_abs_altitude = ALTITUDE + h
     wheel_bottom = 0.08 + 0.1  # demo rover: wheel centres 0.08 m below the body origin, radius 0.1 m
     for project in (relative, absolute):
+        project.body.drop_start = True  # the altitudes are those of a drop start
         simulation = Simulation(project, sensor_configs=[])
         try:
             assert simulation.world.start_poses[0][0] == pytest.approx([0.0, 0.0, PLATEAU + h + wheel_bottom],

@@ -17,6 +17,7 @@ WHEEL_BOTTOM = 0.08 + 0.1
 def test_relative_start_is_east_north_and_altitude_above_the_terrain(tmp_path, make_world):
     project = rover_project(tmp_path, terrain=plane_mesh(slope_deg=5.0))
     project.body.start_east, project.body.start_north, project.body.start_altitude = 3.0, -2.0, 0.05
+    project.body.drop_start = True  # the altitude is that of a drop start
     world = make_world(project)
     ground = 3.0 * math.tan(math.radians(5.0))
     assert world.terrain_height(3.0, -2.0) == pytest.approx(ground, abs=1e-4)
@@ -31,6 +32,7 @@ def test_absolute_start_converts_latitude_longitude_to_the_world_frame(tmp_path,
     project.body.start_mode = "absolute"
     project.body.start_latitude, project.body.start_longitude = target["lat2"], target["lon2"]
     project.body.start_abs_altitude = 100.5
+    project.body.drop_start = True  # the altitude is that of a drop start
     world = make_world(project)
     # 0.5 m above the flat ground (the ellipsoid's drop over 11 m is 1e-5 m).
     assert world.vehicles[0].state().position == pytest.approx([5.0, 10.0, 0.5 + WHEEL_BOTTOM], abs=2e-3)

@@ -108,7 +108,7 @@ class BodyTab(SettingsTab):
 
     def _start_box(self) -> QGroupBox:
         """The start position group: relative to the terrain centre, or geographic."""
-        start = QGroupBox("Start position (the robot is dropped there and settles on the terrain)")
+        start = QGroupBox("Start position (the robot starts at rest on the terrain there)")
         grid = QGridLayout(start)
         self.relative_radio = QRadioButton("Relative to the terrain centre")
         self.absolute_radio = QRadioButton("Absolute (geographic)")
@@ -126,6 +126,11 @@ class BodyTab(SettingsTab):
         self.relative_box, self.absolute_box = rel, ab
         grid.addWidget(rel, 1, 0)
         grid.addWidget(ab, 1, 1)
+        self.drop_start = QCheckBox("Drop start: drop the robot from the altitude above (the original SEAR's "
+                                    "start: it bounces until its dampers settle it)")
+        self.drop_start.setToolTip(field_docs(Body)["drop_start"])
+        self.drop_start.toggled.connect(lambda on: self.set_field("body", "drop_start", bool(on)))
+        grid.addWidget(self.drop_start, 2, 0, 1, 2)
         return start
 
     def _gripper_box(self) -> QGroupBox:
@@ -246,12 +251,20 @@ class BodyTab(SettingsTab):
         self.absolute_radio.setChecked(body.start_mode == "absolute")
         for w in (self.relative_radio, self.absolute_radio):
             w.blockSignals(False)
+        self.drop_start.blockSignals(True)
+        self.drop_start.setChecked(body.drop_start)
+        self.drop_start.blockSignals(False)
 
     def update_enabled(self) -> None:
         relative = self.robot.body.start_mode == "relative"
         self.relative_box.setEnabled(relative)
         self.absolute_box.setEnabled(not relative)
         urdf = is_urdf(self.robot.body.file)
+        # The altitudes place a drop start only (a URDF robot's is always one); the rest applies either way.
+        dropped = self.robot.body.drop_start or urdf
+        self.numbers[("body", "start_altitude")].setEnabled(dropped)
+        self.numbers[("body", "start_abs_altitude")].setEnabled(dropped)
+        self.drop_start.setEnabled(not urdf)
         self.urdf_group.setVisible(urdf)
         self.numbers[("body", "scale")].setEnabled(not urdf)  # a URDF gives its meshes' scales itself
 
@@ -259,7 +272,8 @@ class BodyTab(SettingsTab):
         self.show_robot(self.body_preview)
 
     def field_widget(self, field: str) -> QWidget | None:
-        widget = {"body.file": self.body_file.edit, "body.left_wheels": self.urdf_panel.wheel_table,
+        widget = {"body.file": self.body_file.edit, "body.drop_start": self.drop_start,
+                  "body.left_wheels": self.urdf_panel.wheel_table,
                   "body.right_wheels": self.urdf_panel.wheel_table,
                   "body.steering_joints": self.urdf_panel.wheel_table,
                   "body.package_roots": self.urdf_panel.roots_list}.get(field)

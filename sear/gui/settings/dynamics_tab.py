@@ -30,10 +30,17 @@ from sear.gui.settings.tab import EditedProject, SettingsTab, label
 from sear.gui.widgets import NumberField, rich_tip
 from sear.models.robotdesc.parse import is_urdf, package_root_paths
 from sear.project import DEFAULT_DYNAMICS, Dynamics, joint_names
+from sear.suspension import LOW_DAMPING_RATIO, damping_coefficient, damping_ratio
 
 if TYPE_CHECKING:
     from sear.models.robotdesc.drive import DriveFacts
 
+RATIO_TIP = ("Damping ratio ζ of the chassis bouncing on its four springs, were both dampers this one: "
+             "coefficient / √stiffness (four wheels: coefficient·√4 / (2·√stiffness); both fields are per kg "
+             "of chassis mass). 1 is critical damping (no overshoot); road vehicles have 0.2-0.5. Typing a "
+             "ratio sets the coefficient that gives it.")
+RATIO_WARNING = (f"A damping ratio under {LOW_DAMPING_RATIO:g} lets the robot bounce for many swings after every "
+                 "bump (the thesis's defaults are about 0.03); 0.3-0.5 settles it in one or two.")
 URDF_FIXED = ("mass", "friction_slip", "suspension_stiffness", "suspension_compression", "suspension_damping",
               "suspension_rest_length", "max_suspension_travel")
 """The fields a URDF robot does not use: its URDF gives the mass and friction; its wheels are bodies on joints,
@@ -64,8 +71,27 @@ class DynamicsTab(SettingsTab):
         layout = QHBoxLayout()
         page.addLayout(layout, 1)
         main = QGroupBox("Vehicle dynamics (Bullet raycast vehicle)")
-        form = self.form("dynamics", Dynamics, ["mass", "engine_force", "brake_force", "suspension_stiffness",
-                                                 "suspension_compression", "suspension_damping"])
+        form = self.form("dynamics", Dynamics, ["mass", "engine_force", "brake_force", "suspension_stiffness"])
+        self.ratios: dict[str, NumberField] = {}
+        """Each damper's damping ratio ζ beside its coefficient (sear.suspension), by field name."""
+        self.ratio_warnings: dict[str, QLabel] = {}
+        for name in ("suspension_compression", "suspension_damping"):
+            row = QHBoxLayout()
+            row.addWidget(self.number("dynamics", Dynamics, name))
+            ratio = NumberField("", (0.0, 100.0, False, "0 or more"), decimals=3, tooltip=RATIO_TIP)
+            ratio.setMinimumWidth(90)
+            ratio.valueChanged.connect(lambda value, n=name: self._set_ratio(n, float(value)))
+            warning = QLabel(f"⚠ ζ < {LOW_DAMPING_RATIO:g}: it rings")
+            warning.setStyleSheet("color: #b35900")
+            warning.setToolTip(rich_tip(RATIO_WARNING))
+            row.addWidget(QLabel("ζ"))
+            row.addWidget(ratio)
+            row.addWidget(warning)
+            row.addStretch(1)
+            self.ratios[name], self.ratio_warnings[name] = ratio, warning
+            form.addRow(label(Dynamics, name) + ":", row)
+        for name in ("suspension_stiffness", "suspension_compression", "suspension_damping"):
+            self.numbers[("dynamics", name)].valueChanged.connect(lambda _v: self._show_ratios())
         reset = QPushButton("Reset Defaults")
         reset.setToolTip("The thesis's workable vehicle: mass 400, force 400, brake 1, stiffness 120, "
                          "compression 0.2, damping 0.3, and Bullet's defaults for the rest.")
@@ -112,6 +138,23 @@ class DynamicsTab(SettingsTab):
         self.motor_box = MotorBox(self)
         page.addWidget(self.motor_box)
 
+    def _show_ratios(self) -> None:
+        """Each damper's ζ from the fields as they are, and its warning when it is under LOW_DAMPING_RATIO."""
+        dynamics = self.robot.dynamics
+        for name, ratio in self.ratios.items():
+            zeta = damping_ratio(getattr(dynamics, name), dynamics.suspension_stiffness)
+            ratio.blockSignals(True)
+            ratio.set(zeta)
+            ratio.blockSignals(False)
+            self.ratio_warnings[name].setVisible(zeta < LOW_DAMPING_RATIO)
+
+    def _set_ratio(self, name: str, zeta: float) -> None:
+        """A damping ratio typed: the damper's coefficient that gives it (kept within the field's bounds)."""
+        number = self.numbers[("dynamics", name)]
+        number.set(min(damping_coefficient(zeta, self.robot.dynamics.suspension_stiffness), number.maximum()))
+        self.set_field("dynamics", name, float(number.value()))
+        self._show_ratios()
+
     def _set_cog(self, index: int, value: float) -> None:
         c = list(self.robot.dynamics.cog_offset)
         c[index] = value
@@ -147,6 +190,7 @@ class DynamicsTab(SettingsTab):
     def refresh(self) -> None:
         super().refresh()
         dynamics = self.robot.dynamics
+        self._show_ratios()
         for f, v in zip(self.cog_fields, dynamics.cog_offset, strict=True):
             f.set(v)
         self.drive_type.blockSignals(True)
@@ -230,6 +274,10 @@ class DynamicsTab(SettingsTab):
                 name not in self.auto_suspension or getattr(dynamics, name) is not None))
         for auto in self.auto_suspension.values():
             auto.setEnabled(not urdf)
+        for name, ratio in self.ratios.items():
+            ratio.setEnabled(not urdf)
+            if urdf:
+                self.ratio_warnings[name].setVisible(False)
         for f in self.cog_fields:
             f.setEnabled(not urdf)
         shown = {"mass": facts.mass if facts is not None else dynamics.mass,

@@ -1,0 +1,163 @@
+"""Settled starts: a robot placed at its static equilibrium is at rest from the first tick; the drop start
+stays, and settles as a damped oscillator does. Expected values come from the spring-mass-damper model of
+the suspension worked out here (four springs k = stiffness·M, four dampers c = damping·M, per wheel, as
+btRaycastVehicle defines them), not from the code under test."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from sear.project import Dynamics
+
+from .helpers import G, plane_mesh, rover_project
+
+# The rover's wheels: radius 0.1 m, centres 0.08 m below the body origin; the suspension's rest length is
+# the radius (0.1 m) and its hard point the wheel centre plus the rest length.
+RADIUS, DROP, REST = 0.1, 0.08, 0.1
+TICKS = 240  # one second at the default 240 Hz
+
+THESIS = {f.name: getattr(Dynamics(), f.name) for f in fields(Dynamics)
+          if f.name in ("mass", "engine_force", "brake_force", "suspension_stiffness", "suspension_compression",
+                        "suspension_damping", "friction_slip")}
+"""The project defaults (the thesis's 400 kg vehicle) on the rover's wheels."""
+CASES = {
+    "defaults": THESIS,
+    "rover": {},
+    "undamped": {"suspension_compression": 0.0, "suspension_damping": 0.0},
+    "most damped": {"suspension_compression": 30.0, "suspension_damping": 30.0},
+    "stiffest": {"suspension_stiffness": 1000.0},
+    "stiffest undamped": {"suspension_stiffness": 1000.0, "suspension_compression": 0.0, "suspension_damping": 0.0},
+    "stiffest most damped": {"suspension_stiffness": 1000.0, "suspension_compression": 30.0,
+                             "suspension_damping": 30.0},
+    # The softest springs that still carry the rover on their travel: sag g/(4·s) = 0.1 m at s = 24.5.
+    "softest carrying": {"suspension_stiffness": 25.0, "suspension_compression": 0.0, "suspension_damping": 0.0},
+}
+
+
+@pytest.fixture
+def world_factory(tmp_path, make_world):
+    folders = itertools.count()
+
+    def make(**kwargs):
+        slope = kwargs.pop("slope", 0.0)
+        drop = kwargs.pop("drop", None)
+        project = rover_project(tmp_path / f"w{next(folders)}", terrain=plane_mesh(slope_deg=slope), **kwargs)
+        if drop is not None:
+            project.body.drop_start, project.body.start_altitude = True, drop
+        return make_world(project)
+
+    return make
+
+
+def _record(world, ticks: int = TICKS, brake: float = 0.0):
+    """Speed (m/s) and body-frame specific force (m/s², what an ideal accelerometer reads) every tick from
+    the first, the velocity before the first tick being the start's (at rest)."""
+    vehicle = world.vehicles[0]
+    if brake:
+        vehicle.brake(brake)
+    before = vehicle.state().linear_velocity
+    speeds, readings = [], []
+    for _ in range(ticks):
+        world.step()
+        state = vehicle.state()
+        accel = (state.linear_velocity - before) / world.dt
+        before = state.linear_velocity
+        rotation = np.array(p.getMatrixFromQuaternion(state.orientation.tolist())).reshape(3, 3)
+        readings.append(rotation.T @ (accel + np.array([0.0, 0.0, G])))
+        speeds.append(float(np.linalg.norm(state.linear_velocity)))
+    return np.array(speeds), np.array(readings)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_parked_robot_is_at_rest_from_the_first_tick(world_factory, case):
+    world = world_factory(**CASES[case])
+    stiffness = CASES[case].get("suspension_stiffness", 40.0)
+    # Each of four springs carries M·g/4 with force stiffness·compression·M: compression g/(4·stiffness).
+    # The body origin sits at the wheel radius + the wheel centres' drop + the rest length, less that.
+    expected_z = RADIUS + DROP - (G / (4 * stiffness))
+    speeds, readings = _record(world)
+    assert world.vehicles[0].state().position[2] == pytest.approx(expected_z, abs=1e-6)
+    assert speeds.max() < 1e-3
+    assert np.abs(readings - readings.mean(axis=0)).max() < 0.05
+    assert readings.mean(axis=0) == pytest.approx([0.0, 0.0, G], abs=0.05)  # it reads gravity, up
+
+
+def test_drop_start_is_still_there_and_moves(world_factory):
+    # Positive control of the test above: dropped 5 cm, the robot falls (g·t at first), then bounces.
+    speeds, readings = _record(world_factory(drop=0.05))
+    assert speeds[10] == pytest.approx(G * 11 / 240, rel=0.02)  # free fall for the first ticks
+    assert np.abs(readings - readings.mean(axis=0)).max() > 1.0
+
+
+def test_parked_on_a_slope_it_follows_the_slope_and_rests(world_factory):
+    # Braked on 10° (friction 1 > tan 10°), it does not move from the first tick, and the chassis lies along
+    # the slope, tilted back by the load transfer: the tyres hold M·g·sinθ at the ground, h below the centre
+    # of mass, and the rear pair of springs takes ΔN = M·g·sinθ·h/a more than the front (wheels ±a along
+    # the chassis), so the tilt is (ΔN / (2·s·M)) / (2a) = g·sinθ·h / (4·s·a²) (to first order: the rays
+    # along the tilted chassis move the contacts a little, ~20 % more at stiffness 40).
+    slope, a = math.radians(10.0), 0.22
+    for stiffness in (40.0, 160.0):
+        world = world_factory(slope=10.0, brake_force=500.0, suspension_stiffness=stiffness)
+        h = RADIUS + DROP - G * math.cos(slope) / (4 * stiffness)  # the body origin (= centre of mass) height
+        tilt = G * math.sin(slope) * h / (4 * stiffness * a * a)
+        speeds, readings = _record(world, brake=500.0)
+        x, y, z, w = world.vehicles[0].state().orientation
+        pitch = -math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))  # nose up the +x slope
+        assert pitch - slope == pytest.approx(tilt, rel=0.25)
+        assert speeds.max() < 1e-3
+        assert np.abs(readings - readings.mean(axis=0)).max() < 0.05
+        # An accelerometer at rest reads the reaction to gravity, g up: g·sin(pitch) along a nose-up x axis.
+        assert readings.mean(axis=0)[0] == pytest.approx(G * math.sin(pitch), abs=0.05)
+
+
+def _settling_time(zeta: float, omega: float, band: float = 0.02) -> float:
+    """Last time a damped oscillator's unit step response is outside ±band of 1 (s), from its exact
+    solution x(t) = 1 - e^(-ζωt)·(cos ω_d t + ζ/sqrt(1-ζ²)·sin ω_d t), sampled every 0.1 ms."""
+    t = np.arange(0.0, 40.0 / (zeta * omega), 1e-4)
+    wd = omega * math.sqrt(1 - zeta * zeta)
+    x = 1 - np.exp(-zeta * omega * t) * (np.cos(wd * t) + zeta / math.sqrt(1 - zeta * zeta) * np.sin(wd * t))
+    return float(t[np.abs(x - 1) > band][-1])
+
+
+@pytest.mark.parametrize("zeta", [0.3, 0.5, 0.7])
+def test_drop_start_settles_as_a_damped_oscillator(world_factory, zeta):
+    # Set down with its springs at rest length (no gap): a step of the weight onto the springs. Heave of the
+    # mass M on 4 springs k = s·M and 4 dampers c = d·M: ω = sqrt(4s), ζ = 4dM / (2·sqrt(4sM·M)) = d/sqrt(s).
+    stiffness = 40.0
+    damping = zeta * math.sqrt(stiffness)
+    world = world_factory(drop=0.0, suspension_stiffness=stiffness, suspension_compression=damping,
+                          suspension_damping=damping)
+    expected = _settling_time(zeta, math.sqrt(4 * stiffness))
+    sag = G / (4 * stiffness)
+    z0 = world.vehicles[0].state().position[2]
+    zs = []
+    for _ in range(round(3 * expected / world.dt)):
+        world.step()
+        zs.append(world.vehicles[0].state().position[2])
+    deviation = np.abs(np.array(zs) - (z0 - sag))
+    outside = np.nonzero(deviation > 0.02 * sag)[0]
+    assert len(outside) > 0  # it did start outside the band (it was dropped)
+    measured = (outside[-1] + 1) * world.dt
+    assert measured == pytest.approx(expected, rel=0.2)
+
+
+def test_new_projects_and_bundled_robots_are_damped_like_road_vehicles():
+    # ζ = damping / sqrt(stiffness) (heave on four wheels, as above): 0.3-0.5 for what SEAR gives a new
+    # project and its bundled robots; the thesis's defaults, which old files carry, stay as they were.
+    from sear import resources
+    from sear.project import Project
+    from sear.starter import NEW_DYNAMICS
+
+    bundled = [Project.load(Path(str(resources.packaged(*name)))).dynamics
+               for name in (("demo", "demo.prj"), ("diffbot", "diffbot.prj"))]
+    for dynamics in (NEW_DYNAMICS, *bundled):
+        for damper in (dynamics.suspension_compression, dynamics.suspension_damping):
+            assert 0.3 <= damper / math.sqrt(dynamics.suspension_stiffness) <= 0.5
+    assert Dynamics().suspension_damping / math.sqrt(Dynamics().suspension_stiffness) < 0.1
