@@ -236,7 +236,7 @@ class Vehicle(DriveInputs):
                          physicsClientId=client)
         p.setCollisionFilterGroupMask(self.body_id, -1, ROBOT_COLLISION_GROUP, ROBOT_BODY_MASK, physicsClientId=client)
         for link in range(count):
-            p.changeDynamics(self.body_id, link, lateralFriction=0.5, physicsClientId=client)
+            p.changeDynamics(self.body_id, link, lateralFriction=0.0, physicsClientId=client)
             p.setCollisionFilterGroupMask(self.body_id, link, WHEEL_COLLISION_GROUP, WHEEL_BODY_MASK,
                                           physicsClientId=client)
         info = p.getDynamicsInfo(self.body_id, -1, physicsClientId=client)

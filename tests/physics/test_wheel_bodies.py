@@ -17,7 +17,7 @@ import trimesh
 from sear.demo import make_wheel
 from sear.project import WHEEL_IDS
 
-from .helpers import ROVER_WHEELS, rover_project, run
+from .helpers import ROVER_WHEELS, rover_project, run, static_box
 
 POST_RADIUS = 0.025
 """A 5 cm post, m."""
@@ -135,3 +135,32 @@ def test_wheel_bodies_do_not_touch_the_terrain(tmp_path, make_world):
     world.step()
     links = {c[3] for c in p.getContactPoints(vehicle.body_id, world.terrain_ids[0], physicsClientId=world.client)}
     assert links == {-1}, links
+
+
+def _drive_at_step(tmp_path, make_world, height: float) -> tuple[float, float]:
+    """The rover driven (40 N) from rest at a fixed step `height` m high whose face is 1.5 m ahead of its
+    origin: (its origin's x after 4 s, where its front wheels' rims touch the step's face), m."""
+    world = make_world(rover_project(tmp_path))
+    vehicle = world.vehicles[0]
+    run(world, 0.5)
+    x0 = float(vehicle.pose()[0][0])
+    face = x0 + 1.5
+    static_box(world, (face + 0.5, 0.0, height / 2), (0.5, 2.0, height / 2))
+    vehicle.accelerate(40.0)
+    run(world, 4.0)
+    return float(vehicle.pose()[0][0]), face - _wheel_radius() - ROVER_WHEELS["left_front"][0]
+
+
+def test_a_step_higher_than_the_wheels_radius_stops_the_wheels(tmp_path, make_world):
+    """A rigid wheel cannot climb a step higher than its radius (the push it needs, W·√(h(2r−h))/(r−h),
+    has no bound at h = r): the rover stops with its front wheels' rims at the step's face (the wheel's
+    front-most point is at its centre's height, below the 12 cm step's top)."""
+    x, touch = _drive_at_step(tmp_path, make_world, 0.12)
+    # Within 5 mm: the chassis' nose, 2 cm behind the wheels' rims, would stop it about 2 cm further on.
+    assert abs(x - touch) <= 0.005, (x, touch)
+
+
+def test_a_step_half_the_wheels_radius_is_climbed_with_speed(tmp_path, make_world):
+    """The positive control: a 5 cm step, met at speed, is climbed and left behind (the box is 1 m deep)."""
+    x, touch = _drive_at_step(tmp_path, make_world, 0.05)
+    assert x > touch + 1.5, (x, touch)
