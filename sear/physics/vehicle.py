@@ -235,7 +235,7 @@ class Vehicle(DriveInputs):
         p.changeDynamics(self.body_id, -1, linearDamping=0.0, angularDamping=0.0, lateralFriction=0.5,
                          physicsClientId=client)
         p.setCollisionFilterGroupMask(self.body_id, -1, ROBOT_COLLISION_GROUP, ROBOT_BODY_MASK, physicsClientId=client)
-        for link in range(count):
+        for link in range(count):  # frictionless: a wheel turns on its axle, what meets its rim turns it
             p.changeDynamics(self.body_id, link, lateralFriction=0.0, physicsClientId=client)
             p.setCollisionFilterGroupMask(self.body_id, link, WHEEL_COLLISION_GROUP, WHEEL_BODY_MASK,
                                           physicsClientId=client)
