@@ -46,16 +46,19 @@ def _wheel_centre(vehicle, wid: str) -> np.ndarray:
 
 
 def test_a_post_on_a_wheels_line_stops_the_robot_at_the_wheel(tmp_path, make_world):
+    """Driven (20 N) at a post 0.3 m ahead of its left front wheel's centre, it meets the post at about
+    0.55 m/s and stops there, that wheel against it. (Met at 1.7 m/s the rover bounces, turns about the
+    post and rests its chassis' corner on it, the wheel about 2 cm off.)"""
     world = make_world(rover_project(tmp_path))
     vehicle = world.vehicles[0]
     run(world, 0.5)
     wheel = _wheel_centre(vehicle, "left_front")
-    post_xy = np.array([wheel[0] + 1.0, wheel[1]])
+    post_xy = np.array([wheel[0] + 0.3, wheel[1]])
     post = _post(world, *post_xy)
     # A vertical post and a wheel whose axle is horizontal: the wheel's rim meets the post at the wheel
     # centre's height, when the centre is r + the post's radius from the post's axis (horizontally).
     touch = _wheel_radius() + POST_RADIUS
-    vehicle.accelerate(40.0)
+    vehicle.accelerate(20.0)
     gaps, first_links = [], None
     for _ in range(round(3.0 / world.dt)):
         world.step()
@@ -70,6 +73,7 @@ def test_a_post_on_a_wheels_line_stops_the_robot_at_the_wheel(tmp_path, make_wor
     assert gaps[-1] <= touch + 0.02, (gaps[-1], touch)
     speed = np.linalg.norm(p.getBaseVelocity(vehicle.body_id, physicsClientId=world.client)[0][:2])
     assert speed < 0.05, speed
+    assert links == {WHEEL_IDS.index("left_front")}, links  # still the wheel, alone, against the post
 
 
 def test_a_post_beside_the_wheels_lets_the_robot_pass(tmp_path, make_world):
