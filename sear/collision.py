@@ -19,8 +19,13 @@ ROBOT_COLLISION_GROUP = 0x40
 gives dynamic bodies group 1 and static ones group 2 (StaticFilter)."""
 ROBOT_BODY_MASK = 0x7FFFFFFF
 """A robot body's mask: it collides with everything, other robots included."""
-NOT_ROBOTS_MASK = 0xFFFF & ~ROBOT_COLLISION_GROUP
-"""A ray mask that leaves out every robot (a wheel's suspension ray)."""
+WHEEL_COLLISION_GROUP = 0x100
+"""Collision filter group bit of a mesh robot's wheel bodies (the collision cylinders of
+sear.physics.vehicle) instead of ROBOT_COLLISION_GROUP: no ray of a wheel (NOT_ROBOTS_MASK) or of a sensor
+(SENSOR_RAY_MASK) meets them, and the terrain leaves them out (TERRAIN_COLLISION_MASK)."""
+NOT_ROBOTS_MASK = 0xFFFF & ~(ROBOT_COLLISION_GROUP | WHEEL_COLLISION_GROUP)
+"""A ray mask that leaves out every robot, its wheel bodies (WHEEL_COLLISION_GROUP) too: a wheel's
+suspension ray."""
 
 TERRAIN_COLLISION_GROUP = 0x80
 """Extra collision group bit of terrain bodies, so height queries can hit the terrain alone."""
@@ -32,6 +37,16 @@ demo 10-12x slower). Moving bodies (group 1, Bullet's default, and the robot) co
 STATIC_COLLISION_MASK = 0xFFFF & ~(STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP)
 """pybullet pairs two bodies when either one's group meets the other's mask (its filter ORs the two
 tests), so the mask of fixed bodies leaves out every bit a fixed body can carry, the terrain's too."""
+TERRAIN_COLLISION_MASK = STATIC_COLLISION_MASK & ~WHEEL_COLLISION_GROUP
+"""The terrain's mask: a fixed body's, less the wheel bodies' group."""
+WHEEL_BODY_MASK = ROBOT_BODY_MASK & ~(STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP)
+"""A wheel body's mask: no fixed body's bits. With TERRAIN_COLLISION_MASK the wheel bodies meet the
+terrain by neither of pybullet's two tests, so the suspension rays alone carry the robot over the ground;
+a wall, a tree or a fixed box still pairs with them through its own mask (STATIC_COLLISION_MASK has the
+wheels' bit), and other robots and movable bodies through both."""
+SENSOR_RAY_MASK = ROBOT_BODY_MASK & ~WHEEL_COLLISION_GROUP
+"""The mask of the sensors' pybullet rays: everything but the wheel bodies, which the sensors' Embree
+scenes do not hold either (a robot's sensors see other robots' hulls, as before the wheels had bodies)."""
 
 
 class StaticShape:

@@ -30,6 +30,10 @@ sear.models.robotdesc.wheels' proposal):
   spinning up to its top speed, which would take away its side grip (a skid steer veered 45° driving
   straight). It is how a robot's speed-controlled motors behave, and it keeps the turning resistance of
   a skid steer (sear.models.robotdesc.drive) what turns it.
+- casters: a link on a fixed joint named like a caster (CASTER_WORDS) is a ball transfer: its contacts
+  have no friction, and before each step it is held back by rolling resistance c_rr·N against its motion
+  along the ground (N its contacts' normal force on the last step), as a ball that rolls is; a ball with
+  friction would slide, dragging μ·N.
 Masses, inertias, friction and collision shapes are the URDF's (read with URDF_USE_INERTIA_FROM_FILE):
 the Vehicle Dynamics tab's mass, suspension and tyre fields do not apply. Links of one robot do not
 collide with each other (pybullet's default); every link is in the robots' collision group
@@ -62,6 +66,12 @@ from sear.motors import GearMotor, motor_of
 from sear.physics.inputs import DriveInputs
 from sear.project import Dynamics
 from sear.state import VehicleState
+
+CASTER_WORDS = ("caster", "castor")
+"""A link on a fixed joint whose joint or link name holds one of these is a ball transfer (a caster ball
+that rolls): UrdfVehicle gives it rolling resistance only."""
+CASTER_CREEP = 0.01
+"""m/s: below this speed a ball transfer's rolling resistance shrinks in proportion to the speed."""
 
 if TYPE_CHECKING:
     import trimesh
@@ -159,6 +169,13 @@ class UrdfVehicle(DriveInputs):
         if free:
             p.setJointMotorControlArray(self.body_id, free, p.VELOCITY_CONTROL, forces=[0.0] * len(free),
                                         physicsClientId=client)
+        self.caster_links = [self.joint_index[j.name] for j in desc.joints.values()
+                             if j.type == "fixed" and any(w in f"{j.name} {j.child}".lower() for w in CASTER_WORDS)]
+        """The ball transfers: links on fixed joints named like a caster (CASTER_WORDS). Their contacts have
+        no friction, and `update` holds each back by rolling resistance only (`_roll_casters`)."""
+        for link in self.caster_links:
+            p.changeDynamics(self.body_id, link, lateralFriction=0.0, rollingFriction=0.0, spinningFriction=0.0,
+                             physicsClientId=client)
         self.engine_force = 0.0
         self.brake_force = 0.0
         self.steering = 0.0
@@ -275,7 +292,10 @@ class UrdfVehicle(DriveInputs):
         """Before a step: each pushing wheel's motor may turn its rim at most SLIP_RATIO faster than the ground
         passes under it, plus MIN_SLIP (and never past its top speed), as a tyre grips best at a small slip: a
         wheel pushed harder than its grip then slides along, instead of spinning up to its top speed, which
-        takes away its side grip (a skid steer pushed to its grip veered 45° off a straight line in 5 s)."""
+        takes away its side grip (a skid steer pushed to its grip veered 45° off a straight line in 5 s).
+        And each ball transfer's rolling resistance (`_roll_casters`)."""
+        if self.caster_links:
+            self._roll_casters()
         if not self._pushing:
             return
         client = self.client
@@ -302,6 +322,29 @@ class UrdfVehicle(DriveInputs):
             targets[i] = sign * rim / max(wheel.radius, 1e-3) * wheel.forward_sign
         p.setJointMotorControlArray(self.body_id, self._wheel_joints, p.VELOCITY_CONTROL, targetVelocities=targets,
                                     forces=limits, physicsClientId=client)
+
+
+    def _roll_casters(self) -> None:
+        """Each ball transfer (`caster_links`) is held back as a rolling ball is: by c_rr·N
+        (`Dynamics.rolling_resistance`, N its contacts' normal force on the last step), against its
+        velocity along the ground in whatever direction it moves, and by nothing sideways. Below
+        CASTER_CREEP m/s the force shrinks in proportion, so a robot at rest is not shaken by it."""
+        client, c_rr = self.client, self.dynamics.rolling_resistance
+        for link in self.caster_links:
+            contacts = p.getContactPoints(bodyA=self.body_id, linkIndexA=link, physicsClientId=client)
+            load = sum(contact[9] for contact in contacts)
+            if load <= 0.0 or c_rr <= 0.0:
+                continue
+            normal = np.asarray(contacts[0][7], dtype=float)
+            state = p.getLinkState(self.body_id, link, computeLinkVelocity=1, physicsClientId=client)
+            velocity = np.asarray(state[6], dtype=float)
+            along = velocity - normal * float(velocity @ normal)
+            speed = float(np.linalg.norm(along))
+            if speed == 0.0:
+                continue
+            force = -c_rr * load * along / max(speed, CASTER_CREEP)
+            p.applyExternalForce(self.body_id, link, force.tolist(), contacts[0][5], p.WORLD_FRAME,
+                                 physicsClientId=client)
 
 
 def build_urdf_vehicle(client: int, models: RobotModels, dynamics: Dynamics, position: tuple[float, float, float],

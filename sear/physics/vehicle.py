@@ -59,8 +59,13 @@ and holds until the inputs change. With them the inputs set each driven wheel's 
 share of the engine force) and every step its force is the DC motor's torque at the wheel's rolling speed
 over its radius (`_motor_forces`), so a robot tops out where its motors' torque meets the load.
 
-The chassis collides with obstacles through the convex hull of the body model; the wheels are rays,
-so like Bullet's vehicle they do not collide sideways with walls (the body usually reaches them first).
+
+The chassis collides with obstacles through the convex hull of the body model. The wheels roll on their
+rays, and each also has a collision cylinder (radius and width from its model, axle along y): a massless
+link fixed to the chassis, so the robot stays one rigid body whose mass and inertia are the chassis'. The
+cylinders meet obstacles and other robots (a post in a wheel's path, another robot's wheel), never the
+terrain (sear.collision.WHEEL_COLLISION_GROUP): the rays carry the load. Fixed to the chassis, a cylinder cannot
+follow its suspension; it sits at the wheel's height at rest (`_wheel_body_centres`).
 Brake differs from Bullet in one way: Bullet takes the brake value as an impulse per step, which makes
 it depend on the step rate; here it is a force in newtons (impulse = force * dt).
 """
@@ -75,8 +80,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pybullet as p
 
-from sear.collision import NOT_ROBOTS_MASK, ROBOT_BODY_MASK, ROBOT_COLLISION_GROUP
+from sear.collision import (
+    NOT_ROBOTS_MASK,
+    ROBOT_BODY_MASK,
+    ROBOT_COLLISION_GROUP,
+    WHEEL_BODY_MASK,
+    WHEEL_COLLISION_GROUP,
+)
 from sear.drives.base import WheelPlace
+from sear.gravity import GRAVITY
 from sear.motors import GearMotor, motor_of
 from sear.physics import tyre
 from sear.physics.inputs import DriveInputs
@@ -97,6 +109,11 @@ _ray_test_batch = p.rayTestBatch
 _apply_force = p.applyExternalForce
 _apply_torque = p.applyExternalTorque
 _WORLD_FRAME = p.WORLD_FRAME
+WHEEL_BODY_CLEARANCE = 0.05
+"""How far a wheel's collision cylinder's bottom stands above the ground at rest, as a share of its radius
+(see Vehicle._wheel_body_centres): clear of what the wheel rolls on, low enough to meet a low box."""
+_AXLE_ALONG_Y = (math.sin(math.pi / 4), 0.0, 0.0, math.cos(math.pi / 4))
+"""A quarter turn about x: a pybullet cylinder's axis (z) onto the wheel's axle (the body's y)."""
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -201,15 +218,34 @@ class Vehicle(DriveInputs):
         from sear.physics.meshes import convex_collision_shape
 
         shape = convex_collision_shape(client, body_mesh)
+        self.wheel_body_centres = self._wheel_body_centres()
+        """Each wheel's collision cylinder's centre, body frame, m (in WHEEL_IDS order)."""
+        wheel_shapes = [p.createCollisionShape(p.GEOM_CYLINDER, radius=self.wheels[wid].radius,
+                                               height=self.wheels[wid].width, physicsClientId=client)
+                        for wid in WHEEL_IDS]
+        count = len(WHEEL_IDS)
         self.body_id = p.createMultiBody(
             baseMass=dynamics.mass, baseCollisionShapeIndex=shape,
             basePosition=position, baseOrientation=orientation,
-            baseInertialFramePosition=tuple(self.cog), physicsClientId=client,
+            baseInertialFramePosition=tuple(self.cog),
+            # The wheels' bodies: massless links fixed to the chassis, their cylinders' axes along y.
+            linkMasses=[0.0] * count, linkCollisionShapeIndices=wheel_shapes,
+            linkVisualShapeIndices=[-1] * count,
+            linkPositions=[tuple(float(v) for v in c) for c in self.wheel_body_centres],  # parent link frame
+            linkOrientations=[_AXLE_ALONG_Y] * count,
+            linkInertialFramePositions=[(0.0, 0.0, 0.0)] * count,
+            linkInertialFrameOrientations=[(0.0, 0.0, 0.0, 1.0)] * count,
+            linkParentIndices=[0] * count, linkJointTypes=[p.JOINT_FIXED] * count,
+            linkJointAxis=[(0.0, 0.0, 0.0)] * count, physicsClientId=client,
         )
         # No damping of our own: every force on the chassis is modelled.
         p.changeDynamics(self.body_id, -1, linearDamping=0.0, angularDamping=0.0, lateralFriction=0.5,
                          physicsClientId=client)
         p.setCollisionFilterGroupMask(self.body_id, -1, ROBOT_COLLISION_GROUP, ROBOT_BODY_MASK, physicsClientId=client)
+        for link in range(count):  # frictionless: a wheel turns on its axle, what meets its rim turns it
+            p.changeDynamics(self.body_id, link, lateralFriction=0.0, physicsClientId=client)
+            p.setCollisionFilterGroupMask(self.body_id, link, WHEEL_COLLISION_GROUP, WHEEL_BODY_MASK,
+                                          physicsClientId=client)
         info = p.getDynamicsInfo(self.body_id, -1, physicsClientId=client)
         self._inv_inertia_local = np.array([1.0 / i if i > 0 else 0.0 for i in info[2]])
         self._state = {wid: WheelState() for wid in WHEEL_IDS}
@@ -251,6 +287,22 @@ class Vehicle(DriveInputs):
         """The centre of mass this step (world, m), where the forces apply; set by wheel_rays."""
         self._buffers()
         self._inputs_changed()
+
+    def _wheel_body_centres(self) -> list[np.ndarray]:
+        """Where each wheel's collision cylinder sits on the chassis, body frame, m.
+
+        The cylinder is fixed to the chassis, while the wheel it stands for rides up by the suspension's
+        compression c. Fixed at the wheel's rest centre it would reach c into the ground; it is raised
+        instead by the compression that carries the robot's weight at rest, shared by the four wheels
+        (k·c·m = m·g/4, so c = g / (4·k), k the suspension stiffness per kg), at most the travel, and by
+        WHEEL_BODY_CLEARANCE of the radius more. Its bottom then stands just clear of whatever the wheel
+        rolls on, and its front and sides reach as far as the wheel's at that height. The terrain is left
+        out of its collisions (sear.collision.WHEEL_BODY_MASK) in any case: the rays carry the load."""
+        stiffness = self.dynamics.suspension_stiffness
+        static = GRAVITY / (4.0 * stiffness) if stiffness > 0 else self.max_travel
+        rise = min(static, self.max_travel)
+        return [self.wheels[wid].centre + np.array([0.0, 0.0, rise + WHEEL_BODY_CLEARANCE * self.wheels[wid].radius])
+                for wid in WHEEL_IDS]
 
     # --- inputs ----------------------------------------------------------------------------------
 

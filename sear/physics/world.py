@@ -21,6 +21,7 @@ from sear.collision import (
     STATIC_COLLISION_GROUP,
     STATIC_COLLISION_MASK,
     TERRAIN_COLLISION_GROUP,
+    TERRAIN_COLLISION_MASK,
     RobotHull,
     StaticShape,
     StaticWorld,
@@ -100,7 +101,7 @@ class World:
             self.terrain_ids = create_terrain_bodies(self.client, self.terrain)
             for tid in self.terrain_ids:
                 p.setCollisionFilterGroupMask(tid, -1, STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP,
-                                              STATIC_COLLISION_MASK, physicsClientId=self.client)
+                                              TERRAIN_COLLISION_MASK, physicsClientId=self.client)
             self.geodetic_origin = self._geodetic_origin()
             self.vehicles: list[Vehicle | UrdfVehicle] = []
             """Every robot's vehicle, in Project.robots' order (built by sear.physics.robot.build_vehicle)."""

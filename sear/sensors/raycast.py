@@ -36,6 +36,10 @@ leaves them out itself. Rays pass through its own parts in the moving scene (and
 ignores, as the one robot of a one-robot world, is left out of it). A pybullet ray whose first hit is its
 own robot is cast again for every hit along it (rayTestBatch's reportHitNumber), and the nearest hit on
 anything else wins: the same hit, to the bit, that a collision mask leaving its robot out would give.
+A mesh robot's wheels have collision cylinders (links of its body, sear.physics.vehicle): its own
+sensors never see them, nor do other robots': the moving scene holds only its hull, and the rays pybullet
+casts leave their collision group out (sear.collision.SENSOR_RAY_MASK), so every sensor sees what it saw
+before the wheels had bodies.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pybullet as p
 
-from sear.collision import StaticShape, StaticWorld
+from sear.collision import SENSOR_RAY_MASK, StaticShape, StaticWorld
 from sear.sensors.embreescene import (
     BOX_CORNERS,
     BOX_FACES,
@@ -256,7 +260,7 @@ class _SharedScenes:
                 continue
             joints = p.getNumJoints(body, physicsClientId=self.client)
             hull = self.world.robots.get(body)
-            if hull is not None and joints == 0:
+            if hull is not None:  # a mesh robot: its hull; its links are its wheels' bodies, left out here
                 inside = hull.vertices.mean(axis=0)
                 try:
                     vertices, faces = expanded_hull(hull.normals, hull.offsets, inside)
@@ -431,7 +435,8 @@ class RayCaster:
         results: list[Any] = []
         for lo in range(0, n, MAX_BATCH):
             results.extend(p.rayTestBatch(starts[lo:lo + MAX_BATCH], ends[lo:lo + MAX_BATCH],
-                                          numThreads=RAY_THREADS, physicsClientId=self.client, **options))
+                                          numThreads=RAY_THREADS, collisionFilterMask=SENSOR_RAY_MASK,
+                                          physicsClientId=self.client, **options))
         fraction = np.fromiter(map(_FRACTION, results), dtype=np.float64, count=n)
         body = np.fromiter(map(_BODY, results), dtype=np.int64, count=n)
         normal = np.fromiter(chain.from_iterable(map(_NORMAL, results)), dtype=np.float64, count=3 * n)
