@@ -59,13 +59,13 @@ and holds until the inputs change. With them the inputs set each driven wheel's 
 share of the engine force) and every step its force is the DC motor's torque at the wheel's rolling speed
 over its radius (`_motor_forces`), so a robot tops out where its motors' torque meets the load.
 
-
 The chassis collides with obstacles through the convex hull of the body model. The wheels roll on their
 rays, and each also has a collision cylinder (radius and width from its model, axle along y): a massless
 link fixed to the chassis, so the robot stays one rigid body whose mass and inertia are the chassis'. The
 cylinders meet obstacles and other robots (a post in a wheel's path, another robot's wheel), never the
 terrain (sear.collision.WHEEL_COLLISION_GROUP): the rays carry the load. Fixed to the chassis, a cylinder cannot
 follow its suspension; it sits at the wheel's height at rest (`_wheel_body_centres`).
+
 Brake differs from Bullet in one way: Bullet takes the brake value as an impulse per step, which makes
 it depend on the step rate; here it is a force in newtons (impulse = force * dt).
 """
