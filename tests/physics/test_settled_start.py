@@ -161,3 +161,31 @@ def test_new_projects_and_bundled_robots_are_damped_like_road_vehicles():
         for damper in (dynamics.suspension_compression, dynamics.suspension_damping):
             assert 0.3 <= damper / math.sqrt(dynamics.suspension_stiffness) <= 0.5
     assert Dynamics().suspension_damping / math.sqrt(Dynamics().suspension_stiffness) < 0.1
+
+
+def _husky_world(folder: Path, make_world, drop: bool):
+    """pybullet_data's husky.urdf parked on level ground (as tests/physics/test_urdf.py builds it)."""
+    from tests.physics.test_urdf import HUSKY, urdf_project
+
+    project = urdf_project(folder, HUSKY, "skid", 100.0)
+    project.body.drop_start, project.body.start_altitude = drop, 0.05
+    return make_world(project)
+
+
+def test_parked_urdf_robot_is_at_rest_from_the_first_tick(tmp_path, make_world):
+    # A URDF robot's wheels are bodies on joints that Bullet's contacts carry: set down and pre-rolled
+    # before t = 0, it is at rest from the first tick and its accelerometer reads g up, as the rover's.
+    world = _husky_world(tmp_path / "settled", make_world, drop=False)
+    assert world.time == 0.0  # the pre-roll is not on the clock
+    speeds, readings = _record(world)
+    assert speeds.max() < 1e-3
+    assert np.abs(readings - readings.mean(axis=0)).max() < 0.05
+    assert readings.mean(axis=0) == pytest.approx([0.0, 0.0, G], abs=0.05)
+
+
+def test_urdf_drop_start_still_drops(tmp_path, make_world):
+    # Positive control of the test above: with Drop start, the Husky falls its 5 cm (g·t at first) and lands.
+    world = _husky_world(tmp_path / "dropped", make_world, drop=True)
+    speeds, readings = _record(world)
+    assert speeds[10] == pytest.approx(G * 11 / 240, rel=0.02)
+    assert np.abs(readings - readings.mean(axis=0)).max() > 1.0
