@@ -14,7 +14,8 @@ its Jacobian by finite differences (each evaluation one batch of four rays and o
 costs a few dozen). The ground is whatever the wheel rays hit, so on a slope the chassis follows it, tilted
 back a little as its weight moves onto the downhill wheels. Where the springs cannot carry the robot (too
 soft for their travel, so it rests on its body; a wheel over an edge) there is no such pose: the caller
-keeps the drop start there (sear.physics.world).
+sets it down there and brings it to rest in a pre-roll before t = 0 (`preroll`, sear.physics.world), as it
+does a URDF robot, whose wheels are bodies on joints.
 """
 
 from __future__ import annotations
@@ -203,15 +204,16 @@ def settle(vehicle: Vehicle, position: tuple[float, float, float], orientation: 
 
 
 
-def preroll(vehicle: UrdfVehicle, client: int, dt: float) -> tuple[np.ndarray, np.ndarray]:
+def preroll(vehicle: Vehicle | UrdfVehicle, client: int, dt: float) -> tuple[np.ndarray, np.ndarray] | None:
     """A URDF robot, set down with its lowest point on the ground, brought to rest before t = 0: its wheels
     are bodies on joints that Bullet's contacts carry, which no closed form places, so the world is stepped
     (steps of `dt` s, the robot free, its inputs released) until its base has moved slower than
     PREROLL_QUIET (m/s and rad/s) for PREROLL_HOLD s, PREROLL_TIME s at most; then every velocity of the
     robot is set to zero, the contacts keeping the forces that carry it. The user never sees this
     pre-roll: the world's clock, the log and the sensors start after it. Every other body in the world is
-    put back as it was (pose, velocities, joints). Returns the root link frame's pose at rest (position m,
-    quaternion x, y, z, w)."""
+    put back as it was (pose, velocities, joints). Returns the robot's frame's pose at rest (position m,
+    quaternion x, y, z, w), or None when it did not come to rest (tipping over an edge, say: the caller
+    drops it instead)."""
     saved = {}
     for body in (p.getBodyUniqueId(i, physicsClientId=client) for i in range(p.getNumBodies(physicsClientId=client))):
         if body != vehicle.body_id:
@@ -227,6 +229,7 @@ def preroll(vehicle: UrdfVehicle, client: int, dt: float) -> tuple[np.ndarray, n
         quiet = quiet + 1 if max(float(np.linalg.norm(v)), float(np.linalg.norm(w))) < PREROLL_QUIET else 0
         if quiet >= hold:
             break
+    settled = quiet >= hold
     p.resetBaseVelocity(vehicle.body_id, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
     for j in range(p.getNumJoints(vehicle.body_id, physicsClientId=client)):
         angle = p.getJointState(vehicle.body_id, j, physicsClientId=client)[0]
@@ -236,4 +239,4 @@ def preroll(vehicle: UrdfVehicle, client: int, dt: float) -> tuple[np.ndarray, n
         p.resetBaseVelocity(body, *velocity, physicsClientId=client)
         for j, (angle, rate) in enumerate(states):
             p.resetJointState(body, j, angle, rate, physicsClientId=client)
-    return vehicle.pose()
+    return vehicle.pose() if settled else None

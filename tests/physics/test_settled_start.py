@@ -189,3 +189,33 @@ def test_urdf_drop_start_still_drops(tmp_path, make_world):
     speeds, readings = _record(world)
     assert speeds[10] == pytest.approx(G * 11 / 240, rel=0.02)
     assert np.abs(readings - readings.mean(axis=0)).max() > 1.0
+
+
+BODY_BOTTOM = 0.06
+"""m: the rover's body mesh (helpers.make_body) reaches this far below its origin."""
+
+
+@pytest.mark.parametrize("dampers", [{}, {"suspension_compression": 0.0, "suspension_damping": 0.0},
+                                     {"suspension_compression": 30.0, "suspension_damping": 30.0}],
+                         ids=["rover dampers", "undamped", "most damped"])
+def test_springs_too_soft_to_carry_it_rest_it_on_its_body_from_the_first_tick(world_factory, dampers):
+    # Stiffness 1 (the lowest accepted): four springs at full travel (0.1 m) push 4·1·M·0.1 = 0.4·M, far
+    # below the weight M·g, so the chassis rests on its body: the body's lowest face on the ground, the two
+    # collision margins (pybullet's, of the chassis and of the terrain) between them.
+    world = world_factory(suspension_stiffness=1.0, **dampers)
+    client, body = world.client, world.vehicles[0].body_id
+    margins = p.getDynamicsInfo(body, -1, physicsClientId=client)[11] + \
+        p.getDynamicsInfo(world.terrain_ids[0], -1, physicsClientId=client)[11]
+    assert world.time == 0.0  # the pre-roll that brought it to rest is not on the clock
+    speeds, readings = _record(world)
+    assert world.vehicles[0].state().position[2] == pytest.approx(BODY_BOTTOM + margins, abs=1e-4)
+    assert speeds.max() < 1e-3
+    assert np.abs(readings - readings.mean(axis=0)).max() < 0.05
+    assert readings.mean(axis=0) == pytest.approx([0.0, 0.0, G], abs=0.05)
+
+
+def test_springs_too_soft_to_carry_it_with_drop_start_still_drop(world_factory):
+    # Positive control of the test above: dropped 5 cm, the soft robot falls (g·t at first) and lands.
+    speeds, readings = _record(world_factory(drop=0.05, suspension_stiffness=1.0))
+    assert speeds[10] == pytest.approx(G * 11 / 240, rel=0.02)
+    assert np.abs(readings - readings.mean(axis=0)).max() > 1.0
