@@ -141,9 +141,10 @@ class Body:
     """Start as the original SEAR did: dropped from the start altitude, the robot falls onto its springs and
     bounces until its dampers settle it. Unticked (the default), it starts at rest: placed on the ground
     under its start position with its suspension compressed by its weight and its chassis following the
-    slope, so a parked robot's sensors read steady values from the first tick. A robot from a URDF is
-    always dropped (its wheels are bodies on joints), as is a robot whose springs cannot carry it (too soft
-    for their travel: it rests on its body)."""
+    slope, so a parked robot's sensors read steady values from the first tick. A robot from a URDF (its
+    wheels are bodies on joints) is set down on the ground and brought to rest in a pre-roll of up to 2 s
+    of simulated time before t = 0, which the clock, the log and the sensors do not see; so is a robot whose
+    springs cannot carry it (too soft for their travel: it rests on its body)."""
     rotation: tuple[float, float, float, float] = param((0.0, 0.0, 0.0, 1.0))
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
     gripper: Gripper | None = param(None)

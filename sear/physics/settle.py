@@ -14,7 +14,8 @@ its Jacobian by finite differences (each evaluation one batch of four rays and o
 costs a few dozen). The ground is whatever the wheel rays hit, so on a slope the chassis follows it, tilted
 back a little as its weight moves onto the downhill wheels. Where the springs cannot carry the robot (too
 soft for their travel, so it rests on its body; a wheel over an edge) there is no such pose: the caller
-keeps the drop start there (sear.physics.world).
+sets it down there and brings it to rest in a pre-roll before t = 0 (`preroll`, sear.physics.world), as it
+does a URDF robot, whose wheels are bodies on joints.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from sear.physics.vehicle import WHEEL_RAY_MASK, _rotate
 from sear.suspension import static_sag
 
 if TYPE_CHECKING:
+    from sear.physics.urdf import UrdfVehicle
     from sear.physics.vehicle import Vehicle
 
 ITERATIONS = 30
@@ -41,6 +43,12 @@ SETTLED = 1e-6
 """Relative residual above which Newton's best pose is no equilibrium of the springs (settle: None)."""
 _STEP_Z, _STEP_ANGLE = 1e-6, 1e-6
 """Finite-difference steps of the Jacobian: m, rad."""
+PREROLL_TIME = 2.0
+"""s of simulated time a pre-roll runs at most (a robot set down on its wheels' contacts rests well before)."""
+PREROLL_QUIET = 1e-4
+"""m/s (and rad/s): a pre-roll ends once the robot's base moved (and turned) slower than this ..."""
+PREROLL_HOLD = 0.1
+"""... for this long, s (so that it does not stop at the turn of a bounce)."""
 
 
 def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -194,3 +202,41 @@ def settle(vehicle: Vehicle, position: tuple[float, float, float], orientation: 
     vehicle.reset(tuple(origin), tuple(orn))
     return origin, orn
 
+
+
+def preroll(vehicle: Vehicle | UrdfVehicle, client: int, dt: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """A URDF robot, set down with its lowest point on the ground, brought to rest before t = 0: its wheels
+    are bodies on joints that Bullet's contacts carry, which no closed form places, so the world is stepped
+    (steps of `dt` s, the robot free, its inputs released) until its base has moved slower than
+    PREROLL_QUIET (m/s and rad/s) for PREROLL_HOLD s, PREROLL_TIME s at most; then every velocity of the
+    robot is set to zero, the contacts keeping the forces that carry it. The user never sees this
+    pre-roll: the world's clock, the log and the sensors start after it. Every other body in the world is
+    put back as it was (pose, velocities, joints). Returns the robot's frame's pose at rest (position m,
+    quaternion x, y, z, w), or None when it did not come to rest (tipping over an edge, say: the caller
+    drops it instead)."""
+    saved = {}
+    for body in (p.getBodyUniqueId(i, physicsClientId=client) for i in range(p.getNumBodies(physicsClientId=client))):
+        if body != vehicle.body_id:
+            saved[body] = (p.getBasePositionAndOrientation(body, physicsClientId=client),
+                           p.getBaseVelocity(body, physicsClientId=client),
+                           [p.getJointState(body, j, physicsClientId=client)[:2]
+                            for j in range(p.getNumJoints(body, physicsClientId=client))])
+    quiet, hold = 0, max(1, round(PREROLL_HOLD / dt))
+    for _ in range(round(PREROLL_TIME / dt)):
+        vehicle.update(dt)
+        p.stepSimulation(physicsClientId=client)
+        v, w = p.getBaseVelocity(vehicle.body_id, physicsClientId=client)
+        quiet = quiet + 1 if max(float(np.linalg.norm(v)), float(np.linalg.norm(w))) < PREROLL_QUIET else 0
+        if quiet >= hold:
+            break
+    settled = quiet >= hold
+    p.resetBaseVelocity(vehicle.body_id, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    for j in range(p.getNumJoints(vehicle.body_id, physicsClientId=client)):
+        angle = p.getJointState(vehicle.body_id, j, physicsClientId=client)[0]
+        p.resetJointState(vehicle.body_id, j, angle, 0.0, physicsClientId=client)
+    for body, (pose, velocity, states) in saved.items():
+        p.resetBasePositionAndOrientation(body, *pose, physicsClientId=client)
+        p.resetBaseVelocity(body, *velocity, physicsClientId=client)
+        for j, (angle, rate) in enumerate(states):
+            p.resetJointState(body, j, angle, rate, physicsClientId=client)
+    return vehicle.pose() if settled else None

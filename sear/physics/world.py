@@ -35,7 +35,7 @@ from sear.models.robotdesc.model import RobotDescription
 from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
 from sear.physics.robot import build_vehicle
-from sear.physics.settle import settle
+from sear.physics.settle import preroll, settle
 from sear.physics.urdf import UrdfVehicle
 from sear.physics.vehicle import WHEEL_RAY_MASK, Vehicle
 from sear.project import Body, Project, Robot
@@ -142,16 +142,19 @@ class World:
 
     def _build_vehicle(self, index: int, robot: Robot, models: RobotModels) -> Vehicle | UrdfVehicle:
         """Robot `index`'s vehicle (and gripper) at its start pose, added to `vehicles` and `start_poses`."""
-        # A URDF robot keeps the drop start: its wheels are bodies on joints, which Bullet's contacts settle.
-        body = robot.body if models.description is None else replace(robot.body, drop_start=True)
-        start = self._start_pose(body, -models.lowest)
+        start = self._start_pose(robot.body, -models.lowest)
         self.descriptions.append(models.description)
         vehicle = build_vehicle(self.client, robot, models, tuple(start[0]), tuple(start[1]))
-        if isinstance(vehicle, Vehicle) and not robot.body.drop_start:
+        if isinstance(vehicle, UrdfVehicle) and not robot.body.drop_start:
+            # Its wheels are bodies on joints, which Bullet's contacts carry: set down on the ground, it
+            # comes to rest in a pre-roll before t = 0 (sear.physics.settle.preroll).
+            start = preroll(vehicle, self.client, self.dt) or self._dropped(vehicle, robot, models)
+        elif isinstance(vehicle, Vehicle) and not robot.body.drop_start:
             settled = settle(vehicle, tuple(start[0]), tuple(start[1]), self.dt)
-            if settled is None:  # the springs cannot carry it there: dropped from the start altitude
-                start = self._start_pose(replace(robot.body, drop_start=True), -models.lowest)
+            if settled is None:  # the springs cannot carry it (too soft: it rests on its body; a wheel over an
+                # edge): set down and pre-rolled to rest, else dropped
                 vehicle.reset(tuple(start[0]), tuple(start[1]))
+                start = preroll(vehicle, self.client, self.dt) or self._dropped(vehicle, robot, models)
             else:
                 start = settled
         self.start_poses.append(start)
@@ -173,6 +176,14 @@ class World:
             except Exception:  # qhull's errors have no common type
                 pass
         return vehicle
+
+    def _dropped(self, vehicle: Vehicle | UrdfVehicle, robot: Robot, models: RobotModels
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Where a settled start found no rest (a pre-roll that did not come to rest: a wheel over an edge):
+        `vehicle` put at its drop start's pose (position m, quaternion), which is returned."""
+        start = self._start_pose(replace(robot.body, drop_start=True), -models.lowest)
+        vehicle.reset(tuple(start[0]), tuple(start[1]))
+        return start
 
     def _start_pose(self, body: Body, clearance: float) -> tuple[np.ndarray, np.ndarray]:
         """Body frame origin and orientation at the start, the body frame `clearance` m above the robot's

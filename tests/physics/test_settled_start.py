@@ -161,3 +161,61 @@ def test_new_projects_and_bundled_robots_are_damped_like_road_vehicles():
         for damper in (dynamics.suspension_compression, dynamics.suspension_damping):
             assert 0.3 <= damper / math.sqrt(dynamics.suspension_stiffness) <= 0.5
     assert Dynamics().suspension_damping / math.sqrt(Dynamics().suspension_stiffness) < 0.1
+
+
+def _husky_world(folder: Path, make_world, drop: bool):
+    """pybullet_data's husky.urdf parked on level ground (as tests/physics/test_urdf.py builds it)."""
+    from tests.physics.test_urdf import HUSKY, urdf_project
+
+    project = urdf_project(folder, HUSKY, "skid", 100.0)
+    project.body.drop_start, project.body.start_altitude = drop, 0.05
+    return make_world(project)
+
+
+def test_parked_urdf_robot_is_at_rest_from_the_first_tick(tmp_path, make_world):
+    # A URDF robot's wheels are bodies on joints that Bullet's contacts carry: set down and pre-rolled
+    # before t = 0, it is at rest from the first tick and its accelerometer reads g up, as the rover's.
+    world = _husky_world(tmp_path / "settled", make_world, drop=False)
+    assert world.time == 0.0  # the pre-roll is not on the clock
+    speeds, readings = _record(world)
+    assert speeds.max() < 1e-3
+    assert np.abs(readings - readings.mean(axis=0)).max() < 0.05
+    assert readings.mean(axis=0) == pytest.approx([0.0, 0.0, G], abs=0.05)
+
+
+def test_urdf_drop_start_still_drops(tmp_path, make_world):
+    # Positive control of the test above: with Drop start, the Husky falls its 5 cm (g·t at first) and lands.
+    world = _husky_world(tmp_path / "dropped", make_world, drop=True)
+    speeds, readings = _record(world)
+    assert speeds[10] == pytest.approx(G * 11 / 240, rel=0.02)
+    assert np.abs(readings - readings.mean(axis=0)).max() > 1.0
+
+
+BODY_BOTTOM = 0.06
+"""m: the rover's body mesh (helpers.make_body) reaches this far below its origin."""
+
+
+@pytest.mark.parametrize("dampers", [{}, {"suspension_compression": 0.0, "suspension_damping": 0.0},
+                                     {"suspension_compression": 30.0, "suspension_damping": 30.0}],
+                         ids=["rover dampers", "undamped", "most damped"])
+def test_springs_too_soft_to_carry_it_rest_it_on_its_body_from_the_first_tick(world_factory, dampers):
+    # Stiffness 1 (the lowest accepted): four springs at full travel (0.1 m) push 4·1·M·0.1 = 0.4·M, far
+    # below the weight M·g, so the chassis rests on its body: the body's lowest face on the ground, the two
+    # collision margins (pybullet's, of the chassis and of the terrain) between them.
+    world = world_factory(suspension_stiffness=1.0, **dampers)
+    client, body = world.client, world.vehicles[0].body_id
+    margins = p.getDynamicsInfo(body, -1, physicsClientId=client)[11] + \
+        p.getDynamicsInfo(world.terrain_ids[0], -1, physicsClientId=client)[11]
+    assert world.time == 0.0  # the pre-roll that brought it to rest is not on the clock
+    speeds, readings = _record(world)
+    assert world.vehicles[0].state().position[2] == pytest.approx(BODY_BOTTOM + margins, abs=1e-4)
+    assert speeds.max() < 1e-3
+    assert np.abs(readings - readings.mean(axis=0)).max() < 0.05
+    assert readings.mean(axis=0) == pytest.approx([0.0, 0.0, G], abs=0.05)
+
+
+def test_springs_too_soft_to_carry_it_with_drop_start_still_drop(world_factory):
+    # Positive control of the test above: dropped 5 cm, the soft robot falls (g·t at first) and lands.
+    speeds, readings = _record(world_factory(drop=0.05, suspension_stiffness=1.0))
+    assert speeds[10] == pytest.approx(G * 11 / 240, rel=0.02)
+    assert np.abs(readings - readings.mean(axis=0)).max() > 1.0

@@ -260,11 +260,10 @@ class BodyTab(SettingsTab):
         self.relative_box.setEnabled(relative)
         self.absolute_box.setEnabled(not relative)
         urdf = is_urdf(self.robot.body.file)
-        # The altitudes place a drop start only (a URDF robot's is always one); the rest applies either way.
-        dropped = self.robot.body.drop_start or urdf
+        # The altitudes place a drop start only; the rest applies either way.
+        dropped = self.robot.body.drop_start
         self.numbers[("body", "start_altitude")].setEnabled(dropped)
         self.numbers[("body", "start_abs_altitude")].setEnabled(dropped)
-        self.drop_start.setEnabled(not urdf)
         self.urdf_group.setVisible(urdf)
         self.numbers[("body", "scale")].setEnabled(not urdf)  # a URDF gives its meshes' scales itself
 
