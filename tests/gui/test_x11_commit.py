@@ -74,7 +74,10 @@ class App:
     def type_into(self, rect: list[int], text: str) -> None:
         """Click into the field at `rect` (screen x, y, width, height), select its text and type `text`."""
         x, y, width, height = rect
-        self.xdotool("mousemove", "--sync", str(x + width // 3), str(y + height // 2))
+        # A pixel to one side of the last click into a field: `mousemove --sync` onto the pointer's own place
+        # waits ~15 s for a motion that never comes.
+        self._nudge = 1 - getattr(self, "_nudge", 1)
+        self.xdotool("mousemove", "--sync", str(x + width // 3 + self._nudge), str(y + height // 2))
         self.xdotool("click", "1")
         self.key("ctrl+a")
         self.xdotool("type", "--delay", "50", text)
