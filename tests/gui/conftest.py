@@ -62,3 +62,18 @@ def demo_window(qtbot, answers, demo_copy):
     from sear.project import Project
 
     yield from _shown_settings_window(qtbot, Project.load(demo_copy / "demo.prj"))
+
+
+@pytest.fixture
+def wizard(qtbot, tmp_path, answers):
+    """A shown Sensor Wizard on a new project "w" saved in `tmp_path`. Test modules narrow it by overriding
+    `wizard` with this one as their argument."""
+    from sear.gui.wizard import SensorWizard
+    from sear.project import Project
+
+    project = Project(name="w")
+    project.save(tmp_path / "w.prj")
+    w = SensorWizard(project)
+    qtbot.addWidget(w)
+    w.show()
+    return w

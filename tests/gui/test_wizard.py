@@ -8,23 +8,12 @@ import pytest
 
 from sear.gui.sensorform import PRESETS_FILE
 from sear.gui.widgets import IntField, NumberField
-from sear.gui.wizard import SensorWizard
 from sear.project import Project
 from sear.sensors.files import load_sensors
 from sear.sensors.range import ray_count
 from sear.sensors.registry import definitions
 
 pytestmark = pytest.mark.gl
-
-
-@pytest.fixture
-def wizard(qtbot, tmp_path, answers):
-    project = Project(name="w")
-    project.save(tmp_path / "w.prj")
-    w = SensorWizard(project)
-    qtbot.addWidget(w)
-    w.show()
-    return w
 
 
 def _fill(form, name: str) -> dict:

@@ -19,15 +19,10 @@ pytestmark = pytest.mark.gl
 D435 = "Intel RealSense D435 (depth, 424×240)"
 
 
-@pytest.fixture
-def wizard(qtbot, tmp_path, answers, monkeypatch):
+@pytest.fixture(autouse=True)
+def round_costs(monkeypatch):
+    """The cost model pinned to 1 ms a sample and 1 µs a ray, before the wizard (conftest's) is built."""
     monkeypatch.setattr(cost, "RAY_CASTER_COST", CasterCost(per_sample_s=1e-3, per_ray_s=1e-6))
-    project = Project(name="w")
-    project.save(tmp_path / "w.prj")
-    w = SensorWizard(project)
-    qtbot.addWidget(w)
-    w.show()
-    return w
 
 
 def _preset(wizard, type_name: str, part: str):

@@ -10,7 +10,6 @@ from PySide6.QtCore import Qt
 
 from sear.gui.widgets import NumberField
 from sear.gui.wizard import SensorWizard
-from sear.project import Project
 from sear.sensors.registry import definitions
 
 pytestmark = pytest.mark.gl
@@ -18,14 +17,10 @@ TYPES = list(definitions())
 
 
 @pytest.fixture
-def wizard(qtbot, tmp_path, answers, monkeypatch):
-    project = Project(name="w")
-    project.save(tmp_path / "w.prj")
-    w = SensorWizard(project)
-    monkeypatch.setattr(w, "ask_leave", lambda tab: "discard")  # fields left on a tab are thrown away
-    qtbot.addWidget(w)
-    w.show()
-    return w
+def wizard(wizard, monkeypatch):
+    """conftest's wizard, throwing away the fields left on a tab when another is chosen."""
+    monkeypatch.setattr(wizard, "ask_leave", lambda tab: "discard")
+    return wizard
 
 
 def _tab(wizard: SensorWizard, type_name: str):
