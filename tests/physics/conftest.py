@@ -31,8 +31,7 @@ def make_world() -> Iterator[Callable[[Project], World]]:
 
 @pytest.fixture
 def world_factory(tmp_path, make_world) -> Callable[..., World]:
-    """Rover worlds (helpers.rover_project), each in a folder of its own, with the given project fields.
-    (test_differential, test_table and test_vehicle still define the same fixture themselves.)"""
+    """Rover worlds (helpers.rover_project), each in a folder of its own, with the given project fields."""
     folders = itertools.count()
 
     def make(**kwargs) -> World:

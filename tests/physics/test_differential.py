@@ -12,7 +12,6 @@ not from the vehicle's own bookkeeping.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -32,16 +31,6 @@ GAIN = 200.0
 """N per m/s of wheel speed error: the test's motor controller."""
 INTEGRAL = 400.0
 """N per m of accumulated wheel speed error (m/s · s)."""
-
-
-@pytest.fixture
-def world_factory(tmp_path, make_world):
-    folders = itertools.count()
-
-    def make(**kwargs):
-        return make_world(rover_project(tmp_path / f"w{next(folders)}", **kwargs))
-
-    return make
 
 
 def _frame(world: World) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -8,15 +8,13 @@ underside is higher than 0.24 m lets it through; a lower one stops it at its edg
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 from sear.physics.world import TABLE_TOP
 from sear.sensors.raycast import RayCaster
 
-from .helpers import rover_project, run
+from .helpers import run
 
 DECK_TOP = 0.24
 """m above the ground: the highest point of the rover's body at rest."""
@@ -25,16 +23,6 @@ FRONT = 0.30
 TABLE_X, WIDTH, DEPTH = 3.0, 1.0, 1.2
 """The table in the driving tests: centred 3 m ahead (+x) of the rover's start, 1 m along its path and
 1.2 m across it (legs at y = ±0.575 m, outside the rover's 0.56 m width)."""
-
-
-@pytest.fixture
-def world_factory(tmp_path, make_world):
-    folders = itertools.count()
-
-    def make(**kwargs):
-        return make_world(rover_project(tmp_path / f"w{next(folders)}", **kwargs))
-
-    return make
 
 
 def _drive(world, seconds: float = 5.0) -> float:

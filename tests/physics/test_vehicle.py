@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -12,17 +11,6 @@ from sear.models.loaded import load_models
 from sear.physics.world import World
 
 from .helpers import G, plane_mesh, rover_project, run, static_box, yaw
-
-
-@pytest.fixture
-def world_factory(tmp_path, make_world):
-    """Rover worlds, each in a folder of its own, with the given project fields."""
-    folders = itertools.count()
-
-    def make(**kwargs):
-        return make_world(rover_project(tmp_path / f"w{next(folders)}", **kwargs))
-
-    return make
 
 
 def test_settles_at_rest_without_creep(world_factory):
