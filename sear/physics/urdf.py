@@ -323,7 +323,6 @@ class UrdfVehicle(DriveInputs):
         p.setJointMotorControlArray(self.body_id, self._wheel_joints, p.VELOCITY_CONTROL, targetVelocities=targets,
                                     forces=limits, physicsClientId=client)
 
-
     def _roll_casters(self) -> None:
         """Each ball transfer (`caster_links`) is held back as a rolling ball is: by c_rr·N
         (`Dynamics.rolling_resistance`, N its contacts' normal force on the last step), against its
