@@ -53,7 +53,7 @@ COVERING: dict[str, dict[str, list[int]]] = {
 }
 """The variants (by file kind, then seed) the default tier validates: together they reach every branch
 that all 2 x VARIANTS variants of the kind reach (`python -m tests.covering limits`)."""
-RUNS, RUNS_SLOW = 2, 8
+RUNS, RUNS_SLOW = 1, 8
 """Variants of each file that validate and are then run: in the default tier, and under `make test-slow`.
 Each run takes ~2 s of CPU time and 165 MB."""
 RUN_CPU_SECONDS = 10.0

@@ -82,3 +82,15 @@ def private_display(screen: str) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+
+
+def xdotool(*args: str, env: dict[str, str] | None = None) -> None:
+    """Run `xdotool ARGS` (on `env`'s DISPLAY, or this process's). A `mousemove --sync X Y` onto the place
+    the pointer already is is left out: xdotool then waits ~15 s for a motion event that never comes."""
+    if len(args) == 4 and args[:2] == ("mousemove", "--sync"):
+        where = subprocess.run(["xdotool", "getmouselocation", "--shell"], check=True, timeout=30, env=env,
+                               capture_output=True, text=True).stdout
+        place = dict(line.split("=", 1) for line in where.split())
+        if (place.get("X"), place.get("Y")) == (args[2], args[3]):
+            return
+    subprocess.run(["xdotool", *args], check=True, timeout=30, env=env)

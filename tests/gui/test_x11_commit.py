@@ -21,6 +21,7 @@ import pytest
 from sear.project import Project
 from sear.sensors.files import load_sensors
 from tests import xserver
+from tests.xserver import xdotool
 
 pytestmark = [
     pytest.mark.gl,
@@ -43,7 +44,7 @@ class App:
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def xdotool(self, *args: str) -> None:
-        subprocess.run(["xdotool", *args], check=True, timeout=30, env=self.env)
+        xdotool(*args, env=self.env)
 
     def key(self, *keys: str) -> None:
         self.xdotool("key", "--delay", "50", *keys)
@@ -74,10 +75,7 @@ class App:
     def type_into(self, rect: list[int], text: str) -> None:
         """Click into the field at `rect` (screen x, y, width, height), select its text and type `text`."""
         x, y, width, height = rect
-        # A pixel to one side of the last click into a field: `mousemove --sync` onto the pointer's own place
-        # waits ~15 s for a motion that never comes.
-        self._nudge = 1 - getattr(self, "_nudge", 1)
-        self.xdotool("mousemove", "--sync", str(x + width // 3 + self._nudge), str(y + height // 2))
+        self.xdotool("mousemove", "--sync", str(x + width // 3), str(y + height // 2))
         self.xdotool("click", "1")
         self.key("ctrl+a")
         self.xdotool("type", "--delay", "50", text)

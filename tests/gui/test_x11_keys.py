@@ -15,13 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.xserver import xdotool
+
 pytestmark = pytest.mark.gl
 
 HELPER = Path(__file__).with_name("x11_app.py")
 
 
 def _xdotool(*args: str) -> None:
-    subprocess.run(["xdotool", *args], check=True, timeout=30)
+    xdotool(*args)
 
 
 def _report(path: Path, timeout: float = 90.0, after: float | None = None) -> dict:

@@ -26,6 +26,7 @@ from sear.sensors.files import save_sensors
 from sear.sensors.lidar import LidarConfig
 from sear.state import quaternion_to_euler
 from tests import xserver
+from tests.xserver import xdotool
 
 from ..physics.helpers import rover_project
 
@@ -39,7 +40,7 @@ TARGET = (0.0, 3.0)
 
 
 def _xdotool(display: str, *args: str) -> None:
-    subprocess.run(["xdotool", *args], check=True, timeout=30, env=dict(os.environ, DISPLAY=display))
+    xdotool(*args, env=dict(os.environ, DISPLAY=display))
 
 
 def _when(path: Path, condition, what: str, timeout: float = 90.0) -> dict:
