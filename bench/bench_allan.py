@@ -47,7 +47,7 @@ def allan_deviation(rates: np.ndarray, dt: float, taus: np.ndarray) -> np.ndarra
     theta = np.concatenate([[0.0], np.cumsum(rates) * dt])
     out = []
     for tau in taus:
-        m = int(round(tau / dt))
+        m = round(tau / dt)
         d = theta[2 * m:] - 2.0 * theta[m:-m] + theta[:-2 * m]
         out.append(math.sqrt(np.sum(d * d) / (2.0 * (m * dt) ** 2 * len(d))))
     return np.array(out)
@@ -88,7 +88,8 @@ def report(name: str, unit: str, rates: np.ndarray, dt: float, density: float, f
               f"ADEV at {', '.join(f'{t:.0f}' for t in taus[::3])} s: {', '.join(f'{a:.3g}' for a in adev[::3])}")
     mean = float(np.mean(floors))
     ok &= abs(mean / floor - 1.0) < 0.1
-    print(f"{name}: floor, mean of the three axes {mean:.4g} {unit} (configured {floor:.4g}: {mean / floor - 1.0:+.1%})")
+    print(f"{name}: floor, mean of the three axes {mean:.4g} {unit} "
+          f"(configured {floor:.4g}: {mean / floor - 1.0:+.1%})")
     return ok
 
 

@@ -11,7 +11,6 @@ tab and the list of added sensors.
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import re
 import typing

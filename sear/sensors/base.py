@@ -9,8 +9,8 @@ Wizard all work from these declarations; none of them knows a type by name.
 
 Noise follows Gazebo's IMU model: a constant bias drawn once per run, a bias random walk, and white
 Gaussian noise per sample, plus the datasheet's noise density and bias instability (flicker noise, see
-ImuNoise); each sensor draws from its own stream of the run's seed (sear.sensors.suite.sensor_rng). (Webots scales noise with the
-output, which gives a zero reading no noise: wrong for an IMU at rest.)
+ImuNoise); each sensor draws from its own stream of the run's seed (sear.sensors.suite.sensor_rng).
+(Webots scales noise with the output, which gives a zero reading no noise: wrong for an IMU at rest.)
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Position comes from the exact WGS-84 local tangent plane around the terrain centre (sear.geo). The error
 of a real receiver wanders slowly rather than jumping every fix, so noise is a first-order Gauss-Markov
 process per axis with correlation time 1 / (2·pi·bandwidth): horizontal 1-sigma per axis is
-accuracy/sqrt(2) (so the horizontal RMS error equals the accuracy), vertical 1.5 times the accuracy. On top of it, optionally, white noise independent from fix to fix.
+accuracy/sqrt(2) (so the horizontal RMS error equals the accuracy), vertical 1.5 times the accuracy. On top of
+it, optionally, white noise independent from fix to fix.
 """
 
 from __future__ import annotations

@@ -82,8 +82,8 @@ class GyroscopeConfig(SensorConfig):
     """1-sigma of the constant bias drawn once per run, deg/s."""
     bias_walk_dps: float = param(0.0, kind="nonNegative", label="Drift (bias walk per √s)", group=NOISE)
     """Drift: bias random walk, deg/s per sqrt(second)."""
-    noise_density_dps_rthz: float = param(0.0, kind="nonNegative", unit="°/s/√Hz", label="Noise density (ARW)", decimals=4,
-                                          group=NOISE)
+    noise_density_dps_rthz: float = param(0.0, kind="nonNegative", unit="°/s/√Hz", label="Noise density (ARW)",
+                                          decimals=4, group=NOISE)
     """The datasheet's rate noise (spectral) density: angle random walk, deg/s/√Hz (60 times it is the ARW
     in °/√h). White noise whose Allan deviation is this/sqrt(tau); a sample gets 1-sigma density·sqrt(bandwidth)."""
     bias_instability_dph: float = param(0.0, kind="nonNegative", unit="°/h", label="Bias instability", group=NOISE)

@@ -22,7 +22,7 @@ from sear.sensors import registry
 from sear.sensors.base import RayHits, Sensor, SensorContext
 from sear.sensors.config import SensorConfig
 from sear.sensors.raycast import RayCaster, RayResult
-from sear.state import VehicleState, body_rotation
+from sear.state import VehicleState
 
 
 def sensor_rng(rng: np.random.Generator, name: str) -> np.random.Generator:
@@ -231,9 +231,9 @@ class SensorSuite:
         skewed = [s for s in casting if s in self._skewed]
         if skewed:  # each beam from the pose at its own time: the whole batch in the world frame
             self._world_rays = {id(s): self._skewed_rays(s, state) for s in skewed}
-            world = [self._world_rays[id(s)] if id(s) in self._world_rays else s.rays(state) for s in casting]
-            return due, casting, (self.caster, np.concatenate([w[0] for w in world]),  # type: ignore[index]
-                                  np.concatenate([w[1] for w in world]), None)  # type: ignore[index]
+            mixed = [self._world_rays.get(id(s)) or s.rays(state) for s in casting]
+            starts = np.concatenate([w[0] for w in mixed if w is not None])
+            return due, casting, (self.caster, starts, np.concatenate([w[1] for w in mixed if w is not None]), None)
         if self.body is not None:
             key = tuple(map(id, casting))
             rays = self._local.get(key)
@@ -249,7 +249,8 @@ class SensorSuite:
     def _skewed_rays(self, sensor: Sensor, state: VehicleState) -> tuple[np.ndarray, np.ndarray]:
         """World-frame starts and ends of `sensor`'s rays, each from the body's pose at its own time:
         state.time minus the sensor's `beam_delays` (s), interpolated between the recorded steps."""
-        delays = sensor.beam_delays  # type: ignore[attr-defined]
+        delays = sensor.beam_delays
+        assert delays is not None
         self.history.record(state)
         positions, rotations = self.history.poses(state.time - delays)
         starts = positions + rotations @ sensor.ray_origin

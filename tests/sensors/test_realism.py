@@ -52,7 +52,8 @@ def _arc(t: float) -> tuple[np.ndarray, float]:
 
 def _state(t: float) -> VehicleState:
     position, yaw = _arc(t)
-    return VehicleState(time=t, position=position, orientation=np.array([0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2)]),
+    return VehicleState(time=t, position=position,
+                        orientation=np.array([0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2)]),
                         linear_velocity=np.array([SPEED * math.cos(yaw), SPEED * math.sin(yaw), 0.0]),
                         angular_velocity=np.array([0.0, 0.0, TURN]))
 
@@ -121,8 +122,8 @@ def test_a_reading_with_latency_is_the_undelayed_reading_of_that_much_earlier(wa
         for name in ("now", "gps_now"):
             sensor = suite.sensor(name)
             if sensor in changed:
-                history[name][round(sensor.reading_time, 9)] = (sensor.reading.copy() if name == "now"
-                                                                else tuple(sensor.reading), getattr(sensor, "intensities", None))
+                reading = sensor.reading.copy() if name == "now" else tuple(sensor.reading)
+                history[name][round(sensor.reading_time, 9)] = (reading, getattr(sensor, "intensities", None))
         late, gps_late = suite.sensor("late"), suite.sensor("gps_late")
         if t < 0.1 - 1e-9:
             assert late.reading is None and gps_late.reading is None and late.reading_time is None
