@@ -31,7 +31,7 @@ class LidarConfig(SensorConfig):
 
     TYPE: ClassVar[str] = "lidar"
 
-    angle_step_deg: float = param(0.5, kind="positive")
+    angle_step_deg: float = param(0.5, kind="positive", decimals=4)
     """Angle between readings, degrees (> 0)."""
     max_range_m: float = param(8.0, kind="positive")
     """Maximum sensing distance, metres."""
