@@ -20,7 +20,7 @@ from sear.sensors.gps import GpsConfig
 from sear.sensors.imu import AccelerometerConfig, GyroscopeConfig
 from sear.sensors.lidar import LidarConfig
 from sear.sensors.suite import SensorSuite
-from sear.state import VehicleState
+from sear.state import VehicleState, quaternion_to_euler
 
 from ..physics.helpers import rover_project
 
@@ -213,7 +213,7 @@ def test_gps_white_noise_is_independent_from_fix_to_fix():
     ideal = SensorSuite([GpsConfig(name="gps", update_rate_hz=10.0)], rng=np.random.default_rng(2), client=-1,
                         ignore_bodies=[])
     errors = []
-    for k in range(4000):
+    for k in range(2000):
         state = VehicleState(time=k * 0.1, position=np.zeros(3), orientation=np.array([0.0, 0.0, 0.0, 1.0]),
                              linear_velocity=np.zeros(3), angular_velocity=np.zeros(3))
         suite.update(state)
@@ -222,7 +222,7 @@ def test_gps_white_noise_is_independent_from_fix_to_fix():
         errors.append((math.radians(noisy.latitude - truth.latitude) * 6.371e6, noisy.altitude - truth.altitude))
     north, up = np.array(errors).T
     assert north.std() == pytest.approx(1.0, rel=0.06) and up.std() == pytest.approx(1.5, rel=0.06)
-    assert abs(np.corrcoef(north[1:], north[:-1])[0, 1]) < 0.06  # white: no correlation between fixes
+    assert abs(np.corrcoef(north[1:], north[:-1])[0, 1]) < 0.08  # white: no correlation between fixes (4 sigma)
 
 
 def _noisy_sensors() -> list:
@@ -259,3 +259,61 @@ def test_adding_a_sensor_leaves_every_other_sensors_noise_byte_identical(tmp_pat
     gyro = np.array([[float(row[f"gyro.{a}"]) for a in "xyz"] for row in alone[5:]])
     assert np.all(gyro.std(axis=0) > 1e-4)  # rad/s: 0.005 °/s/√Hz × √50 Hz = 6e-4
     assert [row["extra.x"] for row in joined] != [row["accel.x"] for row in joined]
+
+
+def test_a_skewed_lidar_on_a_turning_rover_in_a_walled_room(tmp_path):
+    """In a run (Embree for the fixed world, the plain LIDAR's rays in the body frame, the skewed one's in
+    the world frame in the same batch): each beam of a skewed scan reads the distance to the room's wall
+    from the rover's pose at that beam's time, interpolated here between the recorded physics steps."""
+    configs = [_lidar("plain", pose=Pose(z=0.16), angle_step_deg=2.0, max_range_m=8.0),
+               _lidar("skewed", pose=Pose(z=0.16), angle_step_deg=2.0, max_range_m=8.0, motion_skew=True)]
+    simulation = Simulation(rover_project(tmp_path / "p"), sensor_configs=configs)
+    try:
+        for x1, y1, x2, y2 in ((-3.1, -3.1, 3.1, -3.1), (3.1, -3.1, 3.1, 3.1), (3.1, 3.1, -3.1, 3.1),
+                               (-3.1, 3.1, -3.1, -3.1)):
+            simulation.sim.add_wall(x1, y1, x2, y2, height=1.0, thickness=0.2)  # inner faces at ±3.0 m
+        simulation.run(0.5)
+        at_rest = simulation.sensors
+        np.testing.assert_allclose(at_rest.read("skewed"), at_rest.read("plain"), atol=1e-6)  # no motion, no skew
+        simulation.sim.accelerate(30.0)
+        simulation.sim.steer(0.4)
+        poses: list[tuple[float, float, float, float]] = []
+        scans: list[tuple[float, np.ndarray, np.ndarray]] = []
+
+        def record(tick) -> None:
+            state = simulation.state
+            poses.append((state.time, state.position[0], state.position[1],
+                          quaternion_to_euler(state.orientation)[2]))
+            if any(s.name == "skewed" for s in tick.sampled):
+                scans.append((state.time, simulation.sensors.read("skewed").copy(),
+                              simulation.sensors.read("plain").copy()))
+
+        simulation.run(1.5, after_tick=record)
+    finally:
+        simulation.close()
+    times, xs, ys, yaws = (np.array(column) for column in zip(*poses, strict=True))
+    yaws = np.unwrap(yaws)
+    azimuths = np.radians(np.arange(180) * 2.0 - 180.0)
+    delays = (358.0 - np.arange(180) * 2.0) / 360.0 * 0.1
+
+    def room(x: float, y: float, heading: np.ndarray) -> np.ndarray:
+        c, s = np.cos(heading), np.sin(heading)
+        with np.errstate(divide="ignore"):
+            tx = np.where(np.abs(c) > 1e-12, (np.copysign(3.0, c) - x) / c, np.inf)
+            ty = np.where(np.abs(s) > 1e-12, (np.copysign(3.0, s) - y) / s, np.inf)
+        return np.minimum(tx, ty)
+
+    differing = 0
+    for t, skewed, plain in scans[3:]:
+        beam_times = t - delays
+        bx, by, byaw = (np.interp(beam_times, times, v) for v in (xs, ys, yaws))
+        expected = np.array([room(x, y, np.array(h + az)) for x, y, h, az in zip(bx, by, byaw, azimuths, strict=True)])
+        # 1.5 cm: the geometry here leaves out the body's roll and pitch in the turn (the LIDAR, 0.16 m up,
+        # moves some millimetres and its beams tilt), which the run has.
+        assert np.max(np.abs(skewed - expected)) < 0.015
+        unskewed = room(xs[times == t][0], ys[times == t][0], yaws[times == t][0] + azimuths)
+        assert np.max(np.abs(plain - unskewed)) < 0.015  # positive control
+        differing += int(np.count_nonzero(np.abs(expected - unskewed) > 0.05))
+    assert len(scans) >= 12 and differing >= 20
+    turned = yaws[-1] - yaws[0]
+    assert turned > 0.3  # the rover turned while it scanned
