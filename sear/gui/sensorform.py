@@ -10,6 +10,7 @@ tab and the list of added sensors.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import typing
@@ -117,7 +118,9 @@ class SensorForm(QWidget):
         if line is not None:
             line.editingFinished.connect(lambda: self._edited("Model number"))
         noise_form.addRow("", self.noise_check)
-        for info in self.infos.values():
+        shared = {f.name for f in dataclasses.fields(SensorConfig)} - set(COMMON_FIELDS)
+        # Fields every type has beyond the common ones (the latency) after the type's own.
+        for info in sorted(self.infos.values(), key=lambda info: info.name in shared):
             if info.name in COMMON_FIELDS:
                 continue
             editor = self._editor(info)

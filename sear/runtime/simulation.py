@@ -358,7 +358,8 @@ class Simulation:
                 if self._with_arrays and log is not None:
                     for sensor in due:
                         if sensor.HAS_ARRAYS and sensor.reading is not None:
-                            log.add_arrays(run.prefix + sensor.name, world.time, sensor.arrays(sensor.reading))
+                            stamp = world.time if sensor.reading_time is None else sensor.reading_time
+                            log.add_arrays(run.prefix + sensor.name, stamp, sensor.arrays(sensor.reading))
                 sampled = due if not sampled else [*sampled, *due]
         control = self.steps % self.control_every == 0
         if control:

@@ -8,14 +8,16 @@ their hits on each sample and produces a reading. The window, the CSV log, `sim.
 Wizard all work from these declarations; none of them knows a type by name.
 
 Noise follows Gazebo's IMU model: a constant bias drawn once per run, a bias random walk, and white
-Gaussian noise per sample, all from the run's one seeded generator. (Webots scales noise with the
-output, which gives a zero reading no noise: wrong for an IMU at rest.)
+Gaussian noise per sample, plus the datasheet's noise density and bias instability (flicker noise, see
+ImuNoise); each sensor draws from its own stream of the run's seed (sear.sensors.suite.sensor_rng).
+(Webots scales noise with the output, which gives a zero reading no noise: wrong for an IMU at rest.)
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,10 +61,11 @@ class RayHits:
     from the fractions: right after a ray cast every numpy call costs microseconds, the cast having
     emptied the caches."""
 
-    __slots__ = ("body", "fraction", "length", "normal", "origin", "reach", "state")
+    __slots__ = ("body", "fraction", "length", "normal", "origin", "reach", "state", "world")
 
     def __init__(self, fraction: np.ndarray, length: float, origin: np.ndarray, reach: np.ndarray,
-                 state: VehicleState, normal: np.ndarray | None = None, body: np.ndarray | None = None) -> None:
+                 state: VehicleState, normal: np.ndarray | None = None, body: np.ndarray | None = None,
+                 world: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.fraction = fraction
         """Hit fraction of each ray's length (1.0 for a miss)."""
         self.length = length
@@ -77,16 +80,23 @@ class RayHits:
         """(N, 3) world-frame unit normal of the surface each ray hit, facing the ray's start; zeros for a miss."""
         self.body = np.full(len(fraction), -1) if body is None else body
         """(N,) pybullet body id of what each ray hit; -1 for a miss."""
+        self.world = world
+        """(starts, ends) of the rays in the world frame, m, when they were not all cast from `state`'s
+        pose (a LIDAR whose beams each left from the pose at their own time); None otherwise."""
 
     @property
     def starts(self) -> np.ndarray:
         """(N, 3) ray starts, world frame, m."""
+        if self.world is not None:
+            return self.world[0]
         body = body_rotation(self.state)
         return np.broadcast_to(self.state.position + body @ self.origin, self.reach.shape)
 
     @property
     def ends(self) -> np.ndarray:
         """(N, 3) ray ends, world frame, m."""
+        if self.world is not None:
+            return self.world[1]
         body = body_rotation(self.state)
         return self.state.position + body @ self.origin + self.reach @ body.T
 
@@ -114,11 +124,15 @@ class RayHits:
 
 @dataclass
 class SensorContext:
-    """What sensors may need beyond their definition: the geodetic origin of the world frame."""
+    """What sensors may need beyond their definition: the geodetic origin of the world frame and the
+    surfaces' reflectivities."""
 
     origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """Latitude, longitude (decimal degrees) and altitude (m) of the world origin (x = y = z = 0; the
     terrain's surface at the centre is at the project's `<altitude>`: sear.physics.world.World)."""
+    reflectivity: dict[int, float] = field(default_factory=dict)
+    """Diffuse reflectivity (0..1, at a LIDAR's wavelength) of the surfaces of pybullet bodies, by body id;
+    a body not listed has the LIDAR's default reflectivity."""
 
 
 @dataclass
@@ -147,6 +161,11 @@ class Sensor:
     FIELDS: ClassVar[tuple[str, ...]] = ()
     PLOTTED: ClassVar[tuple[str, ...] | None] = None
     """Log fields the window offers to plot over time (None: all of FIELDS)."""
+    DELAYED: ClassVar[tuple[str, ...]] = ()
+    """Attributes a sample sets beside `reading` that are held back and delivered with it (latency)."""
+    beam_delays: np.ndarray | None = None
+    """(ray_count,) s before the sample's time at which each ray is cast (a spinning LIDAR's beams, each
+    from the pose at its own time: SensorSuite interpolates it); None: every ray from the sample's pose."""
     HAS_ARRAYS: ClassVar[bool] = False
     """Whether the type defines `arrays` (the log then saves them beside the CSV); set from the class
     itself, so it cannot disagree with it."""
@@ -174,6 +193,15 @@ class Sensor:
         self.next_sample = 0.0
         self.last_sample_time: float | None = None
         self.reading: Any = None
+        self.reading_time: float | None = None
+        """Simulated time (s) at which the delivered `reading` was sampled (None before the first)."""
+        self.latency = float(getattr(config, "latency_s", 0.0) or 0.0)
+        """s from a sample to its delivery (SensorConfig.latency_s)."""
+        self._pending: deque[tuple[float, float, Any, tuple[Any, ...]]] = deque()
+        """Samples taken and not yet delivered: (delivery time, sample time, reading, DELAYED attributes),
+        oldest first."""
+        self._delivered: tuple[Any, tuple[Any, ...]] | None = None
+        """The reading and DELAYED attributes delivered last (shown while later samples are held back)."""
 
     @classmethod
     def rays_per_sample(cls, config: SensorConfig) -> int:
@@ -191,6 +219,44 @@ class Sensor:
         self.next_sample += self.period
         if self.next_sample <= time + 1e-9:
             self.next_sample = time + self.period
+
+    def sampled_at(self, time: float) -> bool:
+        """Book a sample just taken at `time` (s): delivered at once (True) or, with a latency, held back
+        until `time + latency` (False; `reading` goes back to the one delivered before)."""
+        if self.latency <= 0.0:
+            self.reading_time = time
+            return True
+        self._pending.append((time + self.latency, time, self.reading,
+                              tuple(getattr(self, name) for name in self.DELAYED)))
+        if self._delivered is None:
+            self.reading = None
+            for name in self.DELAYED:
+                setattr(self, name, None)
+        else:
+            self._show(self._delivered)
+        return False
+
+    def _show(self, delivered: tuple[Any, tuple[Any, ...]]) -> None:
+        self.reading = delivered[0]
+        for name, value in zip(self.DELAYED, delivered[1], strict=True):
+            setattr(self, name, value)
+
+    def deliver(self, time: float) -> bool:
+        """Deliver the held samples due by `time` (s): `reading` becomes the latest of them; whether any was."""
+        pending = self._pending
+        delivered = False
+        while pending and pending[0][0] <= time + 1e-9:
+            _, self.reading_time, reading, extras = pending.popleft()
+            self._delivered = (reading, extras)
+            delivered = True
+        if self._delivered is not None and delivered:
+            self._show(self._delivered)
+        return delivered
+
+    @property
+    def next_delivery(self) -> float:
+        """Simulated time (s) of the next held sample's delivery (inf when none is held)."""
+        return self._pending[0][0] if self._pending else math.inf
 
     def sensor_frame(self, state: VehicleState) -> tuple[np.ndarray, np.ndarray]:
         """World position (m) and rotation matrix (sensor axes as columns) of the sensor."""
@@ -309,27 +375,69 @@ def _fmt(value: Any) -> str:
     return "" if math.isnan(value) else format(value, ".10g")
 
 
+FLICKER_TIME_CONSTANTS_S = tuple(10.0 ** (k / 3.0) for k in range(-3, 13))
+"""Correlation times (s) of the Gauss-Markov processes whose sum makes an IMU's flicker (1/f) bias noise:
+three a decade from 0.1 s to 10^4 s, so its Allan deviation is flat (its floor, the bias instability)
+for averaging times from about a second to an hour (shorter, white noise hides it anyway)."""
+FLICKER_FLOOR = math.sqrt(2.0 * math.log(2.0) / math.pi)
+"""Allan deviation floor of flicker noise of coefficient B, over B (IEEE Std 952-1997, C.1.3: 0.664)."""
+
+
+def flicker_sigmas(floor: float) -> float:
+    """Steady-state 1-sigma of each of the FLICKER_TIME_CONSTANTS_S processes whose sum has the Allan
+    deviation floor `floor` (the datasheet's bias instability). Processes of correlation times spaced by
+    the ratio r, of equal variance s², sum to a power spectral density s²/(2 f ln r) between their corner
+    frequencies; flicker noise of coefficient B has B²/(2 pi f) (IEEE 952), and an Allan floor
+    B·FLICKER_FLOOR: so s² = B² ln r / pi."""
+    ratio = FLICKER_TIME_CONSTANTS_S[1] / FLICKER_TIME_CONSTANTS_S[0]
+    coefficient = floor / FLICKER_FLOOR
+    return coefficient * math.sqrt(math.log(ratio) / math.pi)
+
+
 class ImuNoise:
-    """Gazebo's IMU noise for three axes: constant bias (drawn once), bias random walk, white noise,
-    and a scale-factor error (drawn once). All zero unless the definition turns noise on."""
+    """An IMU's noise for three axes: the datasheet's noise density (angle or velocity random walk: white
+    noise whose Allan deviation is density/sqrt(tau)) and bias instability (flicker noise: a sum of
+    Gauss-Markov processes, FLICKER_TIME_CONSTANTS_S, whose Allan deviation is flat at the figure), and
+    Gazebo's terms: white noise per sample, a constant bias (drawn once), a bias random walk and a
+    scale-factor error (drawn once). All zero unless the definition turns noise on."""
 
     def __init__(self, rng: np.random.Generator, enabled: bool, *, white: float, bias: float, walk: float,
-                 scale_pct: float) -> None:
+                 scale_pct: float, density: float = 0.0, instability: float = 0.0, rate_hz: float = 1.0) -> None:
+        """`white`: 1-sigma per sample; `density`: noise density per sqrt(Hz), which a sample averaging
+        over its period 1/`rate_hz` s sees as 1-sigma density·sqrt(rate); `instability`: the Allan
+        deviation floor; all in the reading's unit (walk per sqrt(s))."""
         self.rng = rng
         self.enabled = enabled
-        self.white = white
+        self.white = math.hypot(white, density * math.sqrt(rate_hz)) if enabled else 0.0
         self.walk = walk
         self.bias = rng.normal(0.0, bias, 3) if enabled and bias > 0 else np.zeros(3)
         self.scale = 1.0 + (rng.normal(0.0, scale_pct / 100.0, 3) if enabled and scale_pct > 0 else np.zeros(3))
+        self.flicker: np.ndarray | None = None
+        """(K, 3) the flicker processes' present values (None: no bias instability)."""
+        if enabled and instability > 0:
+            self._flicker_sigma = flicker_sigmas(instability)
+            self._taus = np.array(FLICKER_TIME_CONSTANTS_S)[:, None]
+            self.flicker = rng.normal(0.0, self._flicker_sigma, (len(self._taus), 3))  # stationary start
+            self._flicker_dt = -1.0
+            self._decay = self._drive = np.zeros_like(self._taus)
 
     def apply(self, true: tuple[float, float, float], dt: float) -> tuple[float, float, float]:
         """The three axes' true values with noise added (when enabled); dt is the time since the last
-        sample, s, for the bias random walk."""
+        sample, s, for the bias random walk and the flicker processes."""
         if not self.enabled:
             return true
         if self.walk > 0 and dt > 0:
             self.bias = self.bias + self.rng.normal(0.0, self.walk * math.sqrt(dt), 3)
         bx, by, bz = self.bias.tolist()
+        if self.flicker is not None:
+            if dt > 0:
+                if dt != self._flicker_dt:
+                    self._flicker_dt = dt
+                    self._decay = np.exp(-dt / self._taus)
+                    self._drive = self._flicker_sigma * np.sqrt(1.0 - self._decay ** 2)
+                self.flicker = self.flicker * self._decay + self._drive * self.rng.normal(0.0, 1.0, self.flicker.shape)
+            fx, fy, fz = self.flicker.sum(axis=0).tolist()
+            bx, by, bz = bx + fx, by + fy, bz + fz
         sx, sy, sz = self.scale.tolist()
         x, y, z = true[0] * sx + bx, true[1] * sy + by, true[2] * sz + bz
         if self.white > 0:

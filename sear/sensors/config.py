@@ -38,6 +38,11 @@ class Pose:
     yaw: float = param(0.0, unit="°")
 
 
+MAX_LATENCY_S = 10.0
+"""Longest latency a sensor may have, s: every reading sampled in that time waits in memory until it is
+delivered (a 3-D LIDAR's scans are megabytes each); real parts deliver within a fraction of a second."""
+
+
 @dataclass
 class SensorConfig:
     """Fields every sensor has. Subclasses set `TYPE`, the XML element name of the sensor."""
@@ -54,7 +59,11 @@ class SensorConfig:
     """URDF robots: the link the sensor is mounted on, its pose then being in that link's frame; left
     out: the base (root) link. The link must be fixed to the base (no moving joint between them)."""
     noise: bool = param(False)
-    """Simulate the part's noise (Gaussian noise, bias, drift) from the run's seeded generator."""
+    """Simulate the part's noise (Gaussian noise, bias, drift), each sensor from its own stream of the
+    run's seed (sear.sensors.suite.sensor_rng): adding or removing a sensor leaves the others' noise as it was."""
+    latency_s: float = param(0.0, minimum=0.0, maximum=MAX_LATENCY_S, label="Latency", unit="s")
+    """How long after its sample a reading is delivered (to `sim.read`, the window and the log), s; 0 = at
+    once. The log's `<name>.stamp` column gives the time each reading was sampled."""
 
     def problems(self) -> list[tuple[str, str]]:
         """Checks that span several fields (the schema checks each field alone): (field, sentence) pairs."""

@@ -3,7 +3,8 @@
 Position comes from the exact WGS-84 local tangent plane around the terrain centre (sear.geo). The error
 of a real receiver wanders slowly rather than jumping every fix, so noise is a first-order Gauss-Markov
 process per axis with correlation time 1 / (2·pi·bandwidth): horizontal 1-sigma per axis is
-accuracy/sqrt(2) (so the horizontal RMS error equals the accuracy), vertical 1.5 times the accuracy.
+accuracy/sqrt(2) (so the horizontal RMS error equals the accuracy), vertical 1.5 times the accuracy. On top of
+it, optionally, white noise independent from fix to fix.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class GpsConfig(SensorConfig):
     bandwidth_hz: float = param(0.01, kind="positive")
     """Bandwidth of the position error: the error is a first-order Gauss-Markov process with
     correlation time 1 / (2·pi·bandwidth), so it wanders slowly like a real receiver's, Hz."""
+    white_noise_m: float = param(0.0, kind="nonNegative", group="noise", label="White noise (per fix)")
+    """1-sigma of the independent error of each fix on top of the wandering one (receiver noise and
+    multipath jitter), m: east and north each get this, up 1.5 times it."""
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 """UTC date and time of simulated time 0, for NMEA time stamps."""
@@ -124,6 +128,7 @@ class GpsSensor(Sensor):
         self.sigma = np.array([acc / math.sqrt(2.0), acc / math.sqrt(2.0), 1.5 * acc])
         self.tau = 1.0 / (2.0 * math.pi * config.bandwidth_hz)
         self.error = rng.normal(0.0, 1.0, 3) * self.sigma if config.noise and acc > 0 else np.zeros(3)
+        self.white = np.array([1.0, 1.0, 1.5]) * config.white_noise_m
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         position, _ = self.sensor_frame(state)
@@ -131,7 +136,10 @@ class GpsSensor(Sensor):
             dt = state.time - self.last_sample_time
             decay = math.exp(-dt / self.tau)
             self.error = self.error * decay + self.rng.normal(0.0, 1.0, 3) * self.sigma * math.sqrt(1 - decay**2)
-        east, north, up = position + self.error
+        error = self.error
+        if self.config.noise and self.config.white_noise_m > 0:
+            error = error + self.rng.normal(0.0, 1.0, 3) * self.white
+        east, north, up = position + error
         lat0, lon0, alt0 = self.context.origin
         lat, lon, alt = enu_to_geodetic(east, north, up, lat0, lon0, alt0)
         reading = GpsReading(lat, lon, alt)

@@ -5,8 +5,9 @@ rest reads +9.81 m/s² on its up axis and 0 in free fall. The acceleration is th
 the mounting point over the sample period (the thesis's method), so it needs no extra physics query.
 Gyroscope: the mean angular rate over the sample period, from the change of orientation (exact for
 any rotation within a period), in rad/s or deg/s.
-Both: scale error (accuracy %), bias, bias random walk and white noise when noise is on; clipped at
-the full-scale range; quantised at the part's resolution.
+Both: scale error (accuracy %), bias, bias random walk, white noise, and the datasheet's noise density
+(angle / velocity random walk) and bias instability (flicker noise) when noise is on (ImuNoise); clipped
+at the full-scale range; quantised at the part's resolution.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ class AccelerometerConfig(SensorConfig):
     """1-sigma of the constant bias drawn once per run, m/s²."""
     bias_walk_mps2: float = param(0.0, kind="nonNegative", label="Bias random walk (per √s)", group=NOISE)
     """Bias random walk, m/s² per sqrt(second)."""
+    noise_density_ug_rthz: float = param(0.0, kind="nonNegative", unit="µg/√Hz", label="Noise density (VRW)",
+                                         group=NOISE)
+    """The datasheet's noise (power spectral) density: velocity random walk, µg/√Hz. White noise whose
+    Allan deviation is this/sqrt(tau); a sample (one per 1/bandwidth s) gets 1-sigma density·sqrt(bandwidth)."""
+    bias_instability_ug: float = param(0.0, kind="nonNegative", unit="µg", label="Bias instability", group=NOISE)
+    """The datasheet's bias instability (in-run bias stability): the floor of the Allan deviation, µg.
+    Flicker noise (sear.sensors.base.ImuNoise)."""
 
 
 @dataclass
@@ -74,6 +82,13 @@ class GyroscopeConfig(SensorConfig):
     """1-sigma of the constant bias drawn once per run, deg/s."""
     bias_walk_dps: float = param(0.0, kind="nonNegative", label="Drift (bias walk per √s)", group=NOISE)
     """Drift: bias random walk, deg/s per sqrt(second)."""
+    noise_density_dps_rthz: float = param(0.0, kind="nonNegative", unit="°/s/√Hz", label="Noise density (ARW)",
+                                          decimals=4, group=NOISE)
+    """The datasheet's rate noise (spectral) density: angle random walk, deg/s/√Hz (60 times it is the ARW
+    in °/√h). White noise whose Allan deviation is this/sqrt(tau); a sample gets 1-sigma density·sqrt(bandwidth)."""
+    bias_instability_dph: float = param(0.0, kind="nonNegative", unit="°/h", label="Bias instability", group=NOISE)
+    """The datasheet's bias instability (in-run bias stability): the floor of the Allan deviation, deg/h.
+    Flicker noise (sear.sensors.base.ImuNoise)."""
 
 Matrix = tuple[float, float, float, float, float, float, float, float, float]
 """A 3 x 3 matrix as nine floats, row by row. The IMU models sample at up to a few hundred hertz on
@@ -154,7 +169,10 @@ class AccelerometerSensor(Sensor):
     def __init__(self, config: AccelerometerConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
         self.noise = ImuNoise(rng, config.noise, white=config.noise_stddev_mps2, bias=config.bias_stddev_mps2,
-                              walk=config.bias_walk_mps2, scale_pct=config.accuracy_pct)
+                              walk=config.bias_walk_mps2, scale_pct=config.accuracy_pct,
+                              density=config.noise_density_ug_rthz * 1e-6 * STANDARD_GRAVITY,
+                              instability=config.bias_instability_ug * 1e-6 * STANDARD_GRAVITY,
+                              rate_hz=config.bandwidth_hz)
         self.mask = ("x" in config.axes, "y" in config.axes, "z" in config.axes)
         self.prev_velocity: tuple[float, float, float] | None = None
         self.limit = config.max_range_g * STANDARD_GRAVITY
@@ -204,7 +222,9 @@ class GyroscopeSensor(Sensor):
     def __init__(self, config: GyroscopeConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
         self.noise = ImuNoise(rng, config.noise, white=config.noise_stddev_dps, bias=config.bias_stddev_dps,
-                              walk=config.bias_walk_dps, scale_pct=config.accuracy_pct)
+                              walk=config.bias_walk_dps, scale_pct=config.accuracy_pct,
+                              density=config.noise_density_dps_rthz, instability=config.bias_instability_dph / 3600.0,
+                              rate_hz=config.bandwidth_hz)
         self.mask = ("x" in config.axes, "y" in config.axes, "z" in config.axes)
         self.prev_rotation: Matrix | None = None
         self._mount = _floats(self.mount_rotation)

@@ -31,7 +31,7 @@ class LidarConfig(SensorConfig):
 
     TYPE: ClassVar[str] = "lidar"
 
-    angle_step_deg: float = param(0.5, kind="positive")
+    angle_step_deg: float = param(0.5, kind="positive", decimals=4)
     """Angle between readings, degrees (> 0)."""
     max_range_m: float = param(8.0, kind="positive")
     """Maximum sensing distance, metres."""
@@ -49,6 +49,22 @@ class LidarConfig(SensorConfig):
     """Also provide each scan packed as SICK LMS2xx 16-bit distance values."""
     noise_stddev_mm: float = param(0.0, kind="nonNegative", group="noise")
     """1-sigma Gaussian range noise when `noise` is on, mm."""
+    motion_skew: bool = param(False, label="Motion skew (spinning scan)")
+    """Cast each beam at its own time within the scan, from where the sensor is then (a spinning head
+    sweeps the scan over one period: the last beam at the scan's time, each earlier one (spread - its
+    angle)/360 of a period before); off: every beam from the pose at the scan's time."""
+    max_incidence_deg: float = param(90.0, kind="incidence", label="Max incidence")
+    """Returns from surfaces hit more than this from square-on are lost (too little light comes back),
+    degrees; 90 = none lost."""
+    dropout_pct: float = param(0.0, kind="percent", group="noise", label="Dropout at max range")
+    """Chance of losing the return of a white (reflectivity 1) surface hit square-on at the maximum range
+    when `noise` is on, percent; a return at range r, reflectivity rho and incidence theta is lost with
+    this × (r / max range)² / (rho cos theta) (the LIDAR equation's received power, inverted), at most 100 %."""
+    intensity: bool = param(False, label="Intensity channel")
+    """Also report each return's intensity: the surface's reflectivity × the cosine of the incidence
+    (0..1; NaN for no return), logged beside the ranges as the array `intensities`."""
+    reflectivity: float = param(0.5, kind="fraction", label="Default reflectivity")
+    """Diffuse reflectivity (0..1) of surfaces that do not give their own (sear.sensors.base.SensorContext)."""
 
     def problems(self) -> list[tuple[str, str]]:
         problems = []
@@ -89,6 +105,7 @@ class LidarSensor(Sensor):
     DEFINITION = LidarConfig
     FIELDS = ("min",)
     PLOTTED = ()
+    DELAYED = ("sick", "intensities")
     config: LidarConfig
 
     @classmethod
@@ -105,8 +122,31 @@ class LidarSensor(Sensor):
         self.directions = np.column_stack([
             (np.cos(el) * np.cos(az)).ravel(), (np.cos(el) * np.sin(az)).ravel(), np.sin(el).ravel()])
         self.sick: np.ndarray | None = None
+        self.intensities: np.ndarray | None = None
+        """Intensity of each return of the reading (its shape; NaN for no return) when `intensity` is on."""
         self._min_fraction = config.min_range_m / config.max_range_m
         self._fan(self.directions, config.max_range_m)
+        if config.motion_skew:
+            angles = scan_angles_deg(config)
+            per_beam = (angles[-1] - angles) / 360.0 * self.period
+            self.beam_delays = np.tile(per_beam, len(layers))
+        self._max_cos = math.cos(math.radians(config.max_incidence_deg))
+        self._needs_incidence = config.intensity or config.max_incidence_deg < 90.0 or (
+            config.noise and config.dropout_pct > 0)
+
+    def _surface(self, hits: RayHits) -> tuple[np.ndarray, np.ndarray]:
+        """Cosine of each ray's incidence on what it hit (0 for a miss) and that surface's reflectivity."""
+        starts, ends = hits.starts, hits.ends
+        direction = ends - starts
+        direction /= np.linalg.norm(direction, axis=1)[:, None]
+        cos = np.clip(-np.einsum("ij,ij->i", direction, hits.normal), 0.0, 1.0)
+        table = self.context.reflectivity
+        rho = np.full(len(cos), self.config.reflectivity)
+        if table:
+            for body in np.unique(hits.body):
+                if int(body) in table:
+                    rho[hits.body == body] = table[int(body)]
+        return cos, rho
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         assert hits is not None
@@ -114,6 +154,16 @@ class LidarSensor(Sensor):
         fraction = hits.fraction
         dist = fraction * cfg.max_range_m
         dist[(fraction >= 1.0) | (fraction < self._min_fraction)] = np.nan
+        if self._needs_incidence:
+            cos, rho = self._surface(hits)
+            if cfg.max_incidence_deg < 90.0:
+                dist[cos < self._max_cos] = np.nan
+            if cfg.noise and cfg.dropout_pct > 0:
+                received = rho * cos / np.maximum(dist / cfg.max_range_m, 1e-9) ** 2
+                lost = self.rng.random(len(dist)) * received < cfg.dropout_pct / 100.0
+                dist[lost & ~np.isnan(dist)] = np.nan
+            if cfg.intensity:
+                self.intensities = np.where(np.isnan(dist), np.nan, rho * cos).reshape(self.shape)
         if cfg.noise and cfg.noise_stddev_mm > 0:
             dist += self.rng.normal(0.0, cfg.noise_stddev_mm / 1000.0, dist.shape)
         step = cfg.resolution_mm / 1000.0
@@ -150,8 +200,13 @@ class LidarSensor(Sensor):
         return f"{np.count_nonzero(~np.isnan(scan))} returns, nearest {np.nanmin(scan):.2f} m"
 
     def arrays(self, reading: Any) -> dict[str, np.ndarray]:
-        """The scan as `ranges` (m, float32, NaN = no return)."""
-        return {"ranges": np.array(reading, dtype=np.float32)}
+        """The scan as `ranges` (m, float32, NaN = no return), and with `intensity` on its `intensities`
+        (float32, NaN = no return)."""
+        out = {"ranges": np.array(reading, dtype=np.float32)}
+        if self.config.intensity:
+            intensities = self.intensities if self.intensities is not None else np.full(self.shape, np.nan)
+            out["intensities"] = np.array(intensities, dtype=np.float32)
+        return out
 
     @property
     def draws_cloud(self) -> bool:

@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +23,103 @@ from sear.sensors.base import RayHits, Sensor, SensorContext
 from sear.sensors.config import SensorConfig
 from sear.sensors.raycast import RayCaster, RayResult
 from sear.state import VehicleState
+
+
+def sensor_rng(rng: np.random.Generator, name: str) -> np.random.Generator:
+    """The noise stream of the sensor called `name` among those seeded by `rng`: a child of `rng`'s seed
+    sequence keyed by a hash of the name (not by the sensor's place in the file), so that adding, removing
+    or reordering sensors leaves every other sensor's noise as it was, and a run repeats with its seed.
+    `rng` itself is never drawn from. (A generator without a seed sequence is keyed by its state.)"""
+    key = int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    if isinstance(seq, np.random.SeedSequence):
+        child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, key), pool_size=seq.pool_size)
+    else:
+        state = hashlib.sha256(repr(rng.bit_generator.state).encode()).digest()
+        child = np.random.SeedSequence(int.from_bytes(state[:16], "little"), spawn_key=(key,))
+    return np.random.Generator(type(rng.bit_generator)(child))
+
+
+class PoseHistory:
+    """The body's poses on the recent physics steps, for sensors whose samples span time (a spinning
+    LIDAR's scan): the pose at any instant between two steps is interpolated (position linearly, rotation
+    by slerp), before the first one extrapolated with that step's velocities (constant twist)."""
+
+    def __init__(self, span: float) -> None:
+        self.span = span
+        """s of history kept (the longest scan plus a step)."""
+        self._entries: deque[tuple[float, np.ndarray, np.ndarray, VehicleState]] = deque()
+
+    def record(self, state: VehicleState) -> None:
+        entries = self._entries
+        if entries and state.time <= entries[-1][0] + 1e-12:
+            entries.pop()  # the same instant again (a repeated update): keep the latest
+        quat = np.asarray(state.orientation, dtype=float)
+        entries.append((state.time, np.asarray(state.position, dtype=float).copy(), quat / np.linalg.norm(quat),
+                        state))
+        while len(entries) > 2 and entries[1][0] < state.time - self.span:
+            entries.popleft()
+
+    def poses(self, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (N, 3, m) and rotation matrices (N, 3, 3; body axes as columns) at `times` (N, s)."""
+        entries = self._entries
+        stamps = np.array([e[0] for e in entries])
+        positions = np.array([e[1] for e in entries])
+        quats = np.array([e[2] for e in entries])
+        times = np.asarray(times, dtype=float)
+        hi = np.clip(np.searchsorted(stamps, times), 1, max(1, len(stamps) - 1))
+        if len(stamps) == 1:
+            pos = np.broadcast_to(positions[0], (len(times), 3)).copy()
+            quat = np.broadcast_to(quats[0], (len(times), 4)).copy()
+        else:
+            lo = hi - 1
+            frac = np.clip((times - stamps[lo]) / (stamps[hi] - stamps[lo]), 0.0, 1.0)
+            pos = positions[lo] + (positions[hi] - positions[lo]) * frac[:, None]
+            quat = _slerp(quats[lo], quats[hi], frac)
+        before = times < stamps[0]
+        if np.any(before):
+            first = entries[0][3]
+            dt = times[before] - stamps[0]
+            pos[before] = positions[0] + np.outer(dt, np.asarray(first.linear_velocity, dtype=float))
+            turn = _quat_from_rotvec(np.outer(dt, np.asarray(first.angular_velocity, dtype=float)))
+            quat[before] = _quat_mul(turn, np.broadcast_to(quats[0], turn.shape))
+        return pos, _quat_matrix(quat)
+
+
+def _slerp(q0: np.ndarray, q1: np.ndarray, frac: np.ndarray) -> np.ndarray:
+    dot = np.einsum("ij,ij->i", q0, q1)
+    q1 = np.where(dot[:, None] < 0, -q1, q1)
+    dot = np.abs(dot)
+    angle = np.arccos(np.clip(dot, -1.0, 1.0))
+    small = angle < 1e-9
+    sin = np.where(small, 1.0, np.sin(angle))
+    w0 = np.where(small, 1.0 - frac, np.sin((1.0 - frac) * angle) / sin)
+    w1 = np.where(small, frac, np.sin(frac * angle) / sin)
+    out = q0 * w0[:, None] + q1 * w1[:, None]
+    return out / np.linalg.norm(out, axis=1)[:, None]
+
+
+def _quat_from_rotvec(v: np.ndarray) -> np.ndarray:
+    """Quaternions (x, y, z, w) of rotation vectors (N, 3), rad."""
+    angle = np.linalg.norm(v, axis=1)
+    scale = np.where(angle < 1e-12, 0.5, np.sin(angle / 2.0) / np.where(angle < 1e-12, 1.0, angle))
+    return np.column_stack([v * scale[:, None], np.cos(angle / 2.0)])
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton products a * b of quaternions (N, 4) stored x, y, z, w."""
+    ax, ay, az, aw = a.T
+    bx, by, bz, bw = b.T
+    return np.column_stack([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+                            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz])
+
+
+def _quat_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) stored x, y, z, w."""
+    x, y, z, w = q.T
+    return np.stack([np.column_stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)]),
+                     np.column_stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)]),
+                     np.column_stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)])], axis=1)
 
 
 class SensorSuite:
@@ -45,7 +144,7 @@ class SensorSuite:
             cls = registry.model(config.TYPE)
             if cls is None:
                 raise SearError(f"no sensor model for type {config.TYPE!r}")
-            self.sensors.append(cls(config, rng, context))
+            self.sensors.append(cls(config, sensor_rng(rng, config.name), context))
         self.sensors.extend(accessories)
         self._by_name = {s.name: s for s in self.sensors}
         self._index = {id(s): i for i, s in enumerate(self.sensors)}
@@ -64,10 +163,20 @@ class SensorSuite:
         """Each sensor's rays of the last batch cast."""
         self._hits_by_sensor: dict[str, RayHits] = {}
         self.sampled: list[Sensor] = []
-        """The sensors sampled by the last update that sampled any."""
+        """The sensors whose readings changed (sampled, or delivered after their latency) on the last update
+        that changed any."""
+        self._held = [s for s in self.sensors if s.latency > 0]
+        """Sensors whose readings are delivered a latency after their samples."""
+        self._skewed = [s for s in self.sensors if s.ray_count and getattr(s, "beam_delays", None) is not None]
+        """Sensors whose beams are cast at their own times within a sample (a spinning LIDAR's scan)."""
+        self.history = PoseHistory(max((s.period for s in self._skewed), default=0.0) + 0.1)
+        """The body's recent poses, recorded on every step while a sensor is in `_skewed`."""
+        self._world_rays: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        """The world-frame rays of the skewed sensors of the last cast, by sensor id."""
         self.next_due = min((s.next_sample for s in self.sensors), default=math.inf)
-        """Simulated time (s) of the next sample of any sensor (inf without sensors): the loop asks for
-        the vehicle's state only on ticks that need it."""
+        """Simulated time (s) of the next sample of any sensor, or delivery of a held-back reading (inf
+        without sensors): the loop asks for the vehicle's state only on ticks that need it (every tick
+        while a sensor's beams are cast at their own times: the poses between its samples are needed)."""
 
     @staticmethod
     def _drawn(hits: RayHits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,8 +215,9 @@ class SensorSuite:
         return sensor.value(sensor.reading)
 
     def update(self, state: VehicleState) -> list[Sensor]:
-        """Sample every sensor whose period is due at state.time, all their rays in one batch; returns the
-        sensors sampled (also kept in `sampled` until the next update that samples any)."""
+        """Sample every sensor whose period is due at state.time, all their rays in one batch, and deliver
+        the held-back readings due; returns the sensors whose readings changed (also kept in `sampled`
+        until the next update that changes any)."""
         return update_together([self], [state])[0]
 
     def _due(self, state: VehicleState) -> tuple[list[Sensor], list[Sensor], tuple[Any, ...] | None]:
@@ -118,6 +228,12 @@ class SensorSuite:
         casting = [s for s in due if s.ray_count]
         if not casting:
             return due, casting, None
+        skewed = [s for s in casting if s in self._skewed]
+        if skewed:  # each beam from the pose at its own time: the whole batch in the world frame
+            self._world_rays = {id(s): self._skewed_rays(s, state) for s in skewed}
+            mixed = [self._world_rays.get(id(s)) or s.rays(state) for s in casting]
+            starts = np.concatenate([w[0] for w in mixed if w is not None])
+            return due, casting, (self.caster, starts, np.concatenate([w[1] for w in mixed if w is not None]), None)
         if self.body is not None:
             key = tuple(map(id, casting))
             rays = self._local.get(key)
@@ -130,6 +246,17 @@ class SensorSuite:
         return due, casting, (self.caster, np.concatenate([w[0] for w in world]), np.concatenate([w[1] for w in world]),
                               None)
 
+    def _skewed_rays(self, sensor: Sensor, state: VehicleState) -> tuple[np.ndarray, np.ndarray]:
+        """World-frame starts and ends of `sensor`'s rays, each from the body's pose at its own time:
+        state.time minus the sensor's `beam_delays` (s), interpolated between the recorded steps."""
+        delays = sensor.beam_delays
+        assert delays is not None
+        self.history.record(state)
+        positions, rotations = self.history.poses(state.time - delays)
+        starts = positions + rotations @ sensor.ray_origin
+        ends = starts + np.einsum("nij,nj->ni", rotations, sensor.ray_reach)
+        return starts, ends
+
     def _sample(self, state: VehicleState, due: list[Sensor], casting: list[Sensor], cast: RayResult | None
                 ) -> list[Sensor]:
         """Sample the `due` sensors, the rays of those `casting` having been cast (`cast`, in their order)."""
@@ -140,33 +267,61 @@ class SensorSuite:
             for sensor in casting:
                 hi = lo + sensor.ray_count
                 hits = RayHits(cast.fraction[lo:hi], sensor.ray_length, sensor.ray_origin, sensor.ray_reach, state,
-                               cast.normal[lo:hi], cast.body[lo:hi])
+                               cast.normal[lo:hi], cast.body[lo:hi], world=self._world_rays.get(id(sensor)))
                 hits_of[id(sensor)] = by_name[sensor.name] = hits
                 batch.append(hits)
                 lo = hi
             self._last_batch = batch
+        self._world_rays = {}
         cells, index = self._cells, self._index
+        delivered = []
         for sensor in due:
             sensor.sample(state, hits_of.get(id(sensor)) if casting else None)
             sensor.last_sample_time = state.time
             sensor.advance(state.time)
-            cells[index[id(sensor)]] = None
-        self.next_due = min(s.next_sample for s in self.sensors)
-        self.sampled = due
-        return due
+            if sensor.sampled_at(state.time):
+                cells[index[id(sensor)]] = None
+                delivered.append(sensor)
+        return delivered
+
+    def _deliver(self, state: VehicleState, fresh: list[Sensor]) -> list[Sensor]:
+        """After the samples of a tick (`fresh`: those delivered at once): deliver the held-back readings
+        now due, record the pose for the skewed sensors, and set `next_due`; returns every sensor whose
+        reading changed on this tick."""
+        changed = fresh
+        if self._held:
+            for sensor in self._held:
+                if sensor.deliver(state.time):
+                    self._cells[self._index[id(sensor)]] = None
+                    changed = [*changed, sensor] if sensor not in changed else changed
+        if self._skewed:
+            self.history.record(state)
+        self.next_due = min(min(s.next_sample for s in self.sensors),
+                            min((s.next_delivery for s in self._held), default=math.inf),
+                            state.time if self._skewed else math.inf)
+        if changed:
+            self.sampled = changed
+        return changed
 
     def log_columns(self) -> list[str]:
-        """The CSV columns of the sensors: `<name>.<field>` for each sensor's log fields."""
-        return [f"{s.name}.{field}" for s in self.sensors for field in s.log_fields]
+        """The CSV columns of the sensors: `<name>.<field>` for each sensor's log fields, then for a sensor
+        with a latency `<name>.stamp`, the simulated time (s) its reading was sampled (earlier than the
+        row's time by the latency and up to a sample period). Sensors without one log as they always did:
+        their reading is the one sampled on the last of their sample times."""
+        return [f"{s.name}.{field}" for s in self.sensors
+                for field in ((*s.log_fields, "stamp") if s.latency > 0 else s.log_fields)]
 
     def log_values(self) -> list[str]:
-        """CSV cells of every sensor's latest reading; each sensor's are formatted once per sample."""
+        """CSV cells of every sensor's latest delivered reading; each sensor's are formatted once per reading."""
         out: list[str] = []
         cells = self._cells
         for i, sensor in enumerate(self.sensors):
             mine = cells[i]
             if mine is None:
                 mine = cells[i] = sensor.log_values()
+                if sensor.latency > 0:
+                    stamp = sensor.reading_time
+                    mine.append("" if stamp is None else format(stamp, ".10g"))
             out.extend(mine)
         return out
 
@@ -180,6 +335,6 @@ def update_together(suites: Sequence[SensorSuite], states: Sequence[VehicleState
     casts = iter(RayCaster.cast_together(batches) if batches else [])
     sampled: list[list[Sensor]] = []
     for suite, state, (due, casting, batch) in zip(suites, states, found, strict=True):
-        sampled.append(suite._sample(state, due, casting, next(casts) if batch is not None else None)
-                       if due else due)
+        fresh = suite._sample(state, due, casting, next(casts) if batch is not None else None) if due else due
+        sampled.append(suite._deliver(state, fresh))
     return sampled
