@@ -99,6 +99,19 @@ def _forget(result: RayResult, rays: np.ndarray) -> None:
     result.body[rays] = -1
 
 
+def _cast_grid(world: StaticWorld, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
+    """The rays (world frame, m) against a paged height-grid terrain (StaticWorld.grid), hits nearer than
+    `result`'s kept there as hits on the grid's body; hits pybullet found on the grid's collision tiles are
+    reported as that body too (they are the same triangles)."""
+    grid = world.grid
+    if grid is None:
+        return
+    tiles = np.isin(result.body, np.fromiter(world.grid_bodies, dtype=np.int64))
+    result.body[tiles] = world.grid_body
+    hit = grid.cast(starts, direction, result.fraction, result.normal)
+    result.body[hit] = world.grid_body
+
+
 def _embree() -> Any:
     """embreex's scene, mesh and device classes, or None where embreex cannot be imported (warned once per
     process)."""
@@ -347,7 +360,13 @@ class RayCaster:
         for i, ((caster, _, _, parent), (begin, end)) in enumerate(zip(batches, rays, strict=True)):
             scenes = caster._sync() if caster.embree is not None else None
             if scenes is None or (shared is not None and scenes is not shared):
-                results[i] = caster._pybullet(begin, end, parent) if scenes is None else caster.cast(begin, end, parent)
+                if scenes is None:
+                    results[i] = caster._pybullet(begin, end, parent)
+                    if caster.static_world is not None and caster.static_world.grid is not None:
+                        world_begin, _, world_direction = caster._world_rays(begin, end, parent, None)
+                        _cast_grid(caster.static_world, world_begin, world_direction, results[i])  # type: ignore[arg-type]
+                else:
+                    results[i] = caster.cast(begin, end, parent)
                 continue
             if shared is None:
                 shared, compiled = scenes, count_rays(total)
@@ -359,6 +378,7 @@ class RayCaster:
         n = len(begin)
         result = RayResult(np.ones(n), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
         shared.cast_fixed(begin, direction, result)
+        _cast_grid(shared.world, begin, direction, result)
         moving = shared.sync_moving()
         lo = 0
         for i, caster, own_begin, own_end, own_direction in joined:
