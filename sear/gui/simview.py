@@ -18,6 +18,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QMatrix4x4, QQuaternion, QVector3D
 
 from sear.gui.preview import lit_mesh_item
+from sear.gui.terrainlod import TerrainLod
 
 if TYPE_CHECKING:
     import trimesh
@@ -75,7 +76,7 @@ def ground_grid(world: World) -> np.ndarray:
     """Line segments (pairs of points, m, world frame) of a grid draped over the terrain: lines 1, 2 or 5 ×
     10^k metres apart (10 to 25 across the terrain), each sampled every 1/200 of the terrain's size and lifted
     GRID_LIFT above the ground, so distances and slopes read at a glance."""
-    lo, hi = world.terrain.mesh.bounds
+    lo, hi = world.terrain.bounds
     size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
     spacing = next(m * 10.0 ** k for k in range(-2, 6) for m in (1, 2, 5) if size / (m * 10.0 ** k) <= 25)
     xs = np.arange(math.ceil(lo[0] / spacing), math.floor(hi[0] / spacing) + 1) * spacing
@@ -208,8 +209,17 @@ class Scene:
         world = simulation.world
         self.view = view
         self.world = world
-        view.addItem(terrain_item(world.terrain.mesh, world.terrain.vertex_colors))
-        lo, hi = world.terrain.mesh.bounds
+        self.lod: TerrainLod | None = None
+        """A terrain too large for one mesh (a height grid), drawn in levels of detail around the camera's
+        centre; None when the terrain is one mesh."""
+        if world.terrain.mesh is not None:
+            view.addItem(terrain_item(world.terrain.mesh, world.terrain.vertex_colors))
+        else:
+            assert world.terrain.grid is not None
+            self.lod = TerrainLod(view, world.terrain.grid)
+            centre = view.opts["center"]
+            self.lod.update(float(centre.x()), float(centre.y()))
+        lo, hi = world.terrain.bounds
         self.grid_item = gl.GLLinePlotItem(pos=ground_grid(world), mode="lines", color=GRID_COLOUR, width=1.0,
                                            antialias=False, glOptions="translucent")
         view.addItem(self.grid_item)
@@ -288,6 +298,9 @@ class Scene:
         """Every robot, gripper and obstacle where pybullet has it; `run`'s (the driven robot's) rays, when
         shown, and point clouds."""
         world = self.world
+        if self.lod is not None:
+            centre = self.view.opts["center"]
+            self.lod.update(float(centre.x()), float(centre.y()))
         for vehicle, (body_item, hull_item, wheel_items) in zip(world.vehicles, self.robot_items, strict=True):
             pose = pose_matrix(*vehicle.pose())
             body_item.setTransform(pose)
