@@ -71,16 +71,23 @@ class DemInfo:
         return (f"GeoTIFF DEM, {self.cols} x {self.rows} samples ({self.dtype}, {self.compression}, "
                 f"{self.file_bytes / 1e6:.1f} MB on disk); pixels {self.dx:.3g} x {self.dy:.3g} m, "
                 f"{width:,.0f} x {height:,.0f} m; heights in {self.z_unit}; {self.crs}{where}. "
-                f"A run needs about {memory_estimate(self.rows, self.cols) / 1e6:,.0f} MB for it.")
+                f"A run needs about {memory_estimate(self.rows, self.cols, max(self.dx, self.dy)) / 1e6:,.0f} MB for it.")
 
 
-def memory_estimate(rows: int, cols: int, tile_cells: int = 128, tiles: int = 9) -> int:
-    """Bytes a run needs for a paged rows x cols height grid: 4 bytes a sample (the grid), plus the
-    collision tiles in pybullet around the robots (`tiles` tiles of 2·tile_cells² triangles, 430 bytes a
-    triangle), plus the 3-D window's drawing (~1 M triangles at most, ~60 MB). docs/terrain.md."""
-    grid = rows * cols * BYTES_PER_SAMPLE
-    physics = tiles * 2 * tile_cells * tile_cells * BYTES_PER_TILE_TRIANGLE
-    return grid + physics + 60_000_000
+def memory_estimate(rows: int, cols: int, pixel: float = 1.0) -> int:
+    """Bytes a run needs for a rows x cols height grid of `pixel` m samples (docs/terrain.md). A grid of at
+    most MESH_UP_TO_SAMPLES samples is one mesh: ~620 bytes a triangle (pybullet 430, the ray engine's
+    Embree 85, the mesh itself ~100). A larger one is paged: 4 bytes a sample (the grid), plus the
+    collision tiles around each robot (128² cells, 2 triangles a cell, 430 bytes a triangle; the tiles
+    within 30 m of it, ⌈60 m / tile + 1⌉² of them), plus the 3-D window's levels of detail (~20 MB)."""
+    from sear.models.heightgrid import MESH_UP_TO_SAMPLES
+
+    triangles = 2 * (rows - 1) * (cols - 1)
+    if rows * cols <= MESH_UP_TO_SAMPLES:
+        return triangles * 620
+    tile = 128 * pixel
+    tiles = min(math.ceil(60.0 / tile + 1.0) ** 2, math.ceil((rows - 1) / 128) * math.ceil((cols - 1) / 128))
+    return rows * cols * BYTES_PER_SAMPLE + tiles * 2 * 128 * 128 * BYTES_PER_TILE_TRIANGLE + 20_000_000
 
 
 def is_geotiff(path: Path) -> bool:
@@ -211,7 +218,8 @@ def read_info(path: str | Path, tab: str = "Terrain Model") -> DemInfo:
             nodata = float(str(nodata_text).strip().strip("\x00"))
         except ValueError:
             nodata = None
-    return DemInfo(cols, rows, str(dtype), getattr(compression, "name", str(compression)).lower(), dx, dy,
+    codec = getattr(compression, "name", str(compression)).lower()
+    return DemInfo(cols, rows, str(dtype), "uncompressed" if codec == "none" else codec, dx, dy,
                    z_scale, z_unit, crs, origin, nodata, path.stat().st_size)
 
 

@@ -417,6 +417,19 @@ class TerrainModel:
     geo_origin: tuple[float, float, float] | None = None
     info: str = ""
 
+    def preview_mesh(self, max_cells: int = 256 * 256) -> trimesh.Trimesh:
+        """The terrain as one mesh for a preview: `mesh`, or a large grid's surface with every k-th sample
+        (k the smallest that leaves at most `max_cells` cells), for drawing only."""
+        if self.mesh is not None:
+            return self.mesh
+        import trimesh
+
+        grid = self.grid
+        assert grid is not None
+        k = max(1, math.ceil(math.sqrt((grid.rows - 1) * (grid.cols - 1) / max_cells)))
+        vertices, faces = grid.patch(0, (grid.rows - 1) // k * k, 0, (grid.cols - 1) // k * k, k)
+        return trimesh.Trimesh(vertices, faces.astype(np.int64), process=False)
+
     @property
     def bounds(self) -> np.ndarray:
         """(2, 3) lowest and highest corner of the terrain's bounding box, m."""
@@ -556,7 +569,7 @@ def _grid_info(what: str, grid: HeightGrid) -> str:
 
     width, height = (grid.cols - 1) * grid.dx, (grid.rows - 1) * grid.dy
     return (f"{what}; pixels {grid.dx:.3g} x {grid.dy:.3g} m, {width:,.0f} x {height:,.0f} m. A run needs about "
-            f"{memory_estimate(grid.rows, grid.cols) / 1e6:,.0f} MB for it.")
+            f"{memory_estimate(grid.rows, grid.cols, max(grid.dx, grid.dy)) / 1e6:,.0f} MB for it.")
 
 
 def _load_dem(path: Path, tab: str) -> TerrainModel:
