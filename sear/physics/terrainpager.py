@@ -9,7 +9,8 @@ moving body (a robot, a movable obstacle) is within `load_distance` of it, and l
 is more than `drop_distance` from it (the gap between the two is the hysteresis: a robot driving along a
 tile's edge does not load and drop it every step). Tiles are loaded before the physics step, within
 `load_distance` (more than any robot's size) of the bodies, so a wheel never reaches a tile that is not
-there. Memory and load time follow the area in use, not the map.
+there. Load time follows the area in use, not the map; memory the area visited (pybullet keeps a dropped
+tile's shape: TerrainPager.shapes).
 
 The rest of the world sees the whole terrain without pybullet: World.terrain_heights reads the grid, and
 the sensors' rays walk it (HeightGrid.cast) on the very triangles of the tiles.
@@ -61,6 +62,11 @@ class TerrainPager:
         """Tiles loaded so far (a tile loaded again after it was dropped counts again)."""
         self.drops = 0
         """Tiles dropped so far."""
+        self.shapes: dict[tuple[int, int], int] = {}
+        """Collision shapes of dropped tiles, kept for when the tile comes back: pybullet frees a mesh shape
+        only when the world is reset (removeCollisionShape of a shape a removed body had is refused; bullet3
+        issues 2086, 3319, 4326; measured: ~13 MB a 128² tile for each load otherwise), so a tile's shape is
+        made once and the memory grows with the area the robots have visited, not with the loads."""
         self._last: np.ndarray | None = None
 
     def tile_box(self, key: tuple[int, int]) -> tuple[float, float, float, float]:
@@ -104,7 +110,7 @@ class TerrainPager:
         for key in sorted(set(self.loaded) - kept):
             body, shape = self.loaded.pop(key)
             p.removeBody(body, physicsClientId=self.client)
-            p.removeCollisionShape(shape, physicsClientId=self.client)
+            self.shapes[key] = shape
             self.drops += 1
             changed = True
         for key in sorted(wanted - set(self.loaded)):
@@ -116,16 +122,20 @@ class TerrainPager:
     def _load(self, key: tuple[int, int]) -> tuple[int, int]:
         g, n = self.grid, self.paging.tile_cells
         i, j = key
-        vertices, faces = g.patch(i * n, min((i + 1) * n, g.rows - 1), j * n, min((j + 1) * n, g.cols - 1))
-        try:
-            shape = p.createCollisionShape(p.GEOM_MESH, vertices=vertices.tolist(), indices=faces.ravel().tolist(),
-                                           flags=p.GEOM_FORCE_CONCAVE_TRIMESH, physicsClientId=self.client)
-        except (p.error, SystemError):
-            shape = -1
+        shape = self.shapes.pop(key, -1)
+        if shape < 0:
+            vertices, faces = g.patch(i * n, min((i + 1) * n, g.rows - 1), j * n, min((j + 1) * n, g.cols - 1))
+            try:
+                shape = p.createCollisionShape(p.GEOM_MESH, vertices=vertices.tolist(),
+                                               indices=faces.ravel().tolist(), flags=p.GEOM_FORCE_CONCAVE_TRIMESH,
+                                               physicsClientId=self.client)
+            except (p.error, SystemError):
+                shape = -1
         if shape < 0:
             raise ProjectError(f"pybullet could not build the terrain's collision tile {key}.",
                                file=self.source if isinstance(self.source, str) else None, field="Terrain Model")
-        body = p.createMultiBody(baseMass=0, baseCollisionShapeIndex=shape, physicsClientId=self.client)
+        body = p.createMultiBody(baseMass=0, baseCollisionShapeIndex=shape, useMaximalCoordinates=True,
+                                 physicsClientId=self.client)
         p.setCollisionFilterGroupMask(body, -1, STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP,
                                       TERRAIN_COLLISION_MASK, physicsClientId=self.client)
         return body, shape
