@@ -127,8 +127,8 @@ def main() -> int:
     app = QApplication(sys.argv[:1])
     runs: dict[str, list] = {"headless": [], "rays": [], "no rays": [], "fast": []}
     extra = " + VLP-16 + D435 presets" if args.presets else ""
-    print(f"{PROJECT.name}{extra}, user code running, window {SIZE[0]}x{SIZE[1]}, {args.seconds:g} wall seconds per measurement, "
-          f"{os.cpu_count()} CPUs")
+    print(f"{PROJECT.name}{extra}, user code running, window {SIZE[0]}x{SIZE[1]}, {args.seconds:g} wall seconds per "
+          f"measurement, {os.cpu_count()} CPUs")
     for round_ in range(1, args.rounds + 1):
         load = os.getloadavg()[0]
         runs["headless"].append(headless_rate(2 * args.seconds))

@@ -56,7 +56,7 @@ class TerrainLod:
 
         def place(centre: float, last: int) -> tuple[int, int]:
             usable = last // align * align
-            lo = int(round((centre - span / 2) / align)) * align
+            lo = round((centre - span / 2) / align) * align
             lo = min(max(lo, 0), max(usable - span, 0))
             return lo, min(lo + span, usable)
 
@@ -99,8 +99,9 @@ class TerrainLod:
         normals = np.stack([-gx, gy, np.ones_like(z)], axis=-1).reshape(-1, 3)  # rows run south: -d/dy = +gy
         normals /= np.linalg.norm(normals, axis=1)[:, None]
         colours = self._colours(vertices[:, 2], normals)
-        if level > 0 and self.windows[level - 1] is not None:
-            h0, h1, k0, k1 = self.windows[level - 1]  # the finer level's window: a hole here
+        finer = self.windows[level - 1] if level > 0 else None
+        if finer is not None:
+            h0, h1, k0, k1 = finer  # the finer level's window: a hole here
             cell_r = (np.arange(rows - 1) * s + r0)
             cell_c = (np.arange(cols - 1) * s + c0)
             inside = ((cell_r >= h0) & (cell_r < h1))[:, None] & ((cell_c >= k0) & (cell_c < k1))[None, :]

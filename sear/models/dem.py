@@ -71,7 +71,8 @@ class DemInfo:
         return (f"GeoTIFF DEM, {self.cols} x {self.rows} samples ({self.dtype}, {self.compression}, "
                 f"{self.file_bytes / 1e6:.1f} MB on disk); pixels {self.dx:.3g} x {self.dy:.3g} m, "
                 f"{width:,.0f} x {height:,.0f} m; heights in {self.z_unit}; {self.crs}{where}. "
-                f"A run needs about {memory_estimate(self.rows, self.cols, max(self.dx, self.dy)) / 1e6:,.0f} MB for it.")
+                f"A run needs about {memory_estimate(self.rows, self.cols, max(self.dx, self.dy)) / 1e6:,.0f} MB "
+                "for it.")
 
 
 def memory_estimate(rows: int, cols: int, pixel: float = 1.0) -> int:
@@ -198,7 +199,7 @@ def read_info(path: str | Path, tab: str = "Terrain Model") -> DemInfo:
             origin = (centre_y, centre_x)
     else:
         unit = int(keys.get(3076, 9001))
-        xy_scale, xy_unit = _UNITS.get(unit, (None, ""))
+        xy_scale, _xy_unit = _UNITS.get(unit, (None, ""))
         if xy_scale is None:
             raise _fail(path, tab, f"the DEM's grid is in unit code {unit} (ProjLinearUnitsGeoKey), which SEAR does "
                                    "not know; reproject it to metres (gdalwarp -t_srs EPSG:326..).")
@@ -233,7 +234,7 @@ def read_dem(path: str | Path, tab: str = "Terrain Model", max_samples: int | No
     path = Path(path)
     info = read_info(path, tab)
     if max_samples is not None and info.rows * info.cols > max_samples:
-        side = int(math.isqrt(max_samples))
+        side = math.isqrt(max_samples)
         raise _fail(path, tab, f"the DEM is {info.cols} x {info.rows} samples; SEAR takes at most {max_samples:,} "
                                f"(e.g. {side} x {side}): cut out the area you need or resample it "
                                "(gdal_translate -srcwin / -outsize) and choose it again.")

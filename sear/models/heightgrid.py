@@ -233,8 +233,8 @@ def cast_grid(h: np.ndarray, low: np.ndarray, high: np.ndarray, block: int, x0: 
         # block walk
         tm = 0.5 * (t0 + t1) if t1 - t0 < 1e-12 else t0
         px, py = sx + ux * tm, sy + uy * tm
-        bc = min(max(int(math.floor((px - x0) / bw)), 0), nbc - 1)
-        br = min(max(int(math.floor((y0 - py) / bh)), 0), nbr - 1)
+        bc = min(max(math.floor((px - x0) / bw), 0), nbc - 1)
+        br = min(max(math.floor((y0 - py) / bh), 0), nbr - 1)
         step_c = 1 if ux > 0.0 else -1
         step_r = 1 if uy < 0.0 else -1
         if ux != 0.0:
@@ -256,8 +256,8 @@ def cast_grid(h: np.ndarray, low: np.ndarray, high: np.ndarray, block: int, x0: 
                 qx, qy = sx + ux * ta, sy + uy * ta
                 r_lo, r_hi = br * block, min((br + 1) * block, rows - 1) - 1
                 c_lo, c_hi = bc * block, min((bc + 1) * block, cols - 1) - 1
-                c = min(max(int(math.floor((qx - x0) / dx)), c_lo), c_hi)
-                r = min(max(int(math.floor((y0 - qy) / dy)), r_lo), r_hi)
+                c = min(max(math.floor((qx - x0) / dx), c_lo), c_hi)
+                r = min(max(math.floor((y0 - qy) / dy), r_lo), r_hi)
                 if ux != 0.0:
                     ncx = ((x0 + (c + (1 if ux > 0.0 else 0)) * dx) - sx) / ux
                     dcx = dx / abs(ux)
@@ -341,4 +341,4 @@ def _compile() -> Callable[..., None]:
     blocks = np.zeros((1, 1), dtype=np.float32)
     kernel(h, blocks, blocks, BLOCK, 0.0, 0.0, 1.0, 1.0, np.zeros((1, 3)), np.array([[0.0, 0.0, -1.0]]),
            np.ones(1), np.zeros((1, 3)), np.zeros(1, dtype=np.bool_))
-    return kernel  # type: ignore[no-any-return]
+    return kernel

@@ -521,7 +521,7 @@ def _load_heightmap(path: Path, terrain: TerrainFields, tab: str) -> TerrainMode
                                        "down in an image editor.")
             image.load()
             large = rows * cols > MESH_UP_TO_SAMPLES
-            kind = np.float32 if large else np.float64  # a large grid is kept as float32 (its memory)
+            kind: Any = np.float32 if large else np.float64  # a large grid is kept as float32 (its memory)
             if image.mode.startswith("I;16") or image.mode == "I":
                 grey = np.asarray(image, dtype=kind)
                 if image.mode == "I" and (grey.min() < 0 or grey.max() > 65535):

@@ -298,7 +298,7 @@ class World:
         """Terrain heights (m) at world points (N, 2); 0 where there is no terrain."""
         if self.pager is not None:
             return self.pager.grid.heights_at(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
-        lo, hi = self.terrain.mesh.bounds[:, 2]
+        lo, hi = self.terrain.bounds[:, 2]
         top, bottom = hi + 10.0, lo - 10.0
         starts = np.column_stack([xy, np.full(len(xy), top)])
         ends = np.column_stack([xy, np.full(len(xy), bottom)])

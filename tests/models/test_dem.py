@@ -95,7 +95,7 @@ def test_heights_in_feet_become_metres_and_pixel_is_point_is_honoured(tmp_path):
 
 
 def test_a_large_dem_is_a_grid_without_a_mesh(tmp_path):
-    side = int(math.isqrt(MESH_UP_TO_SAMPLES)) + 1
+    side = math.isqrt(MESH_UP_TO_SAMPLES) + 1
     write_dem(tmp_path / "big.tif", ramp(side, side), pixel=1.0)
     model = load_terrain(Terrain(file=tmp_path / "big.tif"))
     assert model.mesh is None and model.grid is not None and model.grid.heights.shape == (side, side)
@@ -121,7 +121,7 @@ def test_bad_dems_get_clear_messages(tmp_path):
     try:
         import imagecodecs  # noqa: F401
     except ImportError:
-        with pytest.raises(ProjectError, match="compressed with LZW.*imagecodecs.*COMPRESS=DEFLATE"):
+        with pytest.raises(ProjectError, match=r"compressed with LZW.*imagecodecs.*COMPRESS=DEFLATE"):
             load_terrain(Terrain(file=tmp_path / "lzw.tif"))
     write_dem(tmp_path / "deflate.tif", z, compression="zlib")  # positive control: Deflate reads
     assert np.array_equal(load_terrain(Terrain(file=tmp_path / "deflate.tif")).grid.heights, z)

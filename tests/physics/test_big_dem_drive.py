@@ -34,7 +34,7 @@ def hills() -> np.ndarray:
 def dem_height(z: np.ndarray, x: float, y: float) -> float:
     """The DEM's triangulated surface at world (x, y) (the DEM centred on the origin)."""
     u, v = x / PIXEL + (SIDE - 1) / 2.0, (SIDE - 1) / 2.0 - y / PIXEL
-    c, r = int(math.floor(u)), int(math.floor(v))
+    c, r = math.floor(u), math.floor(v)
     a, b = u - c, 1.0 - (v - r)
     sw, se, ne, nw = (float(z[r + 1, c]), float(z[r + 1, c + 1]), float(z[r, c + 1]), float(z[r, c]))
     return sw + a * (se - sw) + b * (ne - se) if b <= a else sw + b * (nw - sw) + a * (ne - nw)
@@ -89,7 +89,7 @@ def test_a_rover_drives_500_m_across_a_4097_dem_on_its_surface_and_its_lidar_rea
         worst, beams, samples, lidar_error = 0.0, 0, 0, 0.0
         lidar_sensor = sim.sensors.sensor("lidar")
         while sim.state.position[0] < 250.0 and world.time < 900.0:
-            x, y, _ = sim.state.position
+            _x, y, _ = sim.state.position
             rover.accelerate(40.0 if np.linalg.norm(sim.state.linear_velocity) < 3.0 else 0.0)  # ~3 m/s
             rover.steer(max(-0.3, min(0.3, -0.8 * y - 2.0 * math.atan2(sim.state.linear_velocity[1], 1.0))))
             sim.tick()

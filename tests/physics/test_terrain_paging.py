@@ -55,7 +55,7 @@ def sample_xy(z: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, 
 def expected_height(z: np.ndarray, x: float, y: float) -> float:
     """The DEM's triangulated surface at (x, y): the triangle under the point, by its plane."""
     u, v = sample_xy(z, np.array([x]), np.array([y]))
-    c, r = int(math.floor(u[0])), int(math.floor(v[0]))
+    c, r = math.floor(u[0]), math.floor(v[0])
     a, b = u[0] - c, 1.0 - (v[0] - r)  # east, north within the cell
     sw, se, ne, nw = (float(z[r + 1, c]), float(z[r + 1, c + 1]), float(z[r, c + 1]), float(z[r, c]))
     if b <= a:  # (sw, se, ne)
@@ -68,8 +68,8 @@ def brute_cast(z: np.ndarray, start: np.ndarray, end: np.ndarray) -> float:
     every triangle of the cells its x/y box covers."""
     rows, cols = z.shape
     u, v = sample_xy(z, np.array([start[0], end[0]]), np.array([start[1], end[1]]))
-    c0, c1 = max(int(math.floor(u.min())) - 1, 0), min(int(math.ceil(u.max())) + 1, cols - 1)
-    r0, r1 = max(int(math.floor(v.min())) - 1, 0), min(int(math.ceil(v.max())) + 1, rows - 1)
+    c0, c1 = max(math.floor(u.min()) - 1, 0), min(math.ceil(u.max()) + 1, cols - 1)
+    r0, r1 = max(math.floor(v.min()) - 1, 0), min(math.ceil(v.max()) + 1, rows - 1)
     cs, rs = np.arange(c0, c1), np.arange(r0, r1)
     cc, rr = np.meshgrid(cs, rs)
     cc, rr = cc.ravel(), rr.ravel()
