@@ -74,15 +74,20 @@ def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMesh
 
 def ground_grid(world: World) -> np.ndarray:
     """Line segments (pairs of points, m, world frame) of a grid draped over the terrain: lines 1, 2 or 5 ×
-    10^k metres apart (10 to 25 across the terrain), each sampled every 1/200 of the terrain's size and lifted
+    10^k metres apart (10 to 25 across the terrain), each sampled every 1/200 of the terrain's size (a large
+    height grid's: every cell or 1/2048 of its size) and lifted
     GRID_LIFT above the ground, so distances and slopes read at a glance."""
     lo, hi = world.terrain.bounds
     size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
     spacing = next(m * 10.0 ** k for k in range(-2, 6) for m in (1, 2, 5) if size / (m * 10.0 ** k) <= 25)
     xs = np.arange(math.ceil(lo[0] / spacing), math.floor(hi[0] / spacing) + 1) * spacing
     ys = np.arange(math.ceil(lo[1] / spacing), math.floor(hi[1] / spacing) + 1) * spacing
-    along_x = np.linspace(lo[0], hi[0], 201)
-    along_y = np.linspace(lo[1], hi[1], 201)
+    samples = 201
+    grid = world.terrain.grid if world.terrain.mesh is None else None
+    if grid is not None:  # a large grid: a sample every cell or so (up to 2,049), so lines follow its hills
+        samples = max(samples, min(2049, max(grid.rows, grid.cols)))
+    along_x = np.linspace(lo[0], hi[0], samples)
+    along_y = np.linspace(lo[1], hi[1], samples)
     lines = [np.column_stack([np.full_like(along_y, x), along_y]) for x in xs]
     lines += [np.column_stack([along_x, np.full_like(along_x, y)]) for y in ys]
     points = np.concatenate(lines)
