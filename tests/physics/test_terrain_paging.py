@@ -16,6 +16,7 @@ import pybullet as p
 import pytest
 
 from sear.models.loaded import load_models
+from sear.physics.picking import pick
 from sear.physics.terrainpager import Paging
 from sear.physics.world import World
 from sear.sensors.raycast import RayCaster
@@ -168,3 +169,15 @@ def test_heights_and_sensor_rays_see_the_whole_dem_on_the_tiles_triangles(dem_wo
     grid_z = 140.0 - 40.0 * pyb.cast(down_s, down_e).fraction
     mask = np.array([h[0] in pager.bodies for h in tiles_only])
     assert np.abs(grid_z[mask] - tile_z).max() < 2e-4  # pybullet's float32 triangles
+
+
+def test_a_click_picks_the_terrain_where_no_tile_is_loaded(dem_world):
+    world, z = dem_world
+    pager = world.pager
+    assert pager is not None
+    start, end = np.array([30.0, 30.0, 150.0]), np.array([30.0, 30.0, 100.0])  # ~30 m from the rover's tiles
+    assert not any(x0 <= 30.0 <= x1 and y0 <= 30.0 <= y1 for x0, x1, y0, y1 in map(pager.tile_box, pager.loaded))
+    found = pick(world, start, end)
+    assert found is not None and found.kind == "terrain"
+    assert found.point[2] == pytest.approx(expected_height(z, 30.0, 30.0), abs=1e-9)
+    assert pick(world, np.array([30.0, 30.0, 150.0]), np.array([30.0, 30.0, 140.0])) is None  # above it: nothing
