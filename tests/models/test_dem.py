@@ -131,3 +131,16 @@ def test_bad_dems_get_clear_messages(tmp_path):
     tifffile.imwrite(tmp_path / "nogeo.tif", z, extratags=[(33550, "d", 3, (1.0, 1.0, 0.0), True)])
     with pytest.raises(ProjectError, match="no tie point"):
         load_terrain(Terrain(file=tmp_path / "nogeo.tif"))
+
+
+def test_a_large_heightmap_image_is_a_float32_grid_in_metres(tmp_path):
+    from PIL import Image
+
+    side = int(math.isqrt(MESH_UP_TO_SAMPLES)) + 1
+    pixels = (np.arange(side * side, dtype=np.uint32) % 65536).astype(np.uint16).reshape(side, side)
+    Image.fromarray(pixels).save(tmp_path / "big.png")
+    model = load_terrain(Terrain(file=tmp_path / "big.png", heightmap_size=257.0, heightmap_height=20.0))
+    assert model.mesh is None and model.grid is not None and model.grid.heights.dtype == np.float32
+    assert np.allclose(model.grid.heights, pixels / 65535.0 * 20.0, atol=1e-5)
+    assert model.grid.dx == model.grid.dy == pytest.approx(257.0 / (side - 1))
+    assert f"{side} x {side} pixels" in model.info
