@@ -54,3 +54,36 @@ def test_levels_of_detail_follow_the_focus_on_the_grids_samples(qtbot):
     assert lod.update(200.0, -100.0)  # 400 cells east: the fine windows move there
     r0, r1, c0, c1 = lod.windows[0]
     assert lod.windows[0] != before and c0 <= 1024 + 400 <= c1 and r0 <= 1024 + 200 <= r1
+
+
+def test_the_simulation_window_draws_a_paged_dem(qtbot, tmp_path):
+    from sear.gui.simwindow import SimulationWindow
+    from sear.runtime.simulation import Simulation
+    from tests.models.geotiff import write_dem
+    from tests.physics.helpers import rover_project
+
+    r, c = np.mgrid[0:601, 0:601]
+    write_dem(tmp_path / "dem.tif", (300.0 + 4.0 * np.sin(c / 40.0) * np.cos(r / 50.0)).astype(np.float32), pixel=1.0)
+    project = rover_project(tmp_path / "rover")
+    project.terrain.file = tmp_path / "dem.tif"
+    sim = Simulation(project, output=lambda text: None)
+    try:
+        assert sim.world.pager is not None and len(sim.world.pager.loaded) <= 4  # 601² samples: paged
+        w = SimulationWindow(sim)
+        qtbot.addWidget(w)
+        w.resize(800, 500)
+        w.show()
+        qtbot.waitExposed(w)
+        from PySide6.QtGui import QVector3D
+
+        w.view.setCameraPosition(pos=QVector3D(0.0, 0.0, 300.0), distance=400.0, elevation=35.0, azimuth=30.0)
+        for _ in range(3):
+            w.draw()
+        lod = w.scene.lod
+        assert lod is not None and lod.strides == [1, 4, 16] and sum(lod.triangles) > 0
+        image = w.view.grab().toImage()
+        centre = image.pixelColor(image.width() // 2, image.height() // 2)
+        assert centre.red() > centre.blue() and centre.green() > centre.blue()  # the terrain's colours, not the sky
+        w.close()
+    finally:
+        sim.close()

@@ -136,7 +136,7 @@ def test_bad_dems_get_clear_messages(tmp_path):
 def test_a_large_heightmap_image_is_a_float32_grid_in_metres(tmp_path):
     from PIL import Image
 
-    side = int(math.isqrt(MESH_UP_TO_SAMPLES)) + 1
+    side = math.isqrt(MESH_UP_TO_SAMPLES) + 1
     pixels = (np.arange(side * side, dtype=np.uint32) % 65536).astype(np.uint16).reshape(side, side)
     Image.fromarray(pixels).save(tmp_path / "big.png")
     model = load_terrain(Terrain(file=tmp_path / "big.png", heightmap_size=257.0, heightmap_height=20.0))
