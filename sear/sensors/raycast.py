@@ -12,6 +12,9 @@ rayTestBatch on the same triangles, in two scenes that every robot's caster of a
   sear.physics.world.World fills as bodies are added), joined in one scene made once: one Embree call
   per batch. Fixed obstacles added later go to a second, small scene until they hold an eighth of the
   first's triangles, when the two are joined again.
+- a paged height-grid terrain (sear.physics.terrainpager; StaticWorld.grid), which is in no Embree scene:
+  the rays walk its grid (sear.models.heightgrid.HeightGrid.cast, numba), exact for the triangles of its
+  collision tiles, whether or not a tile is loaded where they hit; hits report the grid's body.
 - the moving bodies' convex parts: other robots' hulls (their collision margin included) and boxes
   (movable boxes, gripper parts, boxes of any moving body), made again when one of them has moved since
   the last batch of any robot; only the rays that pass through one of their bounding boxes are cast in it.
@@ -74,7 +77,8 @@ single-threaded time)."""
 MAX_EMBREE_TRIANGLES = 1_000_000
 """Fixed worlds of more triangles are cast with pybullet alone: Embree's structure costs ~85 bytes and a
 few microseconds of start-up a triangle (a 2049² heightmap's 8.4 M triangles: +700 MB, tens of seconds),
-which would break the run's memory and start-up limits for large terrains."""
+which would break the run's memory and start-up limits for large terrains (large heightmaps and elevation
+models are paged grids, which the grid walk casts instead)."""
 BOX_PADDING = 0.01
 """Margin added around each moving body's bounding box (m) when choosing the rays pybullet casts too."""
 _FRACTION, _BODY, _NORMAL = operator.itemgetter(2), operator.itemgetter(0), operator.itemgetter(4)
