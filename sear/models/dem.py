@@ -80,14 +80,14 @@ def memory_estimate(rows: int, cols: int, pixel: float = 1.0) -> int:
     most MESH_UP_TO_SAMPLES samples is one mesh: ~620 bytes a triangle (pybullet 430, the ray engine's
     Embree 85, the mesh itself ~100). A larger one is paged: 4 bytes a sample (the grid), plus the
     collision tiles around each robot (128² cells, 2 triangles a cell, 430 bytes a triangle; the tiles
-    within 30 m of it, ⌈60 m / tile + 1⌉² of them), plus the 3-D window's levels of detail (~20 MB)."""
+    within 10 m of it, ⌈20 m / tile + 1⌉² of them), plus the 3-D window's levels of detail (~20 MB)."""
     from sear.models.heightgrid import MESH_UP_TO_SAMPLES
 
     triangles = 2 * (rows - 1) * (cols - 1)
     if rows * cols <= MESH_UP_TO_SAMPLES:
         return triangles * 620
     tile = 128 * pixel
-    tiles = min(math.ceil(60.0 / tile + 1.0) ** 2, math.ceil((rows - 1) / 128) * math.ceil((cols - 1) / 128))
+    tiles = min(math.ceil(20.0 / tile + 1.0) ** 2, math.ceil((rows - 1) / 128) * math.ceil((cols - 1) / 128))
     return rows * cols * BYTES_PER_SAMPLE + tiles * 2 * 128 * 128 * BYTES_PER_TILE_TRIANGLE + 20_000_000
 
 

@@ -36,10 +36,12 @@ class Paging:
 
     tile_cells: int = 128
     """Cells along a tile's side: 128 gives 32,768 triangles (~14 MB and ~0.15 s in pybullet) a tile."""
-    load_distance: float = 30.0
-    """m: a tile is loaded when a moving body's centre is this close to it (more than any robot's size
-    plus the way it covers in a physics step)."""
-    drop_distance: float = 50.0
+    load_distance: float = 10.0
+    """m: a tile is loaded when a moving body's centre is this close to it: more than any robot's reach
+    from its centre plus the way it covers between two looks (move_before_update), so no wheel or chassis
+    ever reaches a tile that is not there. Small, so a fine DEM (0.1 m pixels: 12.8 m tiles) loads 4-9
+    tiles around a robot, not dozens."""
+    drop_distance: float = 20.0
     """m: a tile is dropped when every moving body's centre is farther than this from it."""
     move_before_update: float = 1.0
     """m: the tiles are looked at again once a body has moved this far since they last were."""
