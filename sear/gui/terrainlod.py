@@ -5,8 +5,9 @@ every 4^k-th sample in a window 4^k times as large around the same place, with a
 lies; the last level covers the whole terrain. A 4097² grid is four levels of ~33 k triangles each
 (full detail for 128 cells around the focus, a sixteenth beyond 512), where one mesh would be 33 M
 triangles. Each window is aligned to the next coarser level's samples, so the two meet on shared
-vertices; a skirt hangs from each finer window's edge to hide the cracks the coarser edge leaves between
-them. A level is made again when the focus has moved a quarter of its window from its centre.
+vertices; skirts hang from each finer window's edge and from the edge of the hole it fills, to hide the
+cracks between the finer edge's samples and the coarser edge. A level is made again when the focus has
+moved a quarter of its window from its centre.
 """
 
 from __future__ import annotations
@@ -107,9 +108,15 @@ class TerrainLod:
             inside = ((cell_r >= h0) & (cell_r < h1))[:, None] & ((cell_c >= k0) & (cell_c < k1))[None, :]
             keep = ~np.concatenate([inside.ravel(), inside.ravel()])
             faces = faces[keep]
-        if level < len(self.strides) - 1:
-            vertices, faces, colours = _skirt(vertices, faces, colours, rows, cols,
+        idx = np.arange(rows * cols).reshape(rows, cols)
+        if level < len(self.strides) - 1:  # hangs from this window's edge: where the coarser level is lower
+            vertices, faces, colours = _skirt(vertices, faces, colours, _ring(idx),
                                               depth=0.5 * self.strides[level + 1] * max(g.dx, g.dy))
+        if finer is not None:  # hangs from the hole's edge: where this level is higher than the finer one
+            h0, h1, k0, k1 = finer
+            hole = idx[(h0 - r0) // s:(h1 - r0) // s + 1, (k0 - c0) // s:(k1 - c0) // s + 1]
+            vertices, faces, colours = _skirt(vertices, faces, colours, _ring(hole),
+                                              depth=0.5 * s * max(g.dx, g.dy))
         self.items[level].setMeshData(vertexes=vertices.astype(np.float32), faces=faces.astype(np.int32),
                                       vertexColors=colours)
         self.triangles[level] = len(faces)
@@ -127,11 +134,9 @@ class TerrainLod:
         return rgba
 
 
-def _skirt(vertices: np.ndarray, faces: np.ndarray, colours: np.ndarray, rows: int, cols: int, depth: float
+def _skirt(vertices: np.ndarray, faces: np.ndarray, colours: np.ndarray, ring: np.ndarray, depth: float
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A strip hanging `depth` m down from the border of a rows x cols vertex grid, added to its mesh."""
-    idx = np.arange(rows * cols).reshape(rows, cols)
-    ring = np.concatenate([idx[0, :], idx[1:, -1], idx[-1, -2::-1], idx[-2:0:-1, 0]])
+    """A strip hanging `depth` m down from the closed loop of vertices `ring`, added to the mesh."""
     below = vertices[ring].copy()
     below[:, 2] -= depth
     base = len(vertices)
@@ -141,3 +146,7 @@ def _skirt(vertices: np.ndarray, faces: np.ndarray, colours: np.ndarray, rows: i
     return (np.concatenate([vertices, below]), np.concatenate([faces, strip.astype(faces.dtype)]),
             np.concatenate([colours, colours[ring]]))
 
+
+def _ring(idx: np.ndarray) -> np.ndarray:
+    """The border of a 2-D array of vertex indices, as one closed loop."""
+    return np.concatenate([idx[0, :], idx[1:, -1], idx[-1, -2::-1], idx[-2:0:-1, 0]])
