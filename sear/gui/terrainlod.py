@@ -5,9 +5,9 @@ every 4^k-th sample in a window 4^k times as large around the same place, with a
 lies; the last level covers the whole terrain. A 4097² grid is four levels of ~33 k triangles each
 (every sample within ~64 cells of the focus, every 4th within ~256, every 16th within ~1,024, every 64th
 beyond), where one mesh would be 33 M triangles. Each window is aligned to the next coarser level's
-samples, so the two meet on shared vertices; skirts hang from each finer window's edge and from the edge of the hole it fills, to hide the
-cracks between the finer edge's samples and the coarser edge. A level is made again when the focus has
-moved a quarter of its window from its centre.
+samples, so the two meet on shared vertices; skirts hang from each finer window's edge and from the edge
+of the hole it fills, to hide the cracks between the finer edge's samples and the coarser edge. A level is
+made again when the focus has moved a quarter of its window from its centre.
 """
 
 from __future__ import annotations
