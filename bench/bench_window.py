@@ -105,10 +105,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="wall seconds per window measurement")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the four measurements, alternated")
+    parser.add_argument("--project", type=Path,
+                        help="run this project instead of the demo (e.g. a big terrain: bench/bench_terrain.py --keep)")
     parser.add_argument("--presets", action="store_true",
                         help="add the wizard's VLP-16 and D435 presets to the demo (issue 23's window line)")
     args = parser.parse_args()
     global PROJECT
+    if args.project is not None:
+        PROJECT = args.project.resolve()
     if args.presets:
         sys.path.insert(0, str(ROOT / "bench"))
         from bench_core import _demo_copy, _preset_fields, _sensor
@@ -123,8 +127,8 @@ def main() -> int:
     app = QApplication(sys.argv[:1])
     runs: dict[str, list] = {"headless": [], "rays": [], "no rays": [], "fast": []}
     extra = " + VLP-16 + D435 presets" if args.presets else ""
-    print(f"demo{extra}, user code running, window {SIZE[0]}x{SIZE[1]}, {args.seconds:g} wall seconds per measurement, "
-          f"{os.cpu_count()} CPUs")
+    print(f"{PROJECT.name}{extra}, user code running, window {SIZE[0]}x{SIZE[1]}, {args.seconds:g} wall seconds per "
+          f"measurement, {os.cpu_count()} CPUs")
     for round_ in range(1, args.rounds + 1):
         load = os.getloadavg()[0]
         runs["headless"].append(headless_rate(2 * args.seconds))

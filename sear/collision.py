@@ -12,7 +12,12 @@ group bit per robot is needed and nothing caps the number of robots.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from sear.models.heightgrid import HeightGrid
 
 ROBOT_COLLISION_GROUP = 0x40
 """Collision filter group bit of every robot's bodies (chassis, URDF links, gripper). Not 1 or 2: Bullet
@@ -113,12 +118,24 @@ class StaticWorld:
         self.robots: dict[int, RobotHull] = {}
         """The robots' bodies by pybullet id: moving, but convex and known, so the ray caster puts their
         hulls in its scene of moving bodies (sear.sensors.raycast)."""
+        self.grid: HeightGrid | None = None
+        """A paged height-grid terrain (sear.physics.terrainpager), which the ray caster casts against as a
+        grid (HeightGrid.cast) rather than as triangles in `terrain`; None otherwise."""
+        self.grid_body = -1
+        """The pybullet body that stands for `grid` in ray hits."""
+        self.grid_bodies: set[int] = set()
+        """The grid's body and its collision tiles in pybullet now (kept by the world as tiles come and go)."""
         self.ray_cache: dict[str, object] = {}
         """What the sensors' ray casters of this world share (one scene of the moving bodies, made once
         per pose change for every robot's sensors), kept here by sear.sensors.raycast."""
 
     def add_terrain(self, shape: StaticShape) -> None:
         self.terrain.append(shape)
+        self.version += 1
+
+    def set_grid(self, body: int, grid: HeightGrid) -> None:
+        """The terrain is the height grid `grid`, which ray hits report as `body`."""
+        self.grid, self.grid_body, self.grid_bodies = grid, body, {body}
         self.version += 1
 
     def add_obstacle(self, shape: StaticShape) -> None:
@@ -128,4 +145,4 @@ class StaticWorld:
     @property
     def bodies(self) -> set[int]:
         """The pybullet ids of every fixed body held here."""
-        return {s.body for s in self.terrain} | {s.body for s in self.obstacles}
+        return {s.body for s in self.terrain} | {s.body for s in self.obstacles} | self.grid_bodies

@@ -73,3 +73,23 @@ def enu_to_geodetic(east_m: float, north_m: float, up_m: float,
     ecef = geodetic_to_ecef(lat0_deg, lon0_deg, alt0_m) + _enu_rotation(lat0_deg, lon0_deg).T @ np.array(
         [east_m, north_m, up_m], dtype=float)
     return ecef_to_geodetic(ecef)
+
+
+def utm_to_geodetic(easting_m: float, northing_m: float, zone: int, south: bool = False) -> tuple[float, float]:
+    """Latitude and longitude (decimal degrees, WGS-84) of a point of UTM zone `zone` (1-60; `south`: the
+    southern hemisphere's false northing) given in metres: Krüger's series to n³, within a millimetre
+    inside a zone (the formulas of Wikipedia's "Universal Transverse Mercator coordinate system")."""
+    n = WGS84_F / (2.0 - WGS84_F)
+    big_a = WGS84_A / (1.0 + n) * (1.0 + n * n / 4.0 + n ** 4 / 64.0)
+    beta = (n / 2.0 - 2.0 / 3.0 * n * n + 37.0 / 96.0 * n ** 3, n * n / 48.0 + n ** 3 / 15.0, 17.0 / 480.0 * n ** 3)
+    delta = (2.0 * n - 2.0 / 3.0 * n * n - 2.0 * n ** 3, 7.0 / 3.0 * n * n - 8.0 / 5.0 * n ** 3, 56.0 / 15.0 * n ** 3)
+    k0 = 0.9996
+    xi = (northing_m - (10_000_000.0 if south else 0.0)) / (k0 * big_a)
+    eta = (easting_m - 500_000.0) / (k0 * big_a)
+    xi_p = xi - sum(b * math.sin(2 * j * xi) * math.cosh(2 * j * eta) for j, b in enumerate(beta, 1))
+    eta_p = eta - sum(b * math.cos(2 * j * xi) * math.sinh(2 * j * eta) for j, b in enumerate(beta, 1))
+    chi = math.asin(math.sin(xi_p) / math.cosh(eta_p))
+    lat = chi + sum(d * math.sin(2 * j * chi) for j, d in enumerate(delta, 1))
+    lon0 = math.radians(zone * 6.0 - 183.0)
+    lon = lon0 + math.atan2(math.sinh(eta_p), math.cos(xi_p))
+    return math.degrees(lat), math.degrees(lon)

@@ -48,7 +48,7 @@ class Terrain:
     """
 
     file: Path | None = param(None)
-    """Terrain model: a mesh file or a grey-scale heightmap image."""
+    """Terrain model: a mesh file, a grey-scale heightmap image or a GeoTIFF elevation model."""
     latitude: float = param(35.3, kind="latitude", unit="°", decimals=6, required=True)
     """Latitude of the terrain centre, decimal degrees north (-90..90)."""
     longitude: float = param(-80.7, kind="longitude", unit="°", decimals=6, required=True)

@@ -138,16 +138,16 @@ def test_validate_does_not_wait_on_a_fifo(demo_copy):
 
 
 def test_validate_and_run_refuse_an_oversized_heightmap_alike(demo_copy, capsys):
-    """4097² pixels is past the documented 2049² maximum: `validate` and `run` print the same problem."""
-    Image.fromarray(np.zeros((4097, 4097), dtype=np.uint8)).save(demo_copy / "big.png")
+    """8194 x 8193 pixels is past the documented 8193² maximum: `validate` and `run` print the same problem."""
+    Image.fromarray(np.zeros((8193, 8194), dtype=np.uint8)).save(demo_copy / "big.png")
     prj = demo_copy / "demo.prj"
     prj.write_text(prj.read_text().replace("<file>terrain.obj</file>", "<file>big.png</file>"))
     assert cli.main(["validate", str(prj)]) == 1
     validate_err = capsys.readouterr().err
     assert cli.main(["run", str(prj), "--headless", "--duration", "1"]) == 1
     run_err = capsys.readouterr().err
-    line = next(x for x in validate_err.splitlines() if "4097 x 4097" in x)
-    assert "2049 x 2049" in line and line in run_err.splitlines()
+    line = next(x for x in validate_err.splitlines() if "8194 x 8193" in x)
+    assert "8193 x 8193" in line and line in run_err.splitlines()
 
 
 def test_ten_thousand_sensors_validate_within_five_seconds(demo_copy):

@@ -18,6 +18,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QMatrix4x4, QQuaternion, QVector3D
 
 from sear.gui.preview import lit_mesh_item
+from sear.gui.terrainlod import TerrainLod
 
 if TYPE_CHECKING:
     import trimesh
@@ -73,15 +74,20 @@ def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMesh
 
 def ground_grid(world: World) -> np.ndarray:
     """Line segments (pairs of points, m, world frame) of a grid draped over the terrain: lines 1, 2 or 5 ×
-    10^k metres apart (10 to 25 across the terrain), each sampled every 1/200 of the terrain's size and lifted
+    10^k metres apart (10 to 25 across the terrain), each sampled every 1/200 of the terrain's size (a large
+    height grid's: every cell or 1/2048 of its size) and lifted
     GRID_LIFT above the ground, so distances and slopes read at a glance."""
-    lo, hi = world.terrain.mesh.bounds
+    lo, hi = world.terrain.bounds
     size = float(max(hi[0] - lo[0], hi[1] - lo[1]))
     spacing = next(m * 10.0 ** k for k in range(-2, 6) for m in (1, 2, 5) if size / (m * 10.0 ** k) <= 25)
     xs = np.arange(math.ceil(lo[0] / spacing), math.floor(hi[0] / spacing) + 1) * spacing
     ys = np.arange(math.ceil(lo[1] / spacing), math.floor(hi[1] / spacing) + 1) * spacing
-    along_x = np.linspace(lo[0], hi[0], 201)
-    along_y = np.linspace(lo[1], hi[1], 201)
+    samples = 201
+    grid = world.terrain.grid if world.terrain.mesh is None else None
+    if grid is not None:  # a large grid: a sample every cell or so (up to 2,049), so lines follow its hills
+        samples = max(samples, min(2049, max(grid.rows, grid.cols)))
+    along_x = np.linspace(lo[0], hi[0], samples)
+    along_y = np.linspace(lo[1], hi[1], samples)
     lines = [np.column_stack([np.full_like(along_y, x), along_y]) for x in xs]
     lines += [np.column_stack([along_x, np.full_like(along_x, y)]) for y in ys]
     points = np.concatenate(lines)
@@ -208,8 +214,17 @@ class Scene:
         world = simulation.world
         self.view = view
         self.world = world
-        view.addItem(terrain_item(world.terrain.mesh, world.terrain.vertex_colors))
-        lo, hi = world.terrain.mesh.bounds
+        self.lod: TerrainLod | None = None
+        """A terrain too large for one mesh (a height grid), drawn in levels of detail around the camera's
+        centre; None when the terrain is one mesh."""
+        if world.terrain.mesh is not None:
+            view.addItem(terrain_item(world.terrain.mesh, world.terrain.vertex_colors))
+        else:
+            assert world.terrain.grid is not None
+            self.lod = TerrainLod(view, world.terrain.grid)
+            centre = view.opts["center"]
+            self.lod.update(float(centre.x()), float(centre.y()))
+        lo, hi = world.terrain.bounds
         self.grid_item = gl.GLLinePlotItem(pos=ground_grid(world), mode="lines", color=GRID_COLOUR, width=1.0,
                                            antialias=False, glOptions="translucent")
         view.addItem(self.grid_item)
@@ -288,6 +303,9 @@ class Scene:
         """Every robot, gripper and obstacle where pybullet has it; `run`'s (the driven robot's) rays, when
         shown, and point clouds."""
         world = self.world
+        if self.lod is not None:
+            centre = self.view.opts["center"]
+            self.lod.update(float(centre.x()), float(centre.y()))
         for vehicle, (body_item, hull_item, wheel_items) in zip(world.vehicles, self.robot_items, strict=True):
             pose = pose_matrix(*vehicle.pose())
             body_item.setTransform(pose)

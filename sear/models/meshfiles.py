@@ -22,6 +22,7 @@ import numpy as np
 from lxml import etree
 
 from sear.errors import ProjectError
+from sear.models.heightgrid import MESH_UP_TO_SAMPLES, HeightGrid
 
 if TYPE_CHECKING:
     import trimesh
@@ -32,7 +33,8 @@ MESH_SUFFIXES: tuple[str, ...] = (
 """Model file types SEAR reads (trimesh's formats plus Ogre XML meshes), as file_suffix names them."""
 
 HEIGHTMAP_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
-"""Grey-scale image types accepted as terrain heightmaps."""
+"""Grey-scale image types accepted as terrain heightmaps (a .tif/.tiff with GeoTIFF tags is read as an
+elevation model: sear.models.dem)."""
 
 
 def file_suffix(path: Path) -> str:
@@ -42,9 +44,11 @@ def file_suffix(path: Path) -> str:
     return ".mesh.xml" if name.endswith(".mesh.xml") else path.suffix.lower()
 
 
-MAX_HEIGHTMAP_SAMPLES = 2049 * 2049
-"""Largest heightmap image, pixels (a 2049 x 2049 image). Measured here: 1025² loads into pybullet in
-~7 s using 1.5 GB, 2049² in ~50 s using 5.3 GB (Bullet's triangle BVH); larger would not fit a desktop."""
+MAX_HEIGHTMAP_SAMPLES = 8193 * 8193
+"""Largest heightmap image or elevation model, samples (e.g. 8193 x 8193): 268 MB as the float32 grid a run
+keeps. Grids of more than sear.models.heightgrid.MESH_UP_TO_SAMPLES samples are not made into one mesh:
+the physics pages them in tiles around the robots (sear.physics.terrainpager), so memory and load time
+follow the area in use (docs/terrain.md; one 2049² mesh took 4.65 GB and 65 s in pybullet)."""
 
 MAX_CONVEX_VERTICES = 131_072
 """Corners a moving body's collision shape may have: pybullet builds a body model's convex hull as one
@@ -395,15 +399,44 @@ class TerrainModel:
     """The terrain as loaded: a mesh in the world frame (x east, y north, z up, metres).
 
     `mesh` is centred so the middle of its x/y bounding box is the origin (z as in the model; for
-    heightmaps 0..heightmap_height). `heightfield` holds a heightmap's heights in metres (rows north to
-    south, columns west to east, as the image) or None for mesh files; `vertex_colors` (N, 4) uint8 per
-    mesh vertex when the model had colours (vertex, face or texture colours), else None.
+    heightmaps 0..heightmap_height, for elevation models the file's heights in metres); None for a height
+    grid too large to be one mesh (more than MESH_UP_TO_SAMPLES samples), which only `grid` holds.
+    `heightfield` holds a heightmap's heights in metres (rows north to south, columns west to east, as the
+    image) or None for mesh files and large grids; `grid` the same heights as a HeightGrid (heightmaps and
+    elevation models; None for mesh files); `vertex_colors` (N, 4) uint8 per mesh vertex when the model
+    had colours (vertex, face or texture colours), else None. `geo_origin` is the latitude, longitude
+    (degrees) and height (m) of the grid's centre when an elevation model says where it lies, `info` a
+    sentence about the file (size, resolution, memory) for the Terrain tab.
     """
 
-    mesh: trimesh.Trimesh
+    mesh: trimesh.Trimesh | None
     heightfield: np.ndarray | None = None
     vertex_colors: np.ndarray | None = None
     source: Path | None = None
+    grid: HeightGrid | None = None
+    geo_origin: tuple[float, float, float] | None = None
+    info: str = ""
+
+    def preview_mesh(self, max_cells: int = 256 * 256) -> trimesh.Trimesh:
+        """The terrain as one mesh for a preview: `mesh`, or a large grid's surface with every k-th sample
+        (k the smallest that leaves at most `max_cells` cells), for drawing only."""
+        if self.mesh is not None:
+            return self.mesh
+        import trimesh
+
+        grid = self.grid
+        assert grid is not None
+        k = max(1, math.ceil(math.sqrt((grid.rows - 1) * (grid.cols - 1) / max_cells)))
+        vertices, faces = grid.patch(0, (grid.rows - 1) // k * k, 0, (grid.cols - 1) // k * k, k)
+        return trimesh.Trimesh(vertices, faces.astype(np.int64), process=False)
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """(2, 3) lowest and highest corner of the terrain's bounding box, m."""
+        if self.mesh is not None:
+            return np.asarray(self.mesh.bounds)
+        assert self.grid is not None
+        return self.grid.bounds
 
 
 def load_terrain(terrain: TerrainFields, *, tab: str = "Terrain Model") -> TerrainModel:
@@ -419,6 +452,11 @@ def load_terrain(terrain: TerrainFields, *, tab: str = "Terrain Model") -> Terra
     if terrain.file is None:
         raise ProjectError("no terrain file is chosen; choose one on the Terrain Model tab.", field=tab or None)
     path = Path(terrain.file)
+    if file_suffix(path) in (".tif", ".tiff") and path.is_file():
+        from sear.models.dem import is_geotiff
+
+        if is_geotiff(path):
+            return _load_dem(path, tab)
     if file_suffix(path) in HEIGHTMAP_SUFFIXES:
         return _load_heightmap(path, terrain, tab)
     try:
@@ -479,11 +517,13 @@ def _load_heightmap(path: Path, terrain: TerrainFields, tab: str) -> TerrainMode
             cols, rows = image.size
             if rows * cols > MAX_HEIGHTMAP_SAMPLES:
                 raise _fail(path, tab, f"the heightmap is {cols} x {rows} pixels; SEAR takes at most "
-                                       f"{MAX_HEIGHTMAP_SAMPLES:,} pixels (e.g. 2049 x 2049): scale the image "
+                                       f"{MAX_HEIGHTMAP_SAMPLES:,} pixels (e.g. 8193 x 8193): scale the image "
                                        "down in an image editor.")
             image.load()
+            large = rows * cols > MESH_UP_TO_SAMPLES
+            kind: Any = np.float32 if large else np.float64  # a large grid is kept as float32 (its memory)
             if image.mode.startswith("I;16") or image.mode == "I":
-                grey = np.asarray(image, dtype=np.float64)
+                grey = np.asarray(image, dtype=kind)
                 if image.mode == "I" and (grey.min() < 0 or grey.max() > 65535):
                     raise _fail(path, tab, "the heightmap holds 32-bit values; save it as 8 or 16 bit grey.")
                 full = 65535.0
@@ -491,7 +531,7 @@ def _load_heightmap(path: Path, terrain: TerrainFields, tab: str) -> TerrainMode
                 raise _fail(path, tab, "the heightmap holds floating-point values; save it as 8 or 16 bit "
                                        "grey (black = lowest, white = highest).")
             else:
-                grey = np.asarray(image.convert("L"), dtype=np.float64)
+                grey = np.asarray(image.convert("L"), dtype=kind)
                 full = 255.0
     except ProjectError:
         raise
@@ -500,10 +540,15 @@ def _load_heightmap(path: Path, terrain: TerrainFields, tab: str) -> TerrainMode
                                "PNG.") from None
     if rows < 2 or cols < 2:
         raise _fail(path, tab, "the heightmap image must be at least 2 x 2 pixels.")
-    heights = grey / full * top_height
     # Pixel centres are the grid's vertices, north at the top; pixels stay square, so the longer image
     # side spans `size` metres (docs/project-format.md) and a non-square image covers a rectangle.
     step = size / (max(rows, cols) - 1)
+    if large:
+        grey *= np.float32(top_height / full)
+        grid = HeightGrid.centred(grey, step, step)
+        return TerrainModel(mesh=None, source=path, grid=grid, info=_grid_info(
+            f"Heightmap image, {cols} x {rows} pixels", grid))
+    heights = grey / full * top_height
     xs = (np.arange(cols) - (cols - 1) / 2.0) * step
     ys = ((rows - 1) / 2.0 - np.arange(rows)) * step
     gx, gy = np.meshgrid(xs, ys, indexing="xy")
@@ -513,7 +558,37 @@ def _load_heightmap(path: Path, terrain: TerrainFields, tab: str) -> TerrainMode
     ne, nw = idx[:-1, 1:].ravel(), idx[:-1, :-1].ravel()
     faces = np.concatenate([np.column_stack([sw, se, ne]), np.column_stack([sw, ne, nw])])  # facing up
     mesh = trimesh.Trimesh(vertices, faces, process=False)
-    return TerrainModel(mesh=mesh, heightfield=heights, source=path)
+    grid = HeightGrid.centred(heights, step, step)
+    return TerrainModel(mesh=mesh, heightfield=heights, source=path, grid=grid,
+                        info=_grid_info(f"Heightmap image, {cols} x {rows} pixels", grid))
+
+
+def _grid_info(what: str, grid: HeightGrid) -> str:
+    """A sentence on a height grid for the Terrain tab: size, resolution and the memory a run needs."""
+    from sear.models.dem import memory_estimate
+
+    width, height = (grid.cols - 1) * grid.dx, (grid.rows - 1) * grid.dy
+    return (f"{what}; pixels {grid.dx:.3g} x {grid.dy:.3g} m, {width:,.0f} x {height:,.0f} m. A run needs about "
+            f"{memory_estimate(grid.rows, grid.cols, max(grid.dx, grid.dy)) / 1e6:,.0f} MB for it.")
+
+
+def _load_dem(path: Path, tab: str) -> TerrainModel:
+    """An elevation model (GeoTIFF, sear.models.dem) as a terrain: its heights in metres on its own pixel
+    size, centred on the origin; one mesh when small, else the grid alone (paged by the physics)."""
+    from sear.models.dem import read_dem
+
+    info, heights = read_dem(path, tab, max_samples=MAX_HEIGHTMAP_SAMPLES)
+    grid = HeightGrid.centred(heights, info.dx, info.dy)
+    origin = None
+    if info.origin is not None:
+        origin = (info.origin[0], info.origin[1], float(grid.heights_at(np.zeros((1, 2)))[0]))
+    mesh = None
+    if info.rows * info.cols <= MESH_UP_TO_SAMPLES:
+        import trimesh
+
+        vertices, faces = grid.patch(0, grid.rows - 1, 0, grid.cols - 1)
+        mesh = trimesh.Trimesh(vertices, faces.astype(np.int64), process=False)
+    return TerrainModel(mesh=mesh, source=path, grid=grid, geo_origin=origin, info=info.summary())
 
 
 # --- shapes SEAR makes itself ----------------------------------------------------------------------

@@ -111,6 +111,8 @@ def create_terrain_bodies(client: int, model: TerrainModel) -> list[int]:
     """
     import pybullet as p
 
+    if model.mesh is None:
+        raise ValueError("a terrain without a mesh (a large height grid) is paged: sear.physics.terrainpager")
     ids = []
     for tile in split_into_tiles(model.mesh):
         shape = _concave_shape(client, tile)

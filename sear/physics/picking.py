@@ -66,6 +66,11 @@ def pick(world: World, start: np.ndarray, end: np.ndarray) -> Picked | None:
     """The first object on the segment `start` -> `end` (m, world frame), None when it hits nothing."""
     hit = p.rayTest([float(c) for c in start], [float(c) for c in end], physicsClientId=world.client)[0]
     body_id, link = int(hit[0]), int(hit[1])
+    if world.pager is not None:  # a paged terrain: the grid, loaded as tiles or not, if it is nearer
+        begin, end_ = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
+        fraction = np.array([hit[2] if body_id >= 0 else 1.0])
+        if world.pager.grid.cast(begin[None, :], (end_ - begin)[None, :], fraction, np.zeros((1, 3)))[0]:
+            return Picked("terrain", 0, world.terrain_ids[0], -1, begin + fraction[0] * (end_ - begin))
     if body_id < 0:
         return None
     found = owner(world, body_id)

@@ -36,6 +36,7 @@ from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
 from sear.physics.robot import build_vehicle
 from sear.physics.settle import preroll, settle
+from sear.physics.terrainpager import Paging, TerrainPager
 from sear.physics.urdf import UrdfVehicle
 from sear.physics.vehicle import WHEEL_RAY_MASK, Vehicle
 from sear.project import Body, Project, Robot
@@ -83,7 +84,10 @@ class World:
     built from the project's `models` as loaded (sear.loading reads them once, for checking and running;
     nothing is read or derived again here)."""
 
-    def __init__(self, project: Project, models: Models, *, connection: int | None = None) -> None:
+    def __init__(self, project: Project, models: Models, *, connection: int | None = None,
+                 paging: Paging | None = None) -> None:
+        """`paging`: page a height-grid terrain in tiles of these sizes (sear.physics.terrainpager) even when
+        it is small enough to be one mesh; grids too large for one mesh are always paged (Paging())."""
         self.project = project
         self._own_client = connection is None
         self.client = p.connect(p.DIRECT) if connection is None else connection
@@ -98,10 +102,20 @@ class World:
         p.setPhysicsEngineParameter(fixedTimeStep=self.dt, numSubSteps=0, physicsClientId=self.client)
         try:
             self.terrain = models.terrain
-            self.terrain_ids = create_terrain_bodies(self.client, self.terrain)
-            for tid in self.terrain_ids:
-                p.setCollisionFilterGroupMask(tid, -1, STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP,
-                                              TERRAIN_COLLISION_MASK, physicsClientId=self.client)
+            self.pager: TerrainPager | None = None
+            """The terrain's collision tiles around the moving bodies, for a paged height grid; else None."""
+            grid = self.terrain.grid
+            if grid is not None and (self.terrain.mesh is None or paging is not None):
+                self.pager = TerrainPager(self.client, grid, paging or Paging(), self.terrain.source)
+                # A body without a shape stands for the terrain in ray hits (its tiles come and go).
+                self.terrain_ids = [p.createMultiBody(baseMass=0, baseCollisionShapeIndex=-1,
+                                                      physicsClientId=self.client)]
+                self.static_world.set_grid(self.terrain_ids[0], grid)
+            else:
+                self.terrain_ids = create_terrain_bodies(self.client, self.terrain)
+                for tid in self.terrain_ids:
+                    p.setCollisionFilterGroupMask(tid, -1, STATIC_COLLISION_GROUP | TERRAIN_COLLISION_GROUP,
+                                                  TERRAIN_COLLISION_MASK, physicsClientId=self.client)
             self.geodetic_origin = self._geodetic_origin()
             self.vehicles: list[Vehicle | UrdfVehicle] = []
             """Every robot's vehicle, in Project.robots' order (built by sear.physics.robot.build_vehicle)."""
@@ -117,14 +131,15 @@ class World:
             """The mesh vehicles: step() casts all their wheel rays in one batch when there are several."""
             self.fell: list[int] = []
             """The robots (indices) that fell off the terrain's edge on the last step."""
-            self.fall_height = float(self.terrain.mesh.bounds[0][2]) - FALL_DEPTH
+            self.fall_height = float(self.terrain.bounds[0][2]) - FALL_DEPTH
             """z (m) below which the robot has fallen off the world (FALL_DEPTH)."""
             self.falls: list[tuple[float, float, float]] = []
             """(time s, x m, y m) of every fall off the terrain's edge: when the robot was put back, and the
             point of the terrain's edge nearest to where it fell."""
-            # The terrain's tiles share one triangle set here: hits on the terrain report its first body.
-            self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
-                                                      np.asarray(self.terrain.mesh.faces)))
+            if self.terrain.mesh is not None and self.pager is None:
+                # The terrain's tiles share one triangle set here: hits on the terrain report its first body.
+                self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
+                                                          np.asarray(self.terrain.mesh.faces)))
             if project.world is not None:
                 self.build_scene(project.world)
         except BaseException:
@@ -201,6 +216,7 @@ class World:
                                               *self.geodetic_origin)
             ground = self.terrain_height(east, north)
             z = (max(up, ground + 0.01) if body.drop_start else ground) + clearance
+        self.page_terrain((east, north))
         return np.array([east, north, z]), orientation / np.linalg.norm(orientation)
 
     def reset_vehicle(self, index: int | None = None) -> None:
@@ -223,6 +239,8 @@ class World:
         """Advance one fixed physics step: every vehicle's and gripper's forces (the mesh vehicles' wheel
         rays cast in one batch), then pybullet. True when a robot fell off the terrain's edge on this step
         and is back at its start pose (its fall is added to `falls`, its index to `fell`)."""
+        if self.pager is not None:
+            self.page_terrain()
         mesh_vehicles = self._mesh_vehicles
         if len(mesh_vehicles) > 1:  # every mesh vehicle's wheel rays in one batch
             starts: list[Any] = []
@@ -250,7 +268,7 @@ class World:
             (x, y, z), _ = p.getBasePositionAndOrientation(vehicle.body_id, physicsClientId=self.client)
             if z >= self.fall_height:
                 continue
-            (x0, y0, _), (x1, y1, _) = self.terrain.mesh.bounds
+            (x0, y0, _), (x1, y1, _) = self.terrain.bounds
             self.falls.append((self.time, min(max(x, x0), x1), min(max(y, y0), y1)))
             self.fell.append(index)
             self.reset_vehicle(index)
@@ -262,9 +280,25 @@ class World:
         """Terrain height (m) at world point (x, y); 0 outside the terrain."""
         return float(self.terrain_heights(np.array([[x, y]]))[0])
 
+    def page_terrain(self, *also: tuple[float, float]) -> None:
+        """Bring the paged terrain's collision tiles up to date around the moving bodies (robots, movable
+        obstacles) and the points `also` (x, y m; a robot about to be placed there). Nothing for a terrain
+        that is not paged."""
+        pager = self.pager
+        if pager is None:
+            return
+        bodies = [v.body_id for v in self.vehicles] + [o.body_id for o in self.obstacles if o.dynamic]
+        points = [p.getBasePositionAndOrientation(b, physicsClientId=self.client)[0][:2] for b in bodies]
+        points += [(float(x), float(y)) for x, y in also]
+        if pager.update(np.array(points, dtype=np.float64).reshape(-1, 2), force=bool(also)):
+            self.terrain_ids[1:] = pager.bodies
+            self.static_world.grid_bodies = set(self.terrain_ids)
+
     def terrain_heights(self, xy: np.ndarray) -> np.ndarray:
         """Terrain heights (m) at world points (N, 2); 0 where there is no terrain."""
-        lo, hi = self.terrain.mesh.bounds[:, 2]
+        if self.pager is not None:
+            return self.pager.grid.heights_at(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
+        lo, hi = self.terrain.bounds[:, 2]
         top, bottom = hi + 10.0, lo - 10.0
         starts = np.column_stack([xy, np.full(len(xy), top)])
         ends = np.column_stack([xy, np.full(len(xy), bottom)])

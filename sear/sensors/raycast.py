@@ -12,6 +12,9 @@ rayTestBatch on the same triangles, in two scenes that every robot's caster of a
   sear.physics.world.World fills as bodies are added), joined in one scene made once: one Embree call
   per batch. Fixed obstacles added later go to a second, small scene until they hold an eighth of the
   first's triangles, when the two are joined again.
+- a paged height-grid terrain (sear.physics.terrainpager; StaticWorld.grid), which is in no Embree scene:
+  the rays walk its grid (sear.models.heightgrid.HeightGrid.cast, numba), exact for the triangles of its
+  collision tiles, whether or not a tile is loaded where they hit; hits report the grid's body.
 - the moving bodies' convex parts: other robots' hulls (their collision margin included) and boxes
   (movable boxes, gripper parts, boxes of any moving body), made again when one of them has moved since
   the last batch of any robot; only the rays that pass through one of their bounding boxes are cast in it.
@@ -74,7 +77,8 @@ single-threaded time)."""
 MAX_EMBREE_TRIANGLES = 1_000_000
 """Fixed worlds of more triangles are cast with pybullet alone: Embree's structure costs ~85 bytes and a
 few microseconds of start-up a triangle (a 2049² heightmap's 8.4 M triangles: +700 MB, tens of seconds),
-which would break the run's memory and start-up limits for large terrains."""
+which would break the run's memory and start-up limits for large terrains (large heightmaps and elevation
+models are paged grids, which the grid walk casts instead)."""
 BOX_PADDING = 0.01
 """Margin added around each moving body's bounding box (m) when choosing the rays pybullet casts too."""
 _FRACTION, _BODY, _NORMAL = operator.itemgetter(2), operator.itemgetter(0), operator.itemgetter(4)
@@ -97,6 +101,19 @@ def _forget(result: RayResult, rays: np.ndarray) -> None:
     result.fraction[rays] = 1.0
     result.normal[rays] = 0.0
     result.body[rays] = -1
+
+
+def _cast_grid(world: StaticWorld, starts: np.ndarray, direction: np.ndarray, result: RayResult) -> None:
+    """The rays (world frame, m) against a paged height-grid terrain (StaticWorld.grid), hits nearer than
+    `result`'s kept there as hits on the grid's body; hits pybullet found on the grid's collision tiles are
+    reported as that body too (they are the same triangles)."""
+    grid = world.grid
+    if grid is None:
+        return
+    tiles = np.isin(result.body, np.fromiter(world.grid_bodies, dtype=np.int64))
+    result.body[tiles] = world.grid_body
+    hit = grid.cast(starts, direction, result.fraction, result.normal)
+    result.body[hit] = world.grid_body
 
 
 def _embree() -> Any:
@@ -347,7 +364,13 @@ class RayCaster:
         for i, ((caster, _, _, parent), (begin, end)) in enumerate(zip(batches, rays, strict=True)):
             scenes = caster._sync() if caster.embree is not None else None
             if scenes is None or (shared is not None and scenes is not shared):
-                results[i] = caster._pybullet(begin, end, parent) if scenes is None else caster.cast(begin, end, parent)
+                if scenes is None:
+                    results[i] = caster._pybullet(begin, end, parent)
+                    if caster.static_world is not None and caster.static_world.grid is not None:
+                        world_begin, _, world_direction = caster._world_rays(begin, end, parent, None)
+                        _cast_grid(caster.static_world, world_begin, world_direction, results[i])  # type: ignore[arg-type]
+                else:
+                    results[i] = caster.cast(begin, end, parent)
                 continue
             if shared is None:
                 shared, compiled = scenes, count_rays(total)
@@ -359,6 +382,7 @@ class RayCaster:
         n = len(begin)
         result = RayResult(np.ones(n), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
         shared.cast_fixed(begin, direction, result)
+        _cast_grid(shared.world, begin, direction, result)
         moving = shared.sync_moving()
         lo = 0
         for i, caster, own_begin, own_end, own_direction in joined:

@@ -305,7 +305,7 @@ def test_sixteen_bit_and_colour_heightmaps(tmp_path):
 
 
 def test_heightmaps_that_cannot_be_used_are_refused_with_a_reason(tmp_path):
-    Image.new("L", (2050, 2050)).save(tmp_path / "huge.png")
+    Image.new("L", (8194, 8193)).save(tmp_path / "huge.png")  # past the 8193² maximum
     with pytest.raises(ProjectError, match="scale the image down"):
         load_terrain(Terrain(file=tmp_path / "huge.png"))
     Image.fromarray(np.ones((4, 4), np.float32)).save(tmp_path / "float.tif")

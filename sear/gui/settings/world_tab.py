@@ -327,7 +327,7 @@ class WorldTab(SettingsTab):
         from sear.models.meshfiles import load_terrain  # reads models: trimesh is loaded only now
 
         try:
-            mesh = load_terrain(t).mesh
+            mesh = load_terrain(t).preview_mesh()  # a large grid's surface with fewer samples
         except SearError as exc:
             self.message.emit(f"World tab: the terrain cannot be drawn: {exc}", 8000)
             return
