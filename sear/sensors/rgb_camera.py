@@ -1,0 +1,245 @@
+"""RGB camera: a pinhole colour image, ray cast on the CPU (headless, deterministic; no OpenGL).
+
+The geometry is the depth camera's (sear.sensors.depth_camera.pixel_directions): pixel (row r, column c)
+of a width × height image looks through the centre of its pixel, the horizontal field of view spans the
+width, pixels are square, the camera looks along its sensor's +x axis, row 0 is the top of the image and
+column 0 its left. Each pixel's ray meets the nearest surface within the maximum range (the same caster,
+Embree's, as every other sensor: sear.sensors.raycast), and the pixel takes that surface's colour as the
+window draws it (sear.colours: the terrain's vertex colours or height colours, each obstacle's colour,
+each robot's colour; StaticWorld.colours), lit by one sun:
+
+    pixel = colour × (ambient + (1 - ambient) × max(0, n·s) × lit)
+
+with n the surface's normal facing the camera, s the unit vector towards the sun and lit 0 when a second
+ray from the surface towards the sun meets anything (a shadow), else 1. A pixel whose ray meets nothing
+shows the sky: SKY_HORIZON blending to SKY_ZENITH as the ray rises. Values are display values (no gamma
+curve is applied), rounded to 8 bits; optional Gaussian pixel noise comes from the run's seeded generator,
+so the same seed gives the same frames.
+
+What is not modelled: lens distortion, exposure and white balance (the light is a fixed scale), motion blur
+and rolling shutter (every pixel of a frame sees the same instant), Bayer demosaicing, reflections and
+textures (a surface has one colour per body, or per terrain vertex). The robot that carries the camera is
+not seen by it and casts no shadow in it: its own rays ignore it, as every sensor's do.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sear.collision import StaticWorld
+from sear.fields import param
+from sear.sensors.base import RayHits, Sensor
+from sear.sensors.config import SensorConfig
+from sear.sensors.depth_camera import pixel_directions
+from sear.state import VehicleState
+
+SKY_HORIZON = np.array([0.80, 0.87, 0.95])
+"""Colour (RGB 0..1) of the sky at the horizon."""
+SKY_ZENITH = np.array([0.42, 0.62, 0.90])
+"""Colour (RGB 0..1) of the sky straight up."""
+UNKNOWN_COLOUR = (0.6, 0.6, 0.6)
+"""Colour of a body no colour was given for (sear.colours: the window's default obstacle grey)."""
+SHADOW_LIFT = 1e-4
+"""m: shadow rays start this far off the surface, along its normal, so they do not meet it again."""
+SHADOW_REACH = 1000.0
+"""m: how far a shadow ray looks towards the sun."""
+TERRAIN_RASTER_MAX = 1024
+"""Most cells along a side of the terrain colour raster (see _TerrainColours)."""
+
+
+@dataclass
+class RgbCameraConfig(SensorConfig):
+    """RGB camera: a pinhole colour image looking along the sensor's x axis, lit by one sun with shadows."""
+
+    TYPE: ClassVar[str] = "rgb_camera"
+
+    width_px: int = param(320, kind="positiveInt", label="Width", unit="px")
+    """Image width, pixels."""
+    height_px: int = param(240, kind="positiveInt", label="Height", unit="px")
+    """Image height, pixels (square pixels: the vertical field of view follows from the aspect ratio)."""
+    fov_deg: float = param(62.2, minimum=0.0, exclusive_minimum=True, maximum=170.0,
+                           label="Horizontal field of view", unit="°")
+    """Horizontal field of view across the image's width, degrees."""
+    max_range_m: float = param(100.0, kind="positive", label="Maximum range")
+    """Surfaces farther than this along the optical axis are not drawn (the sky shows), m."""
+    update_rate_hz: float = param(15.0, kind="positive", label="Frame rate")
+    """Frames per second."""
+    sun_azimuth_deg: float = param(135.0, minimum=0.0, maximum=360.0, label="Sun azimuth", unit="°")
+    """Compass bearing of the sun, degrees clockwise from north (+y) towards east (+x)."""
+    sun_elevation_deg: float = param(60.0, minimum=0.0, maximum=90.0, label="Sun elevation", unit="°")
+    """Height of the sun above the horizon, degrees."""
+    ambient: float = param(0.35, kind="fraction", label="Ambient light", unit="")
+    """Share of the light that reaches every surface, shadowed or facing away from the sun (0 to 1)."""
+    shadows: bool = param(True, label="Shadows")
+    """Cast a second ray from each lit surface towards the sun (doubles the rays of a frame at most)."""
+    noise_stddev: float = param(0.0, kind="nonNegative", group="noise", label="Pixel noise", unit="")
+    """1-sigma Gaussian noise added to each channel of each pixel when `noise` is on, in 8-bit steps."""
+
+
+def sun_direction(azimuth_deg: float, elevation_deg: float) -> np.ndarray:
+    """Unit vector (world frame ENU) towards a sun at a compass bearing (degrees from north towards
+    east) and an elevation (degrees above the horizon)."""
+    a, e = math.radians(azimuth_deg), math.radians(elevation_deg)
+    return np.array([math.cos(e) * math.sin(a), math.cos(e) * math.cos(a), math.sin(e)])
+
+
+class _TerrainColours:
+    """The terrain's vertex colours as a raster over its x-y extent: a hit's colour is the colour of its
+    cell (the mean colour of the vertices in it; a cell without one takes its nearest such cell's), one
+    gather a pixel whatever the terrain's size."""
+
+    def __init__(self, vertices: np.ndarray, colours: np.ndarray) -> None:
+        self.low = vertices[:, :2].min(axis=0)
+        span = np.maximum(vertices[:, :2].max(axis=0) - self.low, 1e-9)
+        cells = int(min(TERRAIN_RASTER_MAX, max(2, math.ceil(math.sqrt(len(vertices))))))
+        self.size = span / cells
+        self.cells = cells
+        index = self._cell(vertices[:, :2])
+        flat = index[:, 0] * cells + index[:, 1]
+        total = np.zeros((cells * cells, 3))
+        np.add.at(total, flat, colours)
+        count = np.bincount(flat, minlength=cells * cells).astype(float)
+        filled = count > 0
+        raster = np.zeros((cells * cells, 3))
+        raster[filled] = total[filled] / count[filled, None]
+        if not filled.all():
+            from scipy.spatial import cKDTree
+
+            where = np.column_stack(np.divmod(np.arange(cells * cells), cells))
+            _, nearest = cKDTree(where[filled]).query(where[~filled])
+            raster[~filled] = raster[filled][nearest]
+        self.raster = raster
+
+    def _cell(self, xy: np.ndarray) -> np.ndarray:
+        return np.clip(((xy - self.low) / self.size).astype(np.int64), 0, self.cells - 1)
+
+    def at(self, xy: np.ndarray) -> np.ndarray:
+        """(N, 3) colours at world points (N, 2), m."""
+        index = self._cell(xy)
+        return self.raster[index[:, 0] * self.cells + index[:, 1]]
+
+
+class RgbCameraSensor(Sensor):
+    TYPE = "rgb_camera"
+    TITLE = "RGB camera"
+    DEFINITION = RgbCameraConfig
+    FIELDS = ("centre_r", "centre_g", "centre_b")
+    config: RgbCameraConfig
+
+    @classmethod
+    def rays_per_sample(cls, config: SensorConfig) -> int:
+        """One ray per pixel, and one more towards the sun for each with shadows on (at most)."""
+        pixels = config.width_px * config.height_px  # type: ignore[attr-defined]
+        return pixels * (2 if config.shadows else 1)  # type: ignore[attr-defined]
+
+    def __init__(self, config: RgbCameraConfig, rng: np.random.Generator, context) -> None:
+        super().__init__(config, rng, context)
+        self.shape = (config.height_px, config.width_px)
+        directions = pixel_directions(config).reshape(-1, 3)
+        # Rays end on the plane at the maximum range along the axis, as the depth camera's do.
+        self._fan(directions, config.max_range_m)
+        self.sun = sun_direction(config.sun_azimuth_deg, config.sun_elevation_deg)
+        self._caster: Any = None
+        self._world: StaticWorld | None = None
+        self._palette_version = -1
+        self._palette = np.zeros((1, 3))
+        self._terrain_body = -1
+        self._terrain: _TerrainColours | None = None
+
+    def use_world(self, caster: Any, world: StaticWorld | None) -> None:
+        """The suite's ray caster (for the shadow rays) and the world's colours."""
+        self._caster = caster
+        self._world = world
+
+    def _colours_of(self, bodies: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """(N, 3) colours of the surfaces hit: bodies (N,) pybullet ids, positions (N, 3) world m."""
+        world = self._world
+        if world is not None and world.colour_version != self._palette_version:
+            colours = world.colours
+            top = max([*colours, int(bodies.max(initial=0))]) + 1
+            palette = np.tile(np.array(UNKNOWN_COLOUR), (top, 1))
+            for body, colour in colours.items():
+                palette[body] = colour
+            self._palette = palette
+            self._terrain_body = world.terrain[0].body if world.terrain else -1
+            self._terrain = (_TerrainColours(world.terrain[0].vertices, world.terrain_colours)
+                             if world.terrain and world.terrain_colours is not None
+                             and len(world.terrain_colours) == len(world.terrain[0].vertices) else None)
+            self._palette_version = world.colour_version
+        palette = self._palette
+        if int(bodies.max(initial=0)) >= len(palette):
+            grown = np.tile(np.array(UNKNOWN_COLOUR), (int(bodies.max()) + 1, 1))
+            grown[:len(palette)] = palette
+            self._palette = palette = grown
+        out = palette[bodies]
+        if self._terrain is not None:
+            on_terrain = np.flatnonzero(bodies == self._terrain_body)
+            if len(on_terrain):
+                out[on_terrain] = self._terrain.at(positions[on_terrain, :2])
+        return out
+
+    def sample(self, state: VehicleState, hits: RayHits | None) -> None:
+        assert hits is not None
+        cfg = self.config
+        hit = np.flatnonzero(hits.fraction < 1.0)
+        n = len(hits.fraction)
+        # The sky: each miss by how far its ray rises (world frame).
+        rays = hits.ends - hits.starts
+        rise = rays[:, 2] / np.maximum(np.linalg.norm(rays, axis=1), 1e-12)
+        t = np.clip(rise, 0.0, 1.0)[:, None]
+        image = SKY_HORIZON + (SKY_ZENITH - SKY_HORIZON) * t
+        if len(hit):
+            starts = hits.starts[hit]
+            positions = starts + rays[hit] * hits.fraction[hit, None]
+            normals = hits.normal[hit]
+            colours = self._colours_of(hits.body[hit], positions)
+            facing = normals @ self.sun
+            light = np.clip(facing, 0.0, None)
+            if cfg.shadows and self._caster is not None:
+                towards = np.flatnonzero(facing > 0.0)
+                if len(towards):
+                    begin = positions[towards] + normals[towards] * SHADOW_LIFT
+                    blocked = self._caster.cast(begin, begin + self.sun * SHADOW_REACH).fraction < 1.0
+                    light[towards[blocked]] = 0.0
+            image[hit] = colours * (cfg.ambient + (1.0 - cfg.ambient) * light)[:, None]
+        image = image * 255.0
+        if cfg.noise and cfg.noise_stddev > 0:
+            image += self.rng.normal(0.0, cfg.noise_stddev, (n, 3))
+        self.reading = np.clip(np.rint(image), 0, 255).astype(np.uint8).reshape(*self.shape, 3)
+
+    # --- presentation ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _frame(reading: Any) -> np.ndarray | None:
+        if reading is None:
+            return None
+        frame = np.asarray(reading)
+        return frame if frame.ndim == 3 and frame.shape[2] == 3 and frame.size else None
+
+    def log_cells(self, reading: Any) -> list[str]:
+        """The red, green and blue values (0-255) of the image's centre pixel."""
+        frame = self._frame(reading)
+        if frame is None:
+            return ["", "", ""]
+        h, w, _ = frame.shape
+        return [str(int(v)) for v in frame[h // 2, w // 2]]
+
+    def hud_text(self, reading: Any) -> str:
+        frame = self._frame(reading)
+        if frame is None:
+            return "—"
+        h, w, _ = frame.shape
+        r, g, b = (int(v) for v in frame[h // 2, w // 2])
+        return f"{w}×{h}, centre #{r:02x}{g:02x}{b:02x}"
+
+    def arrays(self, reading: Any) -> dict[str, np.ndarray]:
+        """The frame as `rgb`: (height, width, 3) uint8, row 0 at the top."""
+        return {"rgb": np.array(reading, dtype=np.uint8)}
+
+    def image(self, reading: Any) -> np.ndarray | None:
+        """The frame itself, (height, width, 3) uint8, row 0 at the top."""
+        return self._frame(reading)
