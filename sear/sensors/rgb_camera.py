@@ -35,7 +35,7 @@ from sear.fields import param
 from sear.sensors.base import RayHits, Sensor
 from sear.sensors.config import SensorConfig
 from sear.sensors.depth_camera import pixel_directions
-from sear.state import VehicleState
+from sear.state import VehicleState, body_rotation
 
 SKY_HORIZON = np.array([0.80, 0.87, 0.95])
 """Colour (RGB 0..1) of the sky at the horizon."""
@@ -117,10 +117,14 @@ class _TerrainColours:
     def _cell(self, xy: np.ndarray) -> np.ndarray:
         return np.clip(((xy - self.low) / self.size).astype(np.int64), 0, self.cells - 1)
 
+    def cell_index(self, points: np.ndarray) -> np.ndarray:
+        """(N,) the raster cell (row of `raster`) of each world point (N, 2 or 3), m."""
+        index = self._cell(points[:, :2])
+        return index[:, 0] * self.cells + index[:, 1]
+
     def at(self, xy: np.ndarray) -> np.ndarray:
         """(N, 3) colours at world points (N, 2), m."""
-        index = self._cell(xy)
-        return self.raster[index[:, 0] * self.cells + index[:, 1]]
+        return self.raster[self.cell_index(xy)]
 
 
 class RgbCameraSensor(Sensor):
@@ -143,10 +147,19 @@ class RgbCameraSensor(Sensor):
         # Rays end on the plane at the maximum range along the axis, as the depth camera's do.
         self._fan(directions, config.max_range_m)
         self.sun = sun_direction(config.sun_azimuth_deg, config.sun_elevation_deg)
+        self._sun_reach = self.sun * SHADOW_REACH
+        unit = self.ray_reach / np.linalg.norm(self.ray_reach, axis=1, keepdims=True)
+        self._unit_body = [np.ascontiguousarray(unit[:, k], dtype=np.float32) for k in range(3)]
+        """Each pixel's ray direction in the body frame (unit vectors, by column), for the sky's colour."""
+        self._reach_columns = [np.ascontiguousarray(self.ray_reach[:, k]) for k in range(3)]
+        self._sky_horizon = (SKY_HORIZON * 255.0).astype(np.float32)
+        self._sky_rise = ((SKY_ZENITH - SKY_HORIZON) * 255.0).astype(np.float32)
         self._caster: Any = None
         self._world: StaticWorld | None = None
         self._palette_version = -1
-        self._palette = np.zeros((1, 3))
+        self._palette = np.zeros((0, 3), dtype=np.float32)
+        self._bodies = 0
+        """Rows of the palette that are bodies' colours (the terrain raster's cells follow)."""
         self._terrain_body = -1
         self._terrain: _TerrainColours | None = None
 
@@ -156,60 +169,75 @@ class RgbCameraSensor(Sensor):
         self._world = world
 
     def _colours_of(self, bodies: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """(N, 3) colours of the surfaces hit: bodies (N,) pybullet ids, positions (N, 3) world m."""
+        """(N, 3) float32 colours of the surfaces hit: bodies (N,) pybullet ids, positions (N, 3) world m.
+        One table holds every body's colour, then the terrain raster's cells: one gather a pixel."""
         world = self._world
-        if world is not None and world.colour_version != self._palette_version:
-            colours = world.colours
-            top = max([*colours, int(bodies.max(initial=0))]) + 1
-            palette = np.tile(np.array(UNKNOWN_COLOUR), (top, 1))
+        top = int(bodies.max(initial=0)) + 1
+        if (world is not None and world.colour_version != self._palette_version) or top > self._bodies:
+            colours = world.colours if world is not None else {}
+            self._bodies = max([top, *(body + 1 for body in colours)])
+            palette = np.tile(np.array(UNKNOWN_COLOUR), (self._bodies, 1))
             for body, colour in colours.items():
                 palette[body] = colour
-            self._palette = palette
-            self._terrain_body = world.terrain[0].body if world.terrain else -1
-            self._terrain = (_TerrainColours(world.terrain[0].vertices, world.terrain_colours)
-                             if world.terrain and world.terrain_colours is not None
-                             and len(world.terrain_colours) == len(world.terrain[0].vertices) else None)
-            self._palette_version = world.colour_version
-        palette = self._palette
-        if int(bodies.max(initial=0)) >= len(palette):
-            grown = np.tile(np.array(UNKNOWN_COLOUR), (int(bodies.max()) + 1, 1))
-            grown[:len(palette)] = palette
-            self._palette = palette = grown
-        out = palette[bodies]
-        if self._terrain is not None:
-            on_terrain = np.flatnonzero(bodies == self._terrain_body)
-            if len(on_terrain):
-                out[on_terrain] = self._terrain.at(positions[on_terrain, :2])
-        return out
+            self._terrain = None
+            if world is not None:
+                self._terrain_body = world.terrain[0].body if world.terrain else -1
+                if (world.terrain and world.terrain_colours is not None
+                        and len(world.terrain_colours) == len(world.terrain[0].vertices)):
+                    self._terrain = _TerrainColours(world.terrain[0].vertices, world.terrain_colours)
+                    palette = np.concatenate([palette, self._terrain.raster])
+                self._palette_version = world.colour_version
+            self._palette = palette.astype(np.float32)
+        if self._terrain is None:
+            return self._palette[bodies]
+        cell = self._terrain.cell_index(positions)
+        cell += self._bodies
+        return self._palette[np.where(bodies == self._terrain_body, cell, bodies)]
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         assert hits is not None
         cfg = self.config
-        hit = np.flatnonzero(hits.fraction < 1.0)
-        n = len(hits.fraction)
-        # The sky: each miss by how far its ray rises (world frame).
-        rays = hits.ends - hits.starts
-        rise = rays[:, 2] / np.maximum(np.linalg.norm(rays, axis=1), 1e-12)
-        t = np.clip(rise, 0.0, 1.0)[:, None]
-        image = SKY_HORIZON + (SKY_ZENITH - SKY_HORIZON) * t
-        if len(hit):
-            starts = hits.starts[hit]
-            positions = starts + rays[hit] * hits.fraction[hit, None]
-            normals = hits.normal[hit]
-            colours = self._colours_of(hits.body[hit], positions)
-            facing = normals @ self.sun
-            light = np.clip(facing, 0.0, None)
-            if cfg.shadows and self._caster is not None:
-                towards = np.flatnonzero(facing > 0.0)
-                if len(towards):
-                    begin = positions[towards] + normals[towards] * SHADOW_LIFT
-                    blocked = self._caster.cast(begin, begin + self.sun * SHADOW_REACH).fraction < 1.0
-                    light[towards[blocked]] = 0.0
-            image[hit] = colours * (cfg.ambient + (1.0 - cfg.ambient) * light)[:, None]
-        image = image * 255.0
+        rotation = body_rotation(state)
+        fraction = hits.fraction
+        hit = fraction < 1.0
+        # Whole-image arrays (misses computed too, then replaced by the sky): cheaper than gathering the
+        # hits out and scattering them back.
+        # Column by column, not `@`: a (N, 3) @ (3, 3) product goes to BLAS, whose threads cost ~10x more
+        # CPU on a busy machine.
+        origin = state.position + rotation @ hits.origin
+        positions = np.empty((len(fraction), 3))
+        for i in range(3):
+            column = positions[:, i]
+            np.multiply(self._reach_columns[0], rotation[i, 0], out=column)
+            column += self._reach_columns[1] * rotation[i, 1]
+            column += self._reach_columns[2] * rotation[i, 2]
+            column *= fraction
+            column += origin[i]
+        normals = hits.normal
+        facing = normals[:, 0] * self.sun[0] + normals[:, 1] * self.sun[1] + normals[:, 2] * self.sun[2]
+        light = np.maximum(facing, 0.0).astype(np.float32)
+        if cfg.shadows and self._caster is not None:
+            towards = np.flatnonzero(hit & (facing > 0.0))
+            if len(towards):
+                begin = positions[towards]
+                begin += normals[towards] * SHADOW_LIFT
+                blocked = self._caster.cast(begin, begin + self._sun_reach).fraction < 1.0
+                light[towards[blocked]] = 0.0
+        light *= (1.0 - cfg.ambient) * 255.0
+        light += cfg.ambient * 255.0
+        image = self._colours_of(np.where(hit, hits.body, 0), positions)
+        image *= light[:, None]
+        if not hit.all():  # the sky, by how far each ray rises in the world frame
+            up = rotation[2].astype(np.float32)
+            rise = self._unit_body[0] * up[0] + self._unit_body[1] * up[1] + self._unit_body[2] * up[2]
+            np.clip(rise, 0.0, 1.0, out=rise)
+            sky = self._sky_horizon + np.multiply.outer(rise, self._sky_rise)
+            np.copyto(image, sky, where=~hit[:, None])
         if cfg.noise and cfg.noise_stddev > 0:
-            image += self.rng.normal(0.0, cfg.noise_stddev, (n, 3))
-        self.reading = np.clip(np.rint(image), 0, 255).astype(np.uint8).reshape(*self.shape, 3)
+            image += self.rng.normal(0.0, cfg.noise_stddev, image.shape).astype(np.float32)
+        np.rint(image, out=image)
+        np.clip(image, 0.0, 255.0, out=image)
+        self.reading = image.astype(np.uint8).reshape(*self.shape, 3)
 
     # --- presentation ---------------------------------------------------------------------------------
 
