@@ -23,6 +23,8 @@ from sear.sensors.base import MAX_RAYS_PER_SAMPLE, Preview, RayHits, Sensor
 from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
 
+SPEED_OF_SOUND = 343.0
+"""m/s: sound in air at 20 °C, for an ultrasonic ranger's blanking time."""
 ANALOG = {"output": "analog"}
 DIGITAL = {"output": "digital"}
 
@@ -118,7 +120,8 @@ class InfraredConfig(SensorConfig):
 
 @dataclass
 class UltrasonicConfig(SensorConfig):
-    """Ultrasonic range sensor (e.g. MaxBotix LV-EZ1): a cone of rays that ignores oblique surfaces."""
+    """Ultrasonic range sensor (e.g. MaxBotix LV-EZ1, HC-SR04): a cone of rays (the beam pattern's
+    width); surfaces met beyond the critical angle return no echo, nor do echoes within the blanking time."""
 
     TYPE: ClassVar[str] = "ultrasonic"
 
@@ -134,7 +137,15 @@ class UltrasonicConfig(SensorConfig):
     update_rate_hz: float = param(20.0, kind="positive")
     """Samples per second."""
     max_incidence_deg: float = param(22.5, kind="incidence", label="Max incidence")
-    """Hits whose surface normal is more than this from the ray are not echoed back, degrees."""
+    """The critical angle, degrees: sound meeting a smooth surface more obliquely than this (its normal
+    more than this from the ray) reflects away and returns no echo; the next surface that echoes counts."""
+    blanking_us: float = param(0.0, kind="nonNegative", label="Blanking time", unit="µs")
+    """While the transducer rings down after the ping, echoes are not heard, µs: an echo returning within
+    this time (from nearer than SPEED_OF_SOUND × time / 2) is missed, and the next one counts. 0: none
+    beyond the minimum range."""
+    range_step_cm: float = param(0.0, kind="nonNegative", label="Range step")
+    """Quantisation of the reading (the echo timer's step), cm; 0: the ray resolution, as the LV-EZ1's
+    1 inch."""
     noise_stddev_cm: float = param(0.0, kind="nonNegative", group="noise")
     """1-sigma Gaussian distance noise when `noise` is on, cm."""
 
@@ -325,7 +336,9 @@ class UltrasonicSensor(_ConeSensor):
 
     def __init__(self, config: UltrasonicConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
-        self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, config.min_range_cm)
+        blanked_cm = SPEED_OF_SOUND * config.blanking_us * 1e-6 / 2.0 * 100.0  # the echo's way there and back
+        self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm,
+                    max(config.min_range_cm, min(blanked_cm, config.max_range_cm)))
         self.max_cos = math.cos(math.radians(config.max_incidence_deg))
         self._echo_projection = (self.max_cos - 1e-12) * self.length_m
 
@@ -346,7 +359,7 @@ class UltrasonicSensor(_ConeSensor):
             cfg = self.config
             if cfg.noise and cfg.noise_stddev_cm > 0:
                 nearest += float(self.rng.normal(0.0, cfg.noise_stddev_cm / 100.0))
-            step = cfg.resolution_cm / 100.0
+            step = (cfg.range_step_cm or cfg.resolution_cm) / 100.0
             if step > 0:
                 nearest = round(nearest / step) * step
             nearest = min(self.length_m, max(self.min_m, nearest))
