@@ -8,8 +8,9 @@ Each measurement is one child process (this file with --child) that loads the de
 --headless` does (its sensors, its user code, a log with its array outputs to a temporary folder), adds
 the sensor of its kind and times `Simulation.run` over the simulated seconds (loading, building the
 world and the first half second are not timed). The kinds (plain demo, + VLP-16, + depth camera, + RGB
-camera) alternate in every round, so load from other work slows all alike; medians over the rounds with
-their range, and the load average while they ran (the machine may be shared). Each is given as the CPU
+camera, + RGB camera without shadow rays) alternate in every round, so load from other work slows all
+alike; medians over the rounds with their range, and the load average while they ran (the machine may be
+shared). Each is given as the CPU
 real-time factor (simulated seconds per CPU second of the simulation's process and its controller
 processes, which a shared machine does not skew) and as the wall-clock one.
 
@@ -29,13 +30,14 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("plain", "vlp16", "depth", "rgb")
+KINDS = ("plain", "vlp16", "depth", "rgb", "rgb_flat")
 
 
 def extra_sensors(kind: str) -> list:
-    """The sensor a kind adds to the demo's: the VLP-16 preset 0.35 m above the body's origin, or a
+    """The sensor a kind adds to the demo's: the VLP-16 preset 0.35 m above the body's origin, a
     160×120 depth camera (87° wide, 0.28-10 m, 15 Hz, as the D435 preset at a lower resolution) at the
-    front of the body."""
+    front of the body, or there the Raspberry Pi Camera v2 preset (320×240, 62.2°, 15 Hz) pitched 10°
+    down, with its shadow rays or without."""
     from sear.resources import packaged
     from sear.sensors.config import Pose
     from sear.sensors.depth_camera import DepthCameraConfig
@@ -50,9 +52,9 @@ def extra_sensors(kind: str) -> list:
     if kind == "depth":
         return [DepthCameraConfig(name="depth", width_px=160, height_px=120, fov_deg=87.0, min_range_m=0.28,
                                   max_range_m=10.0, update_rate_hz=15.0, pose=Pose(x=0.3, z=0.15))]
-    if kind == "rgb":
+    if kind in ("rgb", "rgb_flat"):
         return [RgbCameraConfig(name="rgb", width_px=320, height_px=240, fov_deg=62.2, update_rate_hz=15.0,
-                                pose=Pose(x=0.3, z=0.15, pitch=10.0))]
+                                pose=Pose(x=0.3, z=0.15, pitch=10.0), shadows=kind == "rgb")]
     return []
 
 
