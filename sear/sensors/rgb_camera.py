@@ -1,6 +1,6 @@
 """RGB camera: a pinhole colour image, ray cast on the CPU (headless, deterministic; no OpenGL).
 
-The geometry is the depth camera's (sear.sensors.depth_camera.pixel_directions): pixel (row r, column c)
+The geometry is the depth camera's (sear.sensors.depth_camera.pinhole_directions): pixel (row r, column c)
 of a width × height image looks through the centre of its pixel, the horizontal field of view spans the
 width, pixels are square, the camera looks along its sensor's +x axis, row 0 is the top of the image and
 column 0 its left. Each pixel's ray meets the nearest surface within the maximum range (the same caster,
@@ -34,7 +34,7 @@ from sear.collision import StaticWorld
 from sear.fields import param
 from sear.sensors.base import RayHits, Sensor
 from sear.sensors.config import SensorConfig
-from sear.sensors.depth_camera import pixel_directions
+from sear.sensors.depth_camera import pinhole_directions
 from sear.state import VehicleState, body_rotation
 
 SKY_HORIZON = np.array([0.80, 0.87, 0.95])
@@ -149,7 +149,7 @@ class RgbCameraSensor(Sensor):
     def __init__(self, config: RgbCameraConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
         self.shape = (config.height_px, config.width_px)
-        directions = pixel_directions(config).reshape(-1, 3)
+        directions = pinhole_directions(config.width_px, config.height_px, config.fov_deg).reshape(-1, 3)
         # Rays end on the plane at the maximum range along the axis, as the depth camera's do.
         self._fan(directions, config.max_range_m)
         self.sun = sun_direction(config.sun_azimuth_deg, config.sun_elevation_deg)
