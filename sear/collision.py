@@ -125,6 +125,13 @@ class StaticWorld:
         """The pybullet body that stands for `grid` in ray hits."""
         self.grid_bodies: set[int] = set()
         """The grid's body and its collision tiles in pybullet now (kept by the world as tiles come and go)."""
+        self.colours: dict[int, tuple[float, float, float]] = {}
+        """The colour (RGB 0..1, sear.colours) of each body by pybullet id, terrain, obstacles and robots
+        alike, as the window draws them: what an RGB camera (sear.sensors.rgb_camera) sees."""
+        self.terrain_colours: np.ndarray | None = None
+        """(N, 3) colour (RGB 0..1) of each vertex of the terrain's shape, when one is set."""
+        self.colour_version = 0
+        """Counts the changes of `colours` and `terrain_colours` (set_colour, set_terrain_colours)."""
         self.ray_cache: dict[str, object] = {}
         """What the sensors' ray casters of this world share (one scene of the moving bodies, made once
         per pose change for every robot's sensors), kept here by sear.sensors.raycast."""
@@ -141,6 +148,16 @@ class StaticWorld:
     def add_obstacle(self, shape: StaticShape) -> None:
         self.obstacles.append(shape)
         self.version += 1
+
+    def set_colour(self, body: int, colour: tuple[float, float, float] | tuple[float, ...]) -> None:
+        """Body `body` is drawn (and seen by cameras) in `colour` (RGB 0..1; an alpha is dropped)."""
+        self.colours[body] = (float(colour[0]), float(colour[1]), float(colour[2]))
+        self.colour_version += 1
+
+    def set_terrain_colours(self, colours: np.ndarray) -> None:
+        """The terrain shape's vertex colours ((N, 3) RGB 0..1)."""
+        self.terrain_colours = np.asarray(colours, dtype=float)
+        self.colour_version += 1
 
     @property
     def bodies(self) -> set[int]:

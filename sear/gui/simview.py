@@ -17,6 +17,7 @@ import pyqtgraph.opengl as gl
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QMatrix4x4, QQuaternion, QVector3D
 
+from sear.colours import ROBOT_COLOURS, terrain_colours
 from sear.gui.preview import lit_mesh_item
 from sear.gui.terrainlod import TerrainLod
 
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
 
 HIT, MISS = (1.0, 0.2, 0.15, 0.95), (0.3, 0.85, 0.35, 0.12)
 """RGBA of a sensor ray that hit something and of one that did not."""
-ROBOT_COLOURS = ((0.55, 0.6, 0.78), (0.85, 0.5, 0.35), (0.45, 0.72, 0.45), (0.8, 0.72, 0.35), (0.65, 0.5, 0.78),
-                 (0.4, 0.72, 0.75))
-"""Body colours of the robots, in turn (the first robot's is the one-robot window's)."""
 GRID_COLOUR = (0.1, 0.12, 0.1, 0.35)
 GRID_LIFT = 0.04
 """Metres the ground grid floats above the terrain, so that the surface does not hide its lines."""
@@ -55,14 +53,7 @@ def terrain_item(mesh: trimesh.Trimesh, colours: np.ndarray | None) -> gl.GLMesh
     normals = np.asarray(mesh.vertex_normals)
     sun = np.array([0.3, -0.4, 0.87])
     light = 0.45 + 0.55 * np.clip(normals @ (sun / np.linalg.norm(sun)), 0.0, 1.0)
-    if colours is not None and len(colours) == len(mesh.vertices):
-        base = np.asarray(colours, dtype=float)[:, :3] / 255.0
-    else:
-        z = mesh.vertices[:, 2]
-        t = (z - z.min()) / max(float(np.ptp(z)), 1e-6)
-        low, mid, high = np.array([0.27, 0.55, 0.25]), np.array([0.6, 0.55, 0.33]), np.array([0.92, 0.92, 0.9])
-        base = np.where(t[:, None] < 0.6, low + (mid - low) * (t[:, None] / 0.6),
-                        mid + (high - mid) * ((t[:, None] - 0.6) / 0.4))
+    base = terrain_colours(np.asarray(mesh.vertices), colours)
     rgba = np.ones((len(mesh.vertices), 4), dtype=np.float32)
     rgba[:, :3] = np.clip(base * light[:, None], 0, 1)
     data = gl.MeshData(vertexes=np.asarray(mesh.vertices, np.float32), faces=np.asarray(mesh.faces, np.int32),

@@ -26,6 +26,7 @@ from sear.collision import (
     StaticShape,
     StaticWorld,
 )
+from sear.colours import robot_colour, terrain_colours
 from sear.errors import ProjectError
 from sear.geo import geodetic_to_enu
 from sear.gravity import GRAVITY
@@ -140,6 +141,10 @@ class World:
                 # The terrain's tiles share one triangle set here: hits on the terrain report its first body.
                 self.static_world.add_terrain(StaticShape(self.terrain_ids[0], np.asarray(self.terrain.mesh.vertices),
                                                           np.asarray(self.terrain.mesh.faces)))
+                self.static_world.set_terrain_colours(terrain_colours(np.asarray(self.terrain.mesh.vertices),
+                                                                      self.terrain.vertex_colors))
+            for tid in self.terrain_ids:
+                self.static_world.set_colour(tid, (0.5, 0.5, 0.5))
             if project.world is not None:
                 self.build_scene(project.world)
         except BaseException:
@@ -174,6 +179,7 @@ class World:
                 start = settled
         self.start_poses.append(start)
         self.vehicles.append(vehicle)
+        self.static_world.set_colour(vehicle.body_id, robot_colour(index))
         if robot.body.gripper is not None:
             if not isinstance(vehicle, Vehicle):
                 raise ProjectError("the gripper accessory fits robots built from a body mesh and wheel "
@@ -354,7 +360,7 @@ class World:
         ids = [self._static_body(trunk, (x, y, base + 1.0),
                                  surface=trimesh.creation.cylinder(TRUNK_RADIUS, 2.0, sections=TRUNK_SECTIONS)),
                self._static_body(crown, (x, y, base + 1.5), surface=crown_mesh.convex_hull, hull=True)]
-        self.obstacles.append(Obstacle("tree", ids, mesh, size=(2.4, 2.4, 4.5), colour=(0.2, 0.55, 0.2, 1.0)))
+        self._keep(Obstacle("tree", ids, mesh, size=(2.4, 2.4, 4.5), colour=(0.2, 0.55, 0.2, 1.0)))
         # The trunk body's frame is 1 m up its axis; draw the tree mesh from the ground point.
         self._draw_offsets[ids[0]] = np.array([0.0, 0.0, -1.0])
         return len(self.obstacles) - 1
@@ -391,7 +397,7 @@ class World:
         else:
             body = self._static_body(shape, (x, y, z), orn, surface=mesh)
             p.changeDynamics(body, -1, lateralFriction=0.6, physicsClientId=self.client)
-        self.obstacles.append(Obstacle("box", [body], mesh, dynamic=mass > 0, size=(size, size, size),
+        self._keep(Obstacle("box", [body], mesh, dynamic=mass > 0, size=(size, size, size),
                                        colour=(0.65, 0.45, 0.25, 1.0)))
         return len(self.obstacles) - 1
 
@@ -433,7 +439,7 @@ class World:
                              physicsClientId=self.client)
         else:
             body = self._static_body(shape, centre, orn, surface=mesh)
-        self.obstacles.append(Obstacle("wall", [body], mesh, dynamic=mass > 0, size=full,
+        self._keep(Obstacle("wall", [body], mesh, dynamic=mass > 0, size=full,
                                        colour=(0.75, 0.72, 0.68, 1.0)))
         return len(self.obstacles) - 1
 
@@ -522,8 +528,14 @@ class World:
         mesh = trimesh.Trimesh(np.concatenate([m.vertices for m in drawn]),
                                np.concatenate([m.faces + o for m, o in zip(drawn, offsets, strict=True)]),
                                process=False)
-        self.obstacles.append(Obstacle(kind, ids, mesh, dynamic=mass > 0, size=size, colour=colour))
+        self._keep(Obstacle(kind, ids, mesh, dynamic=mass > 0, size=size, colour=colour))
         return len(self.obstacles) - 1
+
+    def _keep(self, obstacle: Obstacle) -> None:
+        """Add `obstacle` to `obstacles`, its bodies coloured for the cameras as the window draws them."""
+        self.obstacles.append(obstacle)
+        for body in obstacle.body_ids:
+            self.static_world.set_colour(body, obstacle.colour)
 
     def build_scene(self, scene: Scene) -> None:
         """Every obstacle of a project's <world>, each built by the call user code's sim.add_* makes (same

@@ -281,6 +281,11 @@ class Sensor:
         self.ray_count = len(directions)
         self.ray_length = length
 
+    def use_world(self, caster: Any, world: Any) -> None:
+        """Called once by the suite that holds the sensor: its ray caster (sear.sensors.raycast.RayCaster,
+        for rays a sample decides on, as a camera's shadow rays) and the world's fixed shapes and colours
+        (sear.collision.StaticWorld, or None). Most types need neither."""
+
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         """Produce `self.reading` from the state (and the hits of this sensor's rays)."""
         raise NotImplementedError

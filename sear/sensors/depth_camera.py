@@ -59,8 +59,13 @@ class DepthCameraConfig(SensorConfig):
 def pixel_directions(config: DepthCameraConfig) -> np.ndarray:
     """(height, width, 3) direction of each pixel's ray in the sensor frame (x forward, y left, z up),
     scaled so that its x component is 1: a point at depth d along the axis is d × direction."""
-    w, h = config.width_px, config.height_px
-    focal = (w / 2.0) / math.tan(math.radians(config.fov_deg) / 2.0)  # pixels
+    return pinhole_directions(config.width_px, config.height_px, config.fov_deg)
+
+
+def pinhole_directions(w: int, h: int, fov_deg: float) -> np.ndarray:
+    """`pixel_directions` of a w × h pinhole camera with `fov_deg` degrees across its width (the RGB
+    camera's too)."""
+    focal = (w / 2.0) / math.tan(math.radians(fov_deg) / 2.0)  # pixels
     u = (np.arange(w) + 0.5 - w / 2.0) / focal  # rightwards
     v = (np.arange(h) + 0.5 - h / 2.0) / focal  # downwards
     vv, uu = np.meshgrid(v, u, indexing="ij")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
@@ -23,8 +23,59 @@ from sear.sensors.base import MAX_RAYS_PER_SAMPLE, Preview, RayHits, Sensor
 from sear.sensors.config import SensorConfig
 from sear.state import VehicleState, body_rotation
 
+SPEED_OF_SOUND = 343.0
+"""m/s: sound in air at 20 °C, for an ultrasonic ranger's blanking time."""
 ANALOG = {"output": "analog"}
 DIGITAL = {"output": "digital"}
+
+IR_CURVES: dict[str, tuple[tuple[float, float], ...]] = {
+    # Sharp GP2D12 datasheet, "Analog output voltage vs. distance to reflective object" (white paper,
+    # reflectance 90 %): read off the figure every 2 cm from 10 to 20 cm, then every 5 cm to 80 cm.
+    "Sharp GP2D12": ((10.0, 2.45), (12.0, 2.125), (14.0, 1.86), (16.0, 1.66), (18.0, 1.52), (20.0, 1.38),
+                     (25.0, 1.14), (30.0, 0.975), (35.0, 0.85), (40.0, 0.76), (45.0, 0.68), (50.0, 0.62),
+                     (55.0, 0.58), (60.0, 0.54), (65.0, 0.51), (70.0, 0.48), (75.0, 0.45), (80.0, 0.42)),
+    # Sharp GP2Y0A02YK0F datasheet (E4-A00101EN), Fig. 2 "Analog output voltage vs. distance to
+    # reflective object" (white paper, reflectance 90 %): read off the figure every 10 cm from its peak at
+    # 15 cm to 150 cm.
+    "Sharp GP2Y0A02YK0F": ((15.0, 2.75), (20.0, 2.51), (30.0, 1.99), (40.0, 1.52), (50.0, 1.25), (60.0, 1.04),
+                           (70.0, 0.87), (80.0, 0.79), (90.0, 0.74), (100.0, 0.69), (110.0, 0.60),
+                           (120.0, 0.55), (130.0, 0.50), (140.0, 0.47), (150.0, 0.45)),
+}
+"""The datasheet curves of the analog Sharp rangers, (distance cm, output volts) from the curve's peak
+outwards (docs/sensors/ has each part's card). Nearer than the peak the output falls again (the
+reflected spot moves off the position-sensitive detector): the figures draw that fall but too steeply to
+read points from it, so it is modelled as a straight line from the peak to 0 V at 0 cm. A near object
+therefore gives the voltage of a farther one, as on the real part."""
+
+
+def curve_volts(curve: str, distance_cm: np.ndarray | float) -> np.ndarray:
+    """Output voltage (V) of curve `curve` (IR_CURVES) at distances (cm): the datasheet's points joined by
+    straight lines, the fold-back to 0 V at 0 cm nearer than the peak, the last point's voltage beyond the
+    last point."""
+    points = np.array(IR_CURVES[curve])
+    return np.interp(distance_cm, np.concatenate([[0.0], points[:, 0]]), np.concatenate([[0.0], points[:, 1]]))
+
+
+def curve_distance(curve: str, volts: np.ndarray | float) -> np.ndarray:
+    """Distance (cm) that the curve's branch from its peak outwards gives for an output voltage (V): what a
+    program converting the output with the datasheet's curve reads. Voltages above the peak read as the
+    peak's distance, below the last point as the last point's."""
+    points = np.array(IR_CURVES[curve])
+    return np.interp(volts, points[::-1, 1], points[::-1, 0])
+
+
+class IrOutput(NamedTuple):
+    """An analog infrared ranger's reading with its datasheet curve (InfraredConfig.output_curve)."""
+
+    voltage: float
+    """The sensor's output, V: its curve at the nearest hit (at the curve's far end when nothing is hit)."""
+    adc: int
+    """The voltage as the ADC reads it, counts (0 .. 2^adc_bits - 1)."""
+    apparent: float
+    """The distance the curve gives for the ADC's reading, m (curve_distance): what a program converting
+    the output sees; a target nearer than the peak reads farther than it is."""
+    distance: float | None
+    """Ground truth: the distance of the nearest hit within the maximum range, m (None: nothing hit)."""
 
 
 @dataclass
@@ -51,6 +102,15 @@ class InfraredConfig(SensorConfig):
     """Digital output: reports True when an object is nearer than this, cm."""
     update_rate_hz: float = param(26.0, kind="positive")
     """Samples per second (GP2D12: one every 38 ms)."""
+    output_curve: Literal["none", "Sharp GP2D12", "Sharp GP2Y0A02YK0F"] = param(
+        "none", type_name="irCurve", label="Output curve", visible_when=ANALOG)
+    """Analog output: 'none' reports the distance (m); a part's name reports its datasheet output voltage,
+    the ADC's counts of it, the distance the curve gives for them and the true distance (IrOutput), with
+    the curve's fold-back nearer than its peak (IR_CURVES)."""
+    adc_bits: int = param(10, minimum=1, maximum=24, label="ADC bits", unit="bits", visible_when=ANALOG)
+    """Resolution of the ADC that reads the output voltage, bits (an Arduino Uno's: 10); with an output curve."""
+    adc_reference_v: float = param(5.0, kind="positive", label="ADC reference", unit="V", visible_when=ANALOG)
+    """The voltage of the ADC's full scale, V (an Arduino Uno's: 5 V); with an output curve."""
     noise_stddev_cm: float = param(0.0, kind="nonNegative", group="noise", visible_when=ANALOG)
     """1-sigma Gaussian distance noise when `noise` is on, cm."""
 
@@ -60,7 +120,8 @@ class InfraredConfig(SensorConfig):
 
 @dataclass
 class UltrasonicConfig(SensorConfig):
-    """Ultrasonic range sensor (e.g. MaxBotix LV-EZ1): a cone of rays that ignores oblique surfaces."""
+    """Ultrasonic range sensor (e.g. MaxBotix LV-EZ1, HC-SR04): a cone of rays (the beam pattern's
+    width); surfaces met beyond the critical angle return no echo, nor do echoes within the blanking time."""
 
     TYPE: ClassVar[str] = "ultrasonic"
 
@@ -76,7 +137,15 @@ class UltrasonicConfig(SensorConfig):
     update_rate_hz: float = param(20.0, kind="positive")
     """Samples per second."""
     max_incidence_deg: float = param(22.5, kind="incidence", label="Max incidence")
-    """Hits whose surface normal is more than this from the ray are not echoed back, degrees."""
+    """The critical angle, degrees: sound meeting a smooth surface more obliquely than this (its normal
+    more than this from the ray) reflects away and returns no echo; the next surface that echoes counts."""
+    blanking_us: float = param(0.0, kind="nonNegative", label="Blanking time", unit="µs")
+    """While the transducer rings down after the ping, echoes are not heard, µs: an echo returning within
+    this time (from nearer than SPEED_OF_SOUND × time / 2) is missed, and the next one counts. 0: none
+    beyond the minimum range."""
+    range_step_cm: float = param(0.0, kind="nonNegative", label="Range step")
+    """Quantisation of the reading (the echo timer's step), cm; 0: the ray resolution, as the LV-EZ1's
+    1 inch."""
     noise_stddev_cm: float = param(0.0, kind="nonNegative", group="noise")
     """1-sigma Gaussian distance noise when `noise` is on, cm."""
 
@@ -213,13 +282,19 @@ class InfraredSensor(_ConeSensor):
 
     @property
     def log_fields(self) -> tuple[str, ...]:
-        """`distance` (m) for analog output, `detected` (1 or 0) for digital."""
-        return ("detected",) if self.config.output == "digital" else self.FIELDS
+        """`distance` (m) for analog output, `detected` (1 or 0) for digital; with an output curve
+        `voltage` (V), `adc` (counts), `apparent` (m) and `distance` (m, ground truth)."""
+        if self.config.output == "digital":
+            return ("detected",)
+        return IrOutput._fields if self.curve else self.FIELDS
 
     def __init__(self, config: InfraredConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
+        self.curve = config.output_curve if config.output == "analog" and config.output_curve != "none" else ""
         if config.output == "digital":
             self._setup(config.beam_width_cm, config.switching_distance_cm, config.resolution_cm, 0.0)
+        elif self.curve:  # every hit counts: nearer than the minimum range the curve folds back
+            self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, 0.0)
         else:
             self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, config.min_range_cm)
 
@@ -232,7 +307,25 @@ class InfraredSensor(_ConeSensor):
         if nearest is not None and self.config.noise and self.config.noise_stddev_cm > 0:
             nearest = float(min(self.length_m, max(self.min_m, nearest + self.rng.normal(
                 0.0, self.config.noise_stddev_cm / 100.0))))
-        self.reading = nearest
+        self.reading = self._output(nearest) if self.curve else nearest
+
+    def _output(self, distance: float | None) -> IrOutput:
+        """The curve's voltage at `distance` (m; None: nothing within the maximum range, which reads as
+        the farthest of the curve's points), then the ADC."""
+        cfg = self.config
+        far = IR_CURVES[self.curve][-1][0]
+        volts = float(curve_volts(self.curve, far if distance is None else distance * 100.0))
+        full = 1 << cfg.adc_bits
+        counts = min(full - 1, max(0, math.floor(volts / cfg.adc_reference_v * full)))
+        # The voltage a count stands for: the middle of its step.
+        apparent = float(curve_distance(self.curve, (counts + 0.5) * cfg.adc_reference_v / full)) / 100.0
+        return IrOutput(volts, counts, apparent, distance)
+
+    def hud_text(self, reading: Any) -> str:
+        if isinstance(reading, IrOutput):
+            truth = "nothing" if reading.distance is None else f"{reading.distance:.3f} m"
+            return f"{reading.voltage:.3f} V ({reading.adc}), reads {reading.apparent:.3f} m, true {truth}"
+        return super().hud_text(reading)
 
 
 class UltrasonicSensor(_ConeSensor):
@@ -243,7 +336,9 @@ class UltrasonicSensor(_ConeSensor):
 
     def __init__(self, config: UltrasonicConfig, rng: np.random.Generator, context) -> None:
         super().__init__(config, rng, context)
-        self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm, config.min_range_cm)
+        blanked_cm = SPEED_OF_SOUND * config.blanking_us * 1e-6 / 2.0 * 100.0  # the echo's way there and back
+        self._setup(config.beam_width_cm, config.max_range_cm, config.resolution_cm,
+                    max(config.min_range_cm, min(blanked_cm, config.max_range_cm)))
         self.max_cos = math.cos(math.radians(config.max_incidence_deg))
         self._echo_projection = (self.max_cos - 1e-12) * self.length_m
 
@@ -264,7 +359,7 @@ class UltrasonicSensor(_ConeSensor):
             cfg = self.config
             if cfg.noise and cfg.noise_stddev_cm > 0:
                 nearest += float(self.rng.normal(0.0, cfg.noise_stddev_cm / 100.0))
-            step = cfg.resolution_cm / 100.0
+            step = (cfg.range_step_cm or cfg.resolution_cm) / 100.0
             if step > 0:
                 nearest = round(nearest / step) * step
             nearest = min(self.length_m, max(self.min_m, nearest))

@@ -23,11 +23,13 @@ from sear.sensors.imu import AccelerometerSensor, GyroscopeSensor
 from sear.sensors.lidar import LidarSensor
 from sear.sensors.odometer import OdometerSensor
 from sear.sensors.range import InfraredSensor, UltrasonicSensor
+from sear.sensors.rgb_camera import RgbCameraSensor
 from sear.xsd import sensors_xsd
 
 BUILT_IN: tuple[type[Sensor], ...] = (
     InfraredSensor, UltrasonicSensor, GpsSensor, LidarSensor,
     AccelerometerSensor, GyroscopeSensor, CompassSensor, OdometerSensor, DepthCameraSensor,
+    RgbCameraSensor,
 )
 """The types SEAR ships, in Sensor Wizard tab order."""
 

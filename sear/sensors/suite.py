@@ -150,6 +150,8 @@ class SensorSuite:
         self._index = {id(s): i for i, s in enumerate(self.sensors)}
         self._cells: list[list[str] | None] = [None] * len(self.sensors)
         self.caster = RayCaster(client, ignore_bodies, static_world)
+        for sensor in self.sensors:
+            sensor.use_world(self.caster, static_world)
         self.body = body
         self._local: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
         """Ray starts and ends in the body's pybullet frame, by the sensors (ids) that cast them together."""

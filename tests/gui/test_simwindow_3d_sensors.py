@@ -13,6 +13,7 @@ from sear.sensors.config import Pose
 from sear.sensors.depth_camera import DepthCameraConfig
 from sear.sensors.files import load_sensors
 from sear.sensors.lidar import LidarConfig
+from sear.sensors.rgb_camera import SKY_HORIZON, SKY_ZENITH, RgbCameraConfig
 
 pytestmark = pytest.mark.gl
 
@@ -22,7 +23,8 @@ def window(qtbot, demo_copy):
     configs = [*load_sensors(demo_copy / "sensors.xml"),
                LidarConfig(name="vlp", layers_deg=(-15.0, -5.0, 5.0, 15.0), angle_step_deg=1.0, spread_deg=360.0,
                            max_range_m=100.0, pose=Pose(z=0.35)),
-               DepthCameraConfig(name="depth", width_px=32, height_px=24, fov_deg=80.0, pose=Pose(x=0.3, z=0.15))]
+               DepthCameraConfig(name="depth", width_px=32, height_px=24, fov_deg=80.0, pose=Pose(x=0.3, z=0.15)),
+               RgbCameraConfig(name="rgb", width_px=32, height_px=24, fov_deg=80.0, pose=Pose(x=0.3, z=0.15))]
     simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=4, sensor_configs=configs)
     w = SimulationWindow(simulation)
     qtbot.addWidget(w)
@@ -75,3 +77,20 @@ def test_the_depth_camera_frame_is_drawn_in_its_dock(window):
     np.testing.assert_array_equal(image[np.isnan(depth)], 0)  # no return is black
     assert (image[np.isfinite(depth)].sum(axis=1) > 0).all()
     assert np.isfinite(depth[-1]).all() and np.isnan(depth[0]).all()  # the ground at the bottom of the image
+
+
+def test_the_rgb_camera_frame_is_drawn_in_its_dock(window):
+    w = window
+    w._panels_drawn = 0.0
+    w.draw()
+    image = w.sensor_docks.panel("rgb").image.image
+    frame = np.asarray(w.simulation.sensors.sensor("rgb").reading)
+    assert image.shape == frame.shape == (24, 32, 3)
+    np.testing.assert_array_equal(image, frame)
+    # The top row looks at the sky (between its horizon and zenith colours, blue strongest); the bottom row
+    # at the ground, no sky colour there.
+    low, high = np.minimum(SKY_HORIZON, SKY_ZENITH) * 255 - 1, np.maximum(SKY_HORIZON, SKY_ZENITH) * 255 + 1
+    top = frame[0].astype(float)
+    assert ((top >= low) & (top <= high)).all() and (top[:, 2] > top[:, 0]).all()
+    bottom = frame[-1].astype(float)
+    assert not ((bottom >= low) & (bottom <= high)).all(axis=1).any()

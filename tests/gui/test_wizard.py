@@ -30,8 +30,9 @@ def _fill(form, name: str) -> dict:
             editor.setValue(value)
             changed[field] = value
         elif isinstance(editor, IntField):
-            editor.setValue(720)
-            changed[field] = 720
+            value = min(720, editor.maximum())  # an ADC's bits stop at 24
+            editor.setValue(value)
+            changed[field] = value
     form.pose_fields["x"].setValue(0.123)
     form.pose_fields["yaw"].setValue(-45.0)
     return changed
