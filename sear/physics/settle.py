@@ -200,7 +200,20 @@ def settle(vehicle: Vehicle, position: tuple[float, float, float], orientation: 
     com, orn = pose(best_q)
     origin = com - _rotate(orn, vehicle.cog)
     vehicle.reset(tuple(origin), tuple(orn))
+    if _body_touches(vehicle):  # its body hangs lower than its bottomed-out wheels: it rests on its body
+        return None
     return origin, orn
+
+
+def _body_touches(vehicle: Vehicle) -> bool:
+    """Whether the chassis' own collision shape (not the wheels') reaches into another body where it is."""
+    client = vehicle.client
+    for index in range(p.getNumBodies(physicsClientId=client)):
+        other = p.getBodyUniqueId(index, physicsClientId=client)
+        if other != vehicle.body_id and p.getClosestPoints(vehicle.body_id, other, 0.0, linkIndexA=-1,
+                                                           physicsClientId=client):
+            return True
+    return False
 
 
 

@@ -82,6 +82,14 @@ WORK = 36
 """Scratch floats per wheel."""
 
 _ROLL_LEVER = 1.0 - ROLL_INFLUENCE
+BUMP_STOP_STIFFNESS = 1000.0
+"""1/s² per kg of chassis mass, like the suspension stiffness: the stiffness of a wheel's bump stop, the rubber
+block a suspension compressed past its travel meets. The stiffest the springs may be (sear.project's
+MAX_SUSPENSION_STIFFNESS), so the explicit step stays stable with it: ω²·dt² = 4·(1000 + 1000)/120² = 0.56."""
+BUMP_STOP_DAMPING = 15.8
+"""1/s per kg of chassis mass: the bump stop's damping, at least this whatever the dampers' setting:
+ζ = 15.8/sqrt(1000) = 0.5 on four bump stops (sear.suspension), so a robot that bottoms out comes to rest
+rather than ringing on its stops; 8·30·dt = 2 with the stiffness' 0.56 keeps the step stable (< 4)."""
 
 
 def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float], hits: Sequence[float],
@@ -120,7 +128,8 @@ def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float
         i = w * WHEEL_IN
         radius, length = wheels[i + W_RADIUS], wheels[i + W_LENGTH]
         sin_s, cos_s, drive, caster = wheels[i + W_SIN], wheels[i + W_COS], wheels[i + W_DRIVE], wheels[i + W_CASTER]
-        susp = min(max(hits[h + H_FRACTION] * length - radius, shortest), longest)
+        raw = hits[h + H_FRACTION] * length - radius
+        susp = min(max(raw, shortest), longest)
         nx, ny, nz = hits[h + H_NORMAL], hits[h + H_NORMAL + 1], hits[h + H_NORMAL + 2]
         rx, ry, rz = hits[h + H_POINT] - cx, hits[h + H_POINT + 1] - cy, hits[h + H_POINT + 2] - cz
         # Contact point velocity: v + w x r.
@@ -134,6 +143,9 @@ def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float
             rel_vel, inv_contact = (nx * px + ny * py + nz * pz) / denom, 1.0 / denom
         spring = stiffness * (rest - susp) * inv_contact
         damping = compression if rel_vel < 0 else damping_down
+        if raw < shortest:  # bottomed out: the bump stop takes what the spring's travel cannot
+            spring += BUMP_STOP_STIFFNESS * (shortest - raw) * inv_contact
+            damping = max(damping, BUMP_STOP_DAMPING)
         force = max(0.0, (spring - damping * rel_vel) * mass)
         fx += nx * force
         fy += ny * force
