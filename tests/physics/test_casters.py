@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from sear.project import Project
 
@@ -78,18 +79,25 @@ def test_a_caster_that_dragged_like_a_fixed_ball_would_fail_the_distance(make_wo
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "urdf.md"
 PUSH = 5.0
+OFF_DIAGONAL = (3.0, -5.0)
+"""m east, north: a start clear of the test plane's diagonal (the edge its two triangles share)."""
 """N: the horizontal push on the URDF robot's base."""
 
 
-def _guide_robot(folder: Path, make_world, caster_name: str):
+def _guide_robot(folder: Path, make_world, caster_name: str, wheel_speed: float | None = None,
+                 start: tuple[float, float] = (0.0, 0.0)):
     """The user guide's URDF diffbot (a box base, two wheels, a caster ball on a fixed joint 0.15 m behind
-    the base, a bumper and a laser), every "caster" in it (link and joint) renamed `caster_name`, on flat
-    ground."""
+    the base, a bumper and a laser), every "caster" in it (link and joint) renamed `caster_name`, its wheel
+    joints' velocity limit `wheel_speed` rad/s (None: the guide's 20), on flat ground at `start` (east,
+    north, m)."""
     import re
 
     from .helpers import plane_mesh
 
     (block,) = re.findall(r"```xml\n(.*?)```", GUIDE.read_text(encoding="utf-8"), flags=re.S)
+    assert block.count('velocity="20"') == 2  # the two wheel joints' limits
+    if wheel_speed is not None:
+        block = block.replace('velocity="20"', f'velocity="{wheel_speed:g}"')
     folder.mkdir()
     (folder / "diffbot.urdf").write_text(block.replace("caster", caster_name), encoding="utf-8")
     plane_mesh(20.0).export(folder / "ground.obj")
@@ -97,9 +105,52 @@ def _guide_robot(folder: Path, make_world, caster_name: str):
     project.terrain.file = folder / "ground.obj"
     project.body.file = folder / "diffbot.urdf"
     project.body.start_altitude = 0.01
+    project.body.start_east, project.body.start_north = start
     project.dynamics.drive_type = "differential"
     project.path = folder / "urdf.prj"
     return project, make_world(project)
+
+
+def test_the_guides_urdf_diffbot_driven_straight_holds_its_heading_and_loses_only_inertia_and_caster(
+        tmp_path, make_world):
+    """Equal wheel commands on the guide's diffbot (5 kg): F = 6.1 N, SEAR's proposal (half the grip μ·m·g,
+    μ = 0.5·0.5), pushes it F·t²/2m = 2.44 m in 2 s were it a point mass. Its wheels' inertia
+    (I = 0.00096 kg·m², r = 0.08 m: m_eff = m + 2·I/r² = 5.3 kg) and the ball transfer's rolling resistance
+    (c_rr·N_c, N_c from the moment balance as below) leave (F − c_rr·N_c)·t²/(2·m_eff) = 91 % of it. The
+    guide's wheels stop at 20 rad/s (1.6 m/s, reached at 1.5 s): raised to 40 here so the 2 s are all
+    acceleration. It starts off the terrain's diagonal (the two triangles' shared edge), whose crossing
+    kicks a wheel sideways (pybullet's contact on a mesh's internal edge: ~2° on the way to 5 m)."""
+    from sear.physics.urdf import crowned
+
+    wheel_x, ball_x = 0.08, -0.15
+    moments = 4.0 * (wheel_x - 0.0) + 0.2 * (wheel_x - 0.2) + 0.1 * (wheel_x - 0.15) + 0.1 * (wheel_x - ball_x)
+    load = moments * G / (wheel_x - ball_x)
+    mass = 4.0 + 2 * 0.3 + 0.1 + 0.2 + 0.1
+    effective = mass + 2 * 0.00096 / 0.08 ** 2
+    force, seconds = 0.5 * (0.5 * 0.5) * mass * G, 2.0
+    project, world = _guide_robot(tmp_path / "a", make_world, "caster", wheel_speed=40.0, start=OFF_DIAGONAL)
+    vehicle = world.vehicles[0]
+    vehicle.dynamics.engine_force = force
+    run(world, 0.5)
+    start, heading = np.asarray(vehicle.state().position), yaw(world)
+    vehicle.drive(force / 2, force / 2)
+    run(world, seconds)
+    travelled = float(np.linalg.norm(np.asarray(vehicle.state().position)[:2] - start[:2]))
+    ideal = force * seconds ** 2 / (2 * mass)
+    expected = (force - project.dynamics.rolling_resistance * load) * seconds ** 2 / (2 * effective)
+    assert expected >= 0.9 * ideal  # the model's own figure meets the issue's 90 %
+    assert travelled >= 0.9 * ideal, (travelled, ideal)
+    assert travelled == pytest.approx(expected, rel=0.03)
+    steps = 0
+    while np.linalg.norm(np.asarray(vehicle.state().position)[:2] - start[:2]) < 5.0:
+        world.step()
+        steps += 1
+        assert steps < 30 / world.dt, "the robot did not cover 5 m in 30 s"
+    turned = math.degrees(math.remainder(yaw(world) - heading, 2 * math.pi))
+    assert abs(turned) <= 2.0, turned
+    # Its wheels rolled on crowns: the URDF's 4 cm cylinders with a 2 mm band at full radius.
+    urdf = (tmp_path / "a" / "diffbot.urdf").read_bytes()
+    assert urdf.count(b"<cylinder") + 2 == crowned(urdf, {"left_wheel", "right_wheel"}).count(b"<cylinder")
 
 
 def _pushed(world, seconds: float) -> tuple[float, float]:
@@ -133,8 +184,9 @@ def test_a_urdf_caster_ball_rolls_against_rolling_resistance_only(tmp_path, make
     load = moments * G / (wheel_x - ball_x)  # N on the ball
     mass = 4.0 + 2 * 0.3 + 0.1 + 0.2 + 0.1
     effective = mass + 2 * 0.00096 / 0.08 ** 2
-    rolling, rolled_turn = _pushed(_guide_robot(tmp_path / "a", make_world, "caster")[1], 2.0)
-    project, world = _guide_robot(tmp_path / "b", make_world, "ball")
+    # Off the terrain's diagonal, whose crossing kicks a wheel sideways (see the test above).
+    rolling, rolled_turn = _pushed(_guide_robot(tmp_path / "a", make_world, "caster", start=OFF_DIAGONAL)[1], 2.0)
+    project, world = _guide_robot(tmp_path / "b", make_world, "ball", start=OFF_DIAGONAL)
     ball = world.vehicles[0].link_index["ball"]
     p.changeDynamics(world.vehicles[0].body_id, ball, lateralFriction=0.0, physicsClientId=world.client)
     frictionless, _ = _pushed(world, 2.0)
@@ -145,5 +197,5 @@ def test_a_urdf_caster_ball_rolls_against_rolling_resistance_only(tmp_path, make
     assert abs((frictionless - rolling) - lag) <= 0.35 * lag, (frictionless - rolling, lag)
     assert abs(rolled_turn) <= 2.0, rolled_turn
     # The positive control: the same ball with the URDF's friction (a fixed ball that slides).
-    fixed, _ = _pushed(_guide_robot(tmp_path / "c", make_world, "ball")[1], 2.0)
+    fixed, _ = _pushed(_guide_robot(tmp_path / "c", make_world, "ball", start=OFF_DIAGONAL)[1], 2.0)
     assert fixed < rolling - 5 * lag, (fixed, rolling, lag)
