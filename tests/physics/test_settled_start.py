@@ -241,3 +241,44 @@ def test_springs_too_soft_to_carry_it_with_drop_start_still_drop(world_factory):
     speeds, readings = _record(world_factory(drop=0.05, **LONG_TRAVEL))
     assert speeds[10] == pytest.approx(G * 11 / 240, rel=0.02)
     assert np.abs(readings - readings.mean(axis=0)).max() > 1.0
+
+
+def test_robots_side_by_side_are_each_at_rest_from_the_first_tick(tmp_path, make_world):
+    # Several robots in one world: each is settled (a mesh robot) or pre-rolled (a URDF robot) in turn as
+    # the world builds it, the others put back as they were after each pre-roll. Two Huskies side by side
+    # (0.67 m wide, 1 m apart: 0.33 m between them) and the rover behind them, every one of them at rest
+    # from the first tick, reading g up.
+    import pybullet_data
+
+    from sear.project import Robot
+
+    husky = Path(pybullet_data.getDataPath()) / "husky" / "husky.urdf"
+    project = rover_project(tmp_path)
+    project.body.start_east = -1.5
+    for name, north in (("left", 0.5), ("right", -0.5)):
+        robot = Robot(name=name)
+        robot.body.file = husky
+        robot.body.start_east, robot.body.start_north = 0.5, north
+        robot.dynamics.drive_type, robot.dynamics.engine_force = "skid", 100.0
+        project.add_robot(robot)
+    world = make_world(project)
+    assert len(world.vehicles) == 3 and world.time == 0.0
+    befores = [vehicle.state().linear_velocity for vehicle in world.vehicles]
+    speeds, readings = [[] for _ in world.vehicles], [[] for _ in world.vehicles]
+    for _ in range(TICKS):
+        world.step()
+        for index, vehicle in enumerate(world.vehicles):
+            state = vehicle.state()
+            accel = (state.linear_velocity - befores[index]) / world.dt
+            befores[index] = state.linear_velocity
+            rotation = np.array(p.getMatrixFromQuaternion(state.orientation.tolist())).reshape(3, 3)
+            readings[index].append(rotation.T @ (accel + np.array([0.0, 0.0, G])))
+            speeds[index].append(float(np.linalg.norm(state.linear_velocity)))
+    for index in range(3):
+        robot_readings = np.array(readings[index])
+        assert max(speeds[index]) < 1e-3, index
+        assert np.abs(robot_readings - robot_readings.mean(axis=0)).max() < 0.05, index
+        assert robot_readings.mean(axis=0) == pytest.approx([0.0, 0.0, G], abs=0.05)
+    # Side by side where they were put, 1 m apart.
+    left, right = (world.vehicles[i].state().position for i in (1, 2))
+    assert left[1] - right[1] == pytest.approx(1.0, abs=1e-3)
