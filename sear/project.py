@@ -235,9 +235,22 @@ class Dynamics:
     datasheet's stall extrapolation). With the no-load speed and rated voltage it makes the drive a DC motor
     model: torque falls linearly with speed, and the drive inputs set its duty. None: plain drive forces."""
     motor_no_load_speed: float | None = param(None, kind="positive", unit="rad/s", label="Motor no-load speed")
-    """No-load speed of the gearmotor's output shaft at the rated voltage, rad/s (datasheet RPM × 2π/60)."""
+    """No-load speed of the gearmotor's output shaft at the rated voltage, rad/s (datasheet RPM × 2π/60). A
+    motor is given either by this and the stall torque or by its constants (torque constant, back-EMF
+    constant, resistance), never both."""
     motor_rated_voltage: float | None = param(None, kind="positive", unit="V", label="Motor rated voltage")
     """The voltage the motor's stall torque and no-load speed are given for, V."""
+    motor_torque_constant: float | None = param(None, kind="positive", unit="N·m/A", label="Motor torque constant")
+    """Torque constant kt of the motor, N·m/A: with the back-EMF constant and the winding resistance, instead of
+    the stall torque and no-load speed, for a datasheet that gives these (sear.motors: stall torque
+    kt·V_r/R, no-load speed V_r/ke at the rated voltage V_r). For a gearmotor, the figures at its output
+    shaft; for a bare motor, at its shaft, its gearbox then being the extra gear ratio and efficiency."""
+    motor_back_emf_constant: float | None = param(None, kind="positive", unit="V·s/rad",
+                                                  label="Motor back-EMF constant")
+    """Back-EMF (speed) constant ke of the motor, V·s/rad (V per rad/s; in SI units equal to kt in N·m/A for an
+    ideal motor). Goes with the torque constant and the resistance."""
+    motor_resistance: float | None = param(None, kind="positive", unit="Ω", label="Motor resistance")
+    """Winding (terminal) resistance R of the motor, Ω. Goes with the torque and back-EMF constants."""
     motor_supply_voltage: float | None = param(None, kind="positive", unit="V", label="Motor supply voltage")
     """The voltage the motor driver switches at full throttle, V; None = the rated voltage. Stall torque and
     no-load speed scale with it."""
