@@ -144,7 +144,7 @@ class Body:
     slope, so a parked robot's sensors read steady values from the first tick. A robot from a URDF (its
     wheels are bodies on joints) is set down on the ground and brought to rest in a pre-roll of up to 2 s
     of simulated time before t = 0, which the clock, the log and the sensors do not see; so is a robot whose
-    springs cannot carry it (too soft for their travel: it rests on its body)."""
+    body reaches the ground before its wheels' bump stops do (it rests on its body)."""
     rotation: tuple[float, float, float, float] = param((0.0, 0.0, 0.0, 1.0))
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
     gripper: Gripper | None = param(None)
@@ -192,8 +192,8 @@ class Dynamics:
     """Spring stiffness per kg of chassis mass, 1/s², 1 to 1000 (Bullet: 10 offroad, 50 sports car, 200
     F1). The springs are stepped explicitly at the physics rate; four of them bounce the chassis at
     ω² = 4·stiffness, and the step stays stable while ω²·dt² + 8·damping·dt < 4, which these bounds and
-    those of the dampers keep at physics rates of 120 Hz and more (the default is 240 Hz). Below 1 the
-    springs cannot carry the robot: it rests on its body."""
+    those of the dampers keep at physics rates of 120 Hz and more (the default is 240 Hz). Springs too soft
+    for their travel (below g / (4·travel)) leave the robot on its wheels' bump stops (sear.physics.tyre)."""
     suspension_compression: float = param(0.2, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
                                           required=True)
     """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s, 0 to 30 (Bullet's

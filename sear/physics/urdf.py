@@ -34,6 +34,9 @@ sear.models.robotdesc.wheels' proposal):
   have no friction, and before each step it is held back by rolling resistance c_rr·N against its motion
   along the ground (N its contacts' normal force on the last step), as a ball that rolls is; a ball with
   friction would slide, dragging μ·N.
+- wheels: a wheel link's <cylinder> is a true cylinder (URDF_USE_IMPLICIT_CYLINDER: pybullet's default
+  faceted hull hops), crowned (`crowned`) so that it is carried at the middle of its tread; and the robot has
+  none of pybullet's default damping (0.04/s), which no URDF gives.
 Masses, inertias, friction and collision shapes are the URDF's (read with URDF_USE_INERTIA_FROM_FILE):
 the Vehicle Dynamics tab's mass, suspension and tyre fields do not apply. Links of one robot do not
 collide with each other (pybullet's default); every link is in the robots' collision group
