@@ -223,6 +223,11 @@ class Dynamics:
     """The drive model: which wheels steer, which are driven and which are casters, and how the engine force,
     drive(left, right) and steering become each wheel's force and angle (sear.drives: each model's help
     says what it does)."""
+    caster_trail: float | None = param(None, kind="positive", unit="m", label="Caster swivel offset")
+    """The casters' kind, for drive types with casters (differential): None: ball transfers, which roll any
+    way at once; a length: swivel casters whose wheel trails its vertical swivel axis by this offset, m
+    (1-4 cm on small robots' casters), so it turns to follow the caster's motion over a few offsets of
+    travel, and swings round when the robot reverses. Either passes only rolling resistance."""
     max_steering: float = param(0.5, kind="nonNegative", unit="rad", label="Steering limit")
     """Steering limit of the front wheels, radians."""
     suspension_rest_length: float | None = param(None, kind="positive", unit="m", label="Suspension rest length")

@@ -22,10 +22,64 @@ from .helpers import G, run, yaw
 EXAMPLE = Path(__file__).resolve().parents[2] / "sear" / "data" / "diffbot" / "diffbot.prj"
 
 
-def _example(make_world):
+def _example(make_world, trail: float | None = None):
+    """The example robot alone on its floor (its code adds the table), its casters swivel casters with
+    offset `trail` (m; None: as the example has them)."""
     project = Project.load(EXAMPLE)
-    project.world = None  # the robot alone on its floor (its code adds the table)
+    project.world = None
+    if trail is not None:
+        project.dynamics.caster_trail = trail
     return project, make_world(project)
+
+
+def _steady(world, seconds: float) -> float:
+    """Run `seconds` and return how far the robot's origin went, m."""
+    start = np.asarray(world.vehicles[0].state().position)
+    run(world, seconds)
+    return float(np.linalg.norm(np.asarray(world.vehicles[0].state().position)[:2] - start[:2]))
+
+
+def test_a_swivel_casters_wheel_swings_into_its_travel_as_a_trailing_wheel_does(make_world):
+    """A wheel trailing its swivel axis by e that rolls without sliding sideways turns its heading θ at
+    dθ/dt = (v/e)·sin(φ − θ) (its contact moves only along the wheel; φ the axis' direction of travel,
+    v its speed), so along a straight path the lag δ = φ − θ obeys tan(δ/2) = tan(δ0/2)·exp(−d/e) after
+    the axis has gone d. Driven straight, each caster trails; turned across the path (δ0 = 90°) it
+    swings back by that law; reversed, it swings round to face the new travel (balanced at first, it
+    swings out within 0.5 m, the law's distance from a lag of 180° − 1e-9 rad to 10° at e = 2 cm)."""
+    trail = 0.02
+    project, world = _example(make_world, trail)
+    vehicle = world.vehicles[0]
+    casters = [i for i, swivel in enumerate(vehicle._swivels) if swivel is not None]
+    assert len(casters) == 2
+    run(world, 0.2)
+    force = project.dynamics.engine_force
+    vehicle.drive(force / 4, force / 4)
+    run(world, 0.5)
+    assert all(abs(vehicle._swivels[i]) < math.radians(1.0) for i in casters)  # trailing, along the travel
+    vehicle._swivels[casters[0]] = math.pi / 2  # turned across its path
+    gone = _steady(world, 0.05)
+    expected = 2 * math.atan(math.tan(math.pi / 4) * math.exp(-gone / trail))
+    assert vehicle._swivels[casters[0]] == pytest.approx(expected, rel=0.05, abs=math.radians(0.5))
+    assert expected < math.radians(60)  # the step did swing it a good part of the way
+    # Reversed: the robot slows, stops and backs; the casters swing round to face backwards.
+    vehicle.drive(-force / 2, -force / 2)
+    backed = 0.0
+    while _forward_speed(vehicle) > -0.01:
+        world.step()
+    assert all(abs(abs(vehicle._swivels[i]) - math.pi) > math.radians(90) for i in casters)  # not yet round
+    start = np.asarray(vehicle.state().position)
+    swing = trail * math.log(math.tan((math.pi - 1e-9) / 2) / math.tan(math.radians(5)))  # 0.48 m
+    while backed < swing:
+        world.step()
+        backed = float(np.linalg.norm(np.asarray(vehicle.state().position)[:2] - start[:2]))
+    assert all(abs(abs(vehicle._swivels[i]) - math.pi) < math.radians(10) for i in casters)
+
+
+def _forward_speed(vehicle) -> float:
+    state = vehicle.state()
+    x, y, z, w = state.orientation
+    heading = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return float(state.linear_velocity[0] * math.cos(heading) + state.linear_velocity[1] * math.sin(heading))
 
 
 def test_the_example_uses_rolling_casters_in_its_front_slots():
@@ -34,8 +88,9 @@ def test_the_example_uses_rolling_casters_in_its_front_slots():
     assert "caster" in project.wheels["left_front"].file.name and "caster" in project.wheels["right_front"].file.name
 
 
-def test_equal_forces_hold_the_heading_over_5_m_and_lose_only_rolling_resistance(make_world):
-    project, world = _example(make_world)
+@pytest.mark.parametrize("trail", [None, 0.02], ids=["ball transfers", "swivel casters"])
+def test_equal_forces_hold_the_heading_over_5_m_and_lose_only_rolling_resistance(make_world, trail):
+    project, world = _example(make_world, trail)
     vehicle = world.vehicles[0]
     run(world, 0.5)
     start, heading = np.asarray(vehicle.state().position), yaw(world)

@@ -140,10 +140,9 @@ class MotorBox(QGroupBox):
         if motor is None:
             return {}
         rated = motor.rated_voltage
-        if dynamics.motor_torque_constant is not None:
-            kt, ke, resistance = (dynamics.motor_torque_constant, dynamics.motor_back_emf_constant,
-                                  dynamics.motor_resistance)
-        else:
+        kt, ke, resistance = (dynamics.motor_torque_constant, dynamics.motor_back_emf_constant,
+                              dynamics.motor_resistance)
+        if kt is None or ke is None or resistance is None:  # given by its line (motor_problem: all or none)
             ke = rated / motor.no_load_speed
             kt, resistance = ke, ke * rated / motor.stall_torque
         return {"motor_stall_torque": motor.stall_torque, "motor_no_load_speed": motor.no_load_speed,
