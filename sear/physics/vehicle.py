@@ -391,7 +391,7 @@ class Vehicle(DriveInputs):
         _sides must call this."""
         model = self.drive_model
         inputs: list[float] = []
-        steerings = []
+        steerings: list[float] = []
         for geom, length, force, steered, caster in zip(
                 self._geoms, self._ray_lengths, self._wheel_forces(), model.steered, model.casters, strict=True):
             steering = model.steer_angle(self.steering, self.wheelbase, float(geom.centre[1])) if steered else 0.0
