@@ -81,20 +81,25 @@ class GearMotor:
 
 
 def motor_of(dynamics: Any) -> GearMotor | None:
-    """The motor a robot's Vehicle Dynamics fields describe (sear.project.Dynamics' motor_* fields), or None
+    """The motor a robot's Vehicle Dynamics fields describe (sear.project.Dynamics' motor_* fields: its stall torque
+    and no-load speed, or its constants kt, ke and R; with the rated voltage and the drive train), or None
     when they give none. ProjectError naming the field when they give only part of one (`motor_problem`;
     loading a project reports it as a problem before any robot is built)."""
     problem = motor_problem(dynamics)
     if problem is not None:
         raise ProjectError(problem[0], field=problem[1])
-    if dynamics.motor_stall_torque is None:
+    if dynamics.motor_rated_voltage is None:
         return None
     rated = dynamics.motor_rated_voltage
     supply = dynamics.motor_supply_voltage if dynamics.motor_supply_voltage is not None else rated
+    train = {"supply_voltage": supply,
+             "gear_ratio": dynamics.motor_gear_ratio if dynamics.motor_gear_ratio is not None else 1.0,
+             "efficiency": dynamics.motor_efficiency if dynamics.motor_efficiency is not None else 1.0}
+    if dynamics.motor_torque_constant is not None:
+        return GearMotor.from_constants(kt=dynamics.motor_torque_constant, ke=dynamics.motor_back_emf_constant,
+                                        resistance=dynamics.motor_resistance, voltage=rated, **train)
     return GearMotor(stall_torque=dynamics.motor_stall_torque, no_load_speed=dynamics.motor_no_load_speed,
-                     rated_voltage=rated, supply_voltage=supply,
-                     gear_ratio=dynamics.motor_gear_ratio if dynamics.motor_gear_ratio is not None else 1.0,
-                     efficiency=dynamics.motor_efficiency if dynamics.motor_efficiency is not None else 1.0)
+                     rated_voltage=rated, **train)
 
 
 def motor_problem(dynamics: Any, prefix: str = "dynamics") -> tuple[str, str] | None:
@@ -104,18 +109,35 @@ def motor_problem(dynamics: Any, prefix: str = "dynamics") -> tuple[str, str] | 
     given = {name: getattr(dynamics, name) is not None for name in MOTOR_FIELDS}
     if not any(given.values()):
         return None
-    for name in ("motor_stall_torque", "motor_no_load_speed", "motor_rated_voltage"):
+    curve = any(given[name] for name in CURVE_FIELDS)
+    constants = any(given[name] for name in CONSTANT_FIELDS)
+    if curve and constants:
+        name = next(name for name in CONSTANT_FIELDS if given[name])
+        return ("the motor is given both by its stall torque and no-load speed and by its constants (kt, ke, R): "
+                "keep one of the two (the constants give stall torque kt·V/R and no-load speed V/ke).",
+                f"{prefix}.{name}")
+    needed = (*CONSTANT_FIELDS, "motor_rated_voltage") if constants else (*CURVE_FIELDS, "motor_rated_voltage")
+    for name in needed:
         if not given[name]:
-            missing = {"motor_stall_torque": "stall torque", "motor_no_load_speed": "no-load speed",
-                       "motor_rated_voltage": "rated voltage"}[name]
-            return (f"the motor's {missing} is missing: a motor needs its stall torque, no-load speed and rated "
-                    "voltage from its datasheet (or leave every motor field empty for plain drive forces).",
+            return (f"the motor's {FIGURE_NAMES[name]} is missing: a motor needs its stall torque, no-load speed "
+                    "and rated voltage from its datasheet, or its torque constant, back-EMF constant, resistance "
+                    "and rated voltage (or leave every motor field empty for plain drive forces).",
                     f"{prefix}.{name}")
     return None
 
 
-MOTOR_FIELDS = ("motor_stall_torque", "motor_no_load_speed", "motor_rated_voltage", "motor_supply_voltage",
-                "motor_gear_ratio", "motor_efficiency")
+CURVE_FIELDS = ("motor_stall_torque", "motor_no_load_speed")
+"""A motor's torque-speed line by its two ends (with the rated voltage)."""
+CONSTANT_FIELDS = ("motor_torque_constant", "motor_back_emf_constant", "motor_resistance")
+"""The same line by the motor's constants (with the rated voltage): T_s = kt·V/R, ω_0 = V/ke."""
+FIGURE_NAMES = {"motor_stall_torque": "stall torque", "motor_no_load_speed": "no-load speed",
+                "motor_rated_voltage": "rated voltage", "motor_torque_constant": "torque constant (kt)",
+                "motor_back_emf_constant": "back-EMF constant (ke)", "motor_resistance": "winding resistance"}
+
+
+MOTOR_FIELDS = ("motor_stall_torque", "motor_no_load_speed", "motor_rated_voltage", "motor_torque_constant",
+                "motor_back_emf_constant", "motor_resistance", "motor_supply_voltage", "motor_gear_ratio",
+                "motor_efficiency")
 """The Vehicle Dynamics fields that describe a robot's wheel motors (sear.project.Dynamics)."""
 
 

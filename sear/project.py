@@ -144,7 +144,7 @@ class Body:
     slope, so a parked robot's sensors read steady values from the first tick. A robot from a URDF (its
     wheels are bodies on joints) is set down on the ground and brought to rest in a pre-roll of up to 2 s
     of simulated time before t = 0, which the clock, the log and the sensors do not see; so is a robot whose
-    springs cannot carry it (too soft for their travel: it rests on its body)."""
+    body reaches the ground before its wheels' bump stops do (it rests on its body)."""
     rotation: tuple[float, float, float, float] = param((0.0, 0.0, 0.0, 1.0))
     """Start orientation as a quaternion (x, y, z, w) in the world frame; normalised on load."""
     gripper: Gripper | None = param(None)
@@ -192,8 +192,8 @@ class Dynamics:
     """Spring stiffness per kg of chassis mass, 1/s², 1 to 1000 (Bullet: 10 offroad, 50 sports car, 200
     F1). The springs are stepped explicitly at the physics rate; four of them bounce the chassis at
     ω² = 4·stiffness, and the step stays stable while ω²·dt² + 8·damping·dt < 4, which these bounds and
-    those of the dampers keep at physics rates of 120 Hz and more (the default is 240 Hz). Below 1 the
-    springs cannot carry the robot: it rests on its body."""
+    those of the dampers keep at physics rates of 120 Hz and more (the default is 240 Hz). Springs too soft
+    for their travel (below g / (4·travel)) leave the robot on its wheels' bump stops (sear.physics.tyre)."""
     suspension_compression: float = param(0.2, minimum=0.0, maximum=MAX_SUSPENSION_DAMPING, unit="1/s",
                                           required=True)
     """Damping coefficient of the compressing stroke per kg of chassis mass, 1/s, 0 to 30 (Bullet's
@@ -223,6 +223,11 @@ class Dynamics:
     """The drive model: which wheels steer, which are driven and which are casters, and how the engine force,
     drive(left, right) and steering become each wheel's force and angle (sear.drives: each model's help
     says what it does)."""
+    caster_trail: float | None = param(None, kind="positive", unit="m", label="Caster swivel offset")
+    """The casters' kind, for drive types with casters (differential): None: ball transfers, which roll any
+    way at once; a length: swivel casters whose wheel trails its vertical swivel axis by this offset, m
+    (1-4 cm on small robots' casters), so it turns to follow the caster's motion over a few offsets of
+    travel, and swings round when the robot reverses. Either passes only rolling resistance."""
     max_steering: float = param(0.5, kind="nonNegative", unit="rad", label="Steering limit")
     """Steering limit of the front wheels, radians."""
     suspension_rest_length: float | None = param(None, kind="positive", unit="m", label="Suspension rest length")
@@ -235,9 +240,22 @@ class Dynamics:
     datasheet's stall extrapolation). With the no-load speed and rated voltage it makes the drive a DC motor
     model: torque falls linearly with speed, and the drive inputs set its duty. None: plain drive forces."""
     motor_no_load_speed: float | None = param(None, kind="positive", unit="rad/s", label="Motor no-load speed")
-    """No-load speed of the gearmotor's output shaft at the rated voltage, rad/s (datasheet RPM × 2π/60)."""
+    """No-load speed of the gearmotor's output shaft at the rated voltage, rad/s (datasheet RPM × 2π/60). A
+    motor is given either by this and the stall torque or by its constants (torque constant, back-EMF
+    constant, resistance), never both."""
     motor_rated_voltage: float | None = param(None, kind="positive", unit="V", label="Motor rated voltage")
     """The voltage the motor's stall torque and no-load speed are given for, V."""
+    motor_torque_constant: float | None = param(None, kind="positive", unit="N·m/A", label="Motor torque constant")
+    """Torque constant kt of the motor, N·m/A: with the back-EMF constant and the winding resistance, instead of
+    the stall torque and no-load speed, for a datasheet that gives these (sear.motors: stall torque
+    kt·V_r/R, no-load speed V_r/ke at the rated voltage V_r). For a gearmotor, the figures at its output
+    shaft; for a bare motor, at its shaft, its gearbox then being the extra gear ratio and efficiency."""
+    motor_back_emf_constant: float | None = param(None, kind="positive", unit="V·s/rad",
+                                                  label="Motor back-EMF constant")
+    """Back-EMF (speed) constant ke of the motor, V·s/rad (V per rad/s; in SI units equal to kt in N·m/A for an
+    ideal motor). Goes with the torque constant and the resistance."""
+    motor_resistance: float | None = param(None, kind="positive", unit="Ω", label="Motor resistance")
+    """Winding (terminal) resistance R of the motor, Ω. Goes with the torque and back-EMF constants."""
     motor_supply_voltage: float | None = param(None, kind="positive", unit="V", label="Motor supply voltage")
     """The voltage the motor driver switches at full throttle, V; None = the rated voltage. Stall torque and
     no-load speed scale with it."""

@@ -85,3 +85,39 @@ def test_a_half_given_motor_is_refused_when_a_robot_is_built_from_a_bare_project
     with pytest.raises(ProjectError) as caught:
         motor_of(replace(Dynamics(), motor_stall_torque=1.0, motor_no_load_speed=10.0))
     assert caught.value.field == "dynamics.motor_rated_voltage"
+
+
+def test_a_motor_by_its_constants_is_the_motor_of_its_line():
+    """kt, ke and R at the rated voltage V give the line T_s = kt·V/R, ω_0 = V/ke (Hughes & Drury ch. 3):
+    the same GearMotor as those two figures, drive train included."""
+    kt, ke, resistance, volts = 0.02, 0.025, 1.6, 12.0
+    train = dict(motor_rated_voltage=volts, motor_supply_voltage=9.0, motor_gear_ratio=3.0, motor_efficiency=0.9)
+    by_constants = motor_of(replace(Dynamics(), motor_torque_constant=kt, motor_back_emf_constant=ke,
+                                    motor_resistance=resistance, **train))
+    by_line = motor_of(replace(Dynamics(), motor_stall_torque=kt * volts / resistance,
+                               motor_no_load_speed=volts / ke, **train))
+    assert by_constants is not None and by_line is not None
+    assert by_constants.wheel_stall_torque == pytest.approx(by_line.wheel_stall_torque)
+    assert by_constants.wheel_no_load_speed == pytest.approx(by_line.wheel_no_load_speed)
+    assert by_constants.wheel_stall_torque == pytest.approx(0.9 * 3.0 * kt * 9.0 / resistance)
+
+
+def test_a_motor_given_both_ways_or_half_by_its_constants_is_refused_naming_the_field(tmp_path):
+    from sear.errors import ProjectError
+
+    whole = dict(motor_torque_constant=0.02, motor_back_emf_constant=0.025, motor_resistance=1.6,
+                 motor_rated_voltage=12.0)
+    assert motor_of(replace(Dynamics(), **whole)) is not None  # the positive control
+    with pytest.raises(ProjectError) as caught:
+        motor_of(replace(Dynamics(), **whole, motor_stall_torque=1.0))
+    assert "both" in str(caught.value) and caught.value.field == "dynamics.motor_torque_constant"
+    with pytest.raises(ProjectError) as caught:
+        motor_of(replace(Dynamics(), **{**whole, "motor_resistance": None}))
+    assert "resistance is missing" in str(caught.value) and caught.value.field == "dynamics.motor_resistance"
+    project = Project(name="m")
+    for name, value in whole.items():
+        setattr(project.dynamics, name, value)
+    project.dynamics.motor_back_emf_constant = None
+    path = project.save(tmp_path / "m.prj")
+    assert [p.field for p in load_project(path).problems
+            if (p.field or "").startswith("dynamics.motor")] == ["dynamics.motor_back_emf_constant"]

@@ -12,8 +12,9 @@ ground, the force along the ground's normal and the torques about the ground pla
 Newton's method finds that pose from the chassis laid on the plane through the ground under its wheels,
 its Jacobian by finite differences (each evaluation one batch of four rays and one solve, so a placement
 costs a few dozen). The ground is whatever the wheel rays hit, so on a slope the chassis follows it, tilted
-back a little as its weight moves onto the downhill wheels. Where the springs cannot carry the robot (too
-soft for their travel, so it rests on its body; a wheel over an edge) there is no such pose: the caller
+back a little as its weight moves onto the downhill wheels; springs too soft for their travel leave it on
+its wheels' bump stops (sear.physics.tyre), which the same solve finds. Where the wheels cannot carry the
+robot (its body reaches the ground before their stops do; a wheel over an edge) there is no such pose: the caller
 sets it down there and brings it to rest in a pre-roll before t = 0 (`preroll`, sear.physics.world), as it
 does a URDF robot, whose wheels are bodies on joints.
 """
@@ -151,8 +152,9 @@ def settle(vehicle: Vehicle, position: tuple[float, float, float], orientation: 
     suspension's rest length, on the ground), the
     height and tilts that make the wheels carry the chassis with no net force or torque (a physics step
     of `dt` s, as the world's). The vehicle is left there, at rest (Vehicle.reset). None where the springs
-    cannot carry the chassis there (too soft for their travel: it rests on its body; a wheel over an edge;
-    the vehicle is then left anywhere, for the caller to place)."""
+    cannot carry the chassis there (the pose found puts the chassis' own shape into the ground or another
+    body: it rests on its body; a wheel over an edge; the vehicle is then left anywhere, for the caller to
+    place)."""
     orn0 = np.asarray(orientation, dtype=float)
     orn0 = orn0 / np.linalg.norm(orn0)
     # First guess: lowered by the sag on level ground, so the wheels touch and the springs push.
@@ -200,7 +202,20 @@ def settle(vehicle: Vehicle, position: tuple[float, float, float], orientation: 
     com, orn = pose(best_q)
     origin = com - _rotate(orn, vehicle.cog)
     vehicle.reset(tuple(origin), tuple(orn))
+    if _body_touches(vehicle):  # its body hangs lower than its bottomed-out wheels: it rests on its body
+        return None
     return origin, orn
+
+
+def _body_touches(vehicle: Vehicle) -> bool:
+    """Whether the chassis' own collision shape (not the wheels') reaches into another body where it is."""
+    client = vehicle.client
+    for index in range(p.getNumBodies(physicsClientId=client)):
+        other = p.getBodyUniqueId(index, physicsClientId=client)
+        if other != vehicle.body_id and p.getClosestPoints(vehicle.body_id, other, 0.0, linkIndexA=-1,
+                                                           physicsClientId=client):
+            return True
+    return False
 
 
 

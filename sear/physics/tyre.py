@@ -28,7 +28,8 @@ velocities in m/s and rad/s, forces in N, impulses in N·s):
   rotation matrix body -> world row by row (9), all world frame;
 - `params` (PARAMS): see the P_* indices;
 - `wheels` (WHEEL_IN per wheel): see the W_* indices (what the drive inputs fix: radius, ray length,
-  sine and cosine of the steering angle, drive force, caster flag);
+  sine and cosine of the steering angle, drive force, caster flag: 0 a wheel, BALL_CASTER a ball
+  transfer, SWIVEL_CASTER a swivel caster whose wheel's heading is the steering angle);
 - `hits` (HIT per wheel): see the H_* indices (contact flag, ray fraction, point, normal);
 - `impulses` (2 per wheel): last step's forward and sideways friction impulses, the solver's warm start;
   overwritten with this step's;
@@ -69,6 +70,10 @@ rolling resistance and friction slip (ratios), brake force per braked wheel (N),
 shortest and longest suspension length (m), time step (s), centre of mass offset from the body model
 origin (3, m, body frame)."""
 W_RADIUS, W_LENGTH, W_SIN, W_COS, W_DRIVE, W_CASTER = 0, 1, 2, 3, 4, 5
+BALL_CASTER, SWIVEL_CASTER = 1.0, 2.0
+"""W_CASTER's values for casters: a ball transfer resists the contact's motion in any direction with rolling
+resistance; a swivel caster's wheel, turned by its swivel to the heading the caller gives as its steering
+angle, resists rolling along that heading only and takes no force across it (the swivel turns instead)."""
 WHEEL_IN = 6
 H_CONTACT, H_FRACTION, H_POINT, H_NORMAL = 0, 1, 2, 5
 HIT = 8
@@ -82,6 +87,14 @@ WORK = 36
 """Scratch floats per wheel."""
 
 _ROLL_LEVER = 1.0 - ROLL_INFLUENCE
+BUMP_STOP_STIFFNESS = 1000.0
+"""1/s² per kg of chassis mass, like the suspension stiffness: the stiffness of a wheel's bump stop, the rubber
+block a suspension compressed past its travel meets. The stiffest the springs may be (sear.project's
+MAX_SUSPENSION_STIFFNESS), so the explicit step stays stable with it: ω²·dt² = 4·(1000 + 1000)/120² = 0.56."""
+BUMP_STOP_DAMPING = 15.8
+"""1/s per kg of chassis mass: the bump stop's damping, at least this whatever the dampers' setting:
+ζ = 15.8/sqrt(1000) = 0.5 on four bump stops (sear.suspension), so a robot that bottoms out comes to rest
+rather than ringing on its stops; 8·30·dt = 2 with the stiffness' 0.56 keeps the step stable (< 4)."""
 
 
 def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float], hits: Sequence[float],
@@ -120,7 +133,8 @@ def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float
         i = w * WHEEL_IN
         radius, length = wheels[i + W_RADIUS], wheels[i + W_LENGTH]
         sin_s, cos_s, drive, caster = wheels[i + W_SIN], wheels[i + W_COS], wheels[i + W_DRIVE], wheels[i + W_CASTER]
-        susp = min(max(hits[h + H_FRACTION] * length - radius, shortest), longest)
+        raw = hits[h + H_FRACTION] * length - radius
+        susp = min(max(raw, shortest), longest)
         nx, ny, nz = hits[h + H_NORMAL], hits[h + H_NORMAL + 1], hits[h + H_NORMAL + 2]
         rx, ry, rz = hits[h + H_POINT] - cx, hits[h + H_POINT + 1] - cy, hits[h + H_POINT + 2] - cz
         # Contact point velocity: v + w x r.
@@ -134,6 +148,9 @@ def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float
             rel_vel, inv_contact = (nx * px + ny * py + nz * pz) / denom, 1.0 / denom
         spring = stiffness * (rest - susp) * inv_contact
         damping = compression if rel_vel < 0 else damping_down
+        if raw < shortest:  # bottomed out: the bump stop takes what the spring's travel cannot
+            spring += BUMP_STOP_STIFFNESS * (shortest - raw) * inv_contact
+            damping = max(damping, BUMP_STOP_DAMPING)
         force = max(0.0, (spring - damping * rel_vel) * mass)
         fx += nx * force
         fy += ny * force
@@ -169,7 +186,7 @@ def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float
         six, siy, siz = r00 * lx + r01 * ly + r02 * lz, r10 * lx + r11 * ly + r12 * lz, r20 * lx + r21 * ly + r22 * lz
         eff_f = 1.0 / (inv_mass + fvx * fix + fvy * fiy + fvz * fiz)
         eff_s = 1.0 / max(inv_mass + svx * six + svy * siy + svz * siz, 1e-12)
-        if caster != 0.0:  # rolling resistance in any direction, no brake, no side grip
+        if caster != 0.0:  # rolling resistance only (a ball's in any direction), no brake, no side grip
             limit = rolling * force * dt
             f_limit, circle = limit, min(limit, friction_slip * force * dt)
         else:
@@ -203,7 +220,7 @@ def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float
         f_limit, circle = work[k + 24], work[k + 25]
         f_prev, s_prev = impulses[2 * w], impulses[2 * w + 1]
         f0 = min(max(f_prev, -f_limit), f_limit) if drive == 0.0 else drive * dt
-        s0 = s_prev
+        s0 = 0.0 if wheels[w * WHEEL_IN + W_CASTER] == SWIVEL_CASTER else s_prev
         total = math.hypot(f0, s0)
         if total > circle:
             f0, s0 = f0 * circle / total, s0 * circle / total
@@ -232,7 +249,7 @@ def solve(body: Sequence[float], params: Sequence[float], wheels: Sequence[float
             old_f, old_s = work[k + 26], work[k + 27]
             slip_s = (work[k + 9] * lin0 + work[k + 10] * lin1 + work[k + 11] * lin2
                       + work[k + 12] * ang0 + work[k + 13] * ang1 + work[k + 14] * ang2)
-            new_s = old_s - slip_s * work[k + 22]
+            new_s = 0.0 if wheels[w * WHEEL_IN + W_CASTER] == SWIVEL_CASTER else old_s - slip_s * work[k + 22]
             if drive == 0.0:
                 slip_f = (work[k + 0] * lin0 + work[k + 1] * lin1 + work[k + 2] * lin2
                           + work[k + 3] * ang0 + work[k + 4] * ang1 + work[k + 5] * ang2)

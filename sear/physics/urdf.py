@@ -34,6 +34,9 @@ sear.models.robotdesc.wheels' proposal):
   have no friction, and before each step it is held back by rolling resistance c_rr·N against its motion
   along the ground (N its contacts' normal force on the last step), as a ball that rolls is; a ball with
   friction would slide, dragging μ·N.
+- wheels: a wheel link's <cylinder> is a true cylinder (URDF_USE_IMPLICIT_CYLINDER: pybullet's default
+  faceted hull hops), crowned (`crowned`) so that it is carried at the middle of its tread; and the robot has
+  none of pybullet's default damping (0.04/s), which no URDF gives.
 Masses, inertias, friction and collision shapes are the URDF's (read with URDF_USE_INERTIA_FROM_FILE):
 the Vehicle Dynamics tab's mass, suspension and tyre fields do not apply. Links of one robot do not
 collide with each other (pybullet's default); every link is in the robots' collision group
@@ -83,6 +86,10 @@ SLIP_RATIO = 0.2
 slip of 10-20 %)."""
 MIN_SLIP = 0.5
 """m/s: and at most this much faster, so that it starts from rest and breaks loose to turn on the spot."""
+CROWN_WIDTH = 0.002
+"""m: the width of a wheel's crown (`crowned`), the band of its tread that meets flat ground."""
+CROWN_RELIEF = 0.001
+"""m: how much less the radius of the rest of the tread is than the crown's."""
 STEERING_TORQUE = 100.0
 """N·m: a steering joint's torque limit when its joint gives no effort limit."""
 
@@ -101,11 +108,12 @@ class UrdfVehicle(DriveInputs):
         self.wheels = wheels
         with tempfile.TemporaryDirectory(prefix="sear-urdf-") as folder:
             resolved = Path(folder) / desc.path.name
-            resolved.write_bytes(desc.resolved)
+            resolved.write_bytes(crowned(desc.resolved, {w.link for w in wheels.wheels}))
             with _captured_output() as said:
                 try:
                     self.body_id = p.loadURDF(str(resolved), basePosition=position, baseOrientation=orientation,
-                                              flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+                                              flags=p.URDF_USE_INERTIA_FROM_FILE | p.URDF_USE_IMPLICIT_CYLINDER,
+                                              physicsClientId=client)
                 except p.error:
                     self.body_id = -1
             if self.body_id < 0:
@@ -121,6 +129,9 @@ class UrdfVehicle(DriveInputs):
         for link in self.link_index.values():
             p.setCollisionFilterGroupMask(self.body_id, link, ROBOT_COLLISION_GROUP, ROBOT_BODY_MASK,
                                           physicsClientId=client)
+        # No damping of pybullet's own (0.04 /s on every multibody by default, a drag of 0.04·m·v that took
+        # 5 % of the guide's diffbot's push at 1.2 m/s): the URDF's joints and contacts are the whole model.
+        p.changeDynamics(self.body_id, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
         dyn = p.getDynamicsInfo(self.body_id, -1, physicsClientId=client)
         self._inertial = (tuple(dyn[3]), tuple(dyn[4]))
         """The root link's centre-of-mass frame in its URDF frame: pybullet's base pose is that frame."""
@@ -344,6 +355,43 @@ class UrdfVehicle(DriveInputs):
             force = -c_rr * load * along / max(speed, CASTER_CREEP)
             p.applyExternalForce(self.body_id, link, force.tolist(), contacts[0][5], p.WORLD_FRAME,
                                  physicsClientId=client)
+
+
+def crowned(urdf: bytes, wheel_links: set[str]) -> bytes:
+    """`urdf` (a URDF document) with each cylinder of the wheel links' <collision> shapes given a crown, as a
+    tyre has: a band CROWN_WIDTH wide at the tread's middle at the full radius, the rest of the tread
+    CROWN_RELIEF smaller. Why: a flat cylinder on flat ground touches it along a line, which the contact
+    solver carries on points at the line's two ends, any share on either; the guide's diffbot carried one
+    wheel on its inner edge and the other on its outer one (loads 18.4 and 14.8 N), so equal drive forces
+    pushed 4 cm off the wheels' middle planes and turned it (9° in 2 s). On its crown a wheel is pushed
+    within a millimetre of its middle plane, as a tyre's contact patch is centred on its tread. Shapes
+    other than cylinders (meshes, spheres) are left as they are; so is a URDF lxml cannot parse."""
+    import copy
+
+    from lxml import etree
+
+    try:
+        root = etree.fromstring(urdf)
+    except (etree.XMLSyntaxError, ValueError):
+        return urdf
+    changed = False
+    for link in root.iterfind("link"):
+        if link.get("name") not in wheel_links:
+            continue
+        for collision in list(link.iterfind("collision")):
+            cylinder = collision.find("geometry/cylinder")
+            try:
+                radius, length = float(cylinder.get("radius", "")), float(cylinder.get("length", ""))
+            except (AttributeError, ValueError):
+                continue
+            if radius <= 2 * CROWN_RELIEF or length <= 2 * CROWN_WIDTH:
+                continue
+            crown = copy.deepcopy(collision)
+            crown.find("geometry/cylinder").set("length", repr(CROWN_WIDTH))
+            cylinder.set("radius", repr(radius - CROWN_RELIEF))
+            collision.addnext(crown)
+            changed = True
+    return etree.tostring(root, xml_declaration=True, encoding="utf-8") if changed else urdf
 
 
 def build_urdf_vehicle(client: int, models: RobotModels, dynamics: Dynamics, position: tuple[float, float, float],

@@ -266,6 +266,10 @@ class Vehicle(DriveInputs):
         """Left and right side forces (N) set by drive(); None: engine force and steering drive."""
         self.drive_model = self.make_drive_model([WheelPlace(left=g.left, steerable=g.front, front_slot=g.front)
                                                   for g in self._geoms])
+        self.caster_trail = dynamics.caster_trail
+        """m: the swivel casters' offset (their wheel behind their swivel axis), or None: ball transfers."""
+        self._swivels = [0.0 if caster and self.caster_trail else None for caster in self.drive_model.casters]
+        """Per wheel: a swivel caster's wheel heading on the chassis (rad from forward, positive left), or None."""
         self._braked_wheels = float(max(1, self.drive_model.casters.count(False)))
         """How many wheels share the brake force: every wheel but the casters."""
         self.motor: GearMotor | None = motor_of(dynamics)
@@ -329,6 +333,7 @@ class Vehicle(DriveInputs):
         p.resetBaseVelocity(self.body_id, [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
         self.engine_force = self.brake_force = self.steering = self._turn = 0.0
         self._sides = None
+        self._swivels = [None if heading is None else 0.0 for heading in self._swivels]  # trailing, forward
         self._inputs_changed()
         for state in self._state.values():
             state.in_contact, state.delta_rotation = False, 0.0
@@ -386,12 +391,17 @@ class Vehicle(DriveInputs):
         _sides must call this."""
         model = self.drive_model
         inputs: list[float] = []
-        steerings = []
+        steerings: list[float] = []
         for geom, length, force, steered, caster in zip(
                 self._geoms, self._ray_lengths, self._wheel_forces(), model.steered, model.casters, strict=True):
             steering = model.steer_angle(self.steering, self.wheelbase, float(geom.centre[1])) if steered else 0.0
+            kind = 0.0
+            if caster:
+                swivel = self._swivels[len(steerings)]
+                kind = tyre.BALL_CASTER if swivel is None else tyre.SWIVEL_CASTER
+                steering = steering if swivel is None else swivel
             steerings.append(steering)
-            inputs += (geom.radius, float(length), math.sin(steering), math.cos(steering), force, float(caster))
+            inputs += (geom.radius, float(length), math.sin(steering), math.cos(steering), force, kind)
         self._steerings = steerings
         self._wheels_in[:] = inputs
         if self.motor is not None:
@@ -463,6 +473,8 @@ class Vehicle(DriveInputs):
         self._com = pos
         if self.motor is not None:
             self._motor_forces(chassis, dt)
+        if self.caster_trail:
+            self._swivel(chassis, dt)
         brake = self.brake_force
         params = self._params
         params[tyre.P_BRAKE_EACH] = brake / self._braked_wheels  # casters have no brake
@@ -512,6 +524,44 @@ class Vehicle(DriveInputs):
             if abs(force) > abs(room):
                 force = room
             wheels_in[at + tyre.W_DRIVE] = force
+
+    def _swivel(self, chassis: Sequence[float], dt: float) -> None:
+        """Turn each swivel caster's wheel for a step of `dt` s, as a wheel trailing its swivel axis by the
+        offset e and rolling without sliding sideways does: its world heading θ turns at
+        dθ/dt = (s/e)·sin(φ − θ), s and φ the speed and direction of the swivel axis over the ground, so
+        it swings into the direction of travel; on the chassis, which turns at ω_z, less ω_z. For a step
+        with φ held, tan((φ − θ)/2) shrinks by exp(−s·dt/e) (the exact solution, stable at any step). A
+        wheel exactly against its travel (after reversing straight back) is balanced on its turning
+        point; it swings out to the left, as any disturbance would send it one way."""
+        vx, vy, vz, wx, wy, wz = chassis[3:9]
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = chassis[9:18]
+        gx, gy, gz = self._cog_tuple
+        trail = float(self.caster_trail or 0.0)
+        turn = (r02 * wx + r12 * wy + r22 * wz) * dt  # the chassis' turn about its up axis this step
+        wheels_in = self._wheels_in
+        for index, geom in enumerate(self._geoms):
+            heading = self._swivels[index]
+            if heading is None:
+                continue
+            bx, by, bz = geom.centre[0] - gx, geom.centre[1] - gy, geom.centre[2] - gz
+            rx, ry, rz = (r00 * bx + r01 * by + r02 * bz, r10 * bx + r11 * by + r12 * bz,
+                          r20 * bx + r21 * by + r22 * bz)
+            px, py, pz = vx + wy * rz - wz * ry, vy + wz * rx - wx * rz, vz + wx * ry - wy * rx
+            forward = r00 * px + r10 * py + r20 * pz  # the swivel axis' velocity on the chassis' axes
+            left = r01 * px + r11 * py + r21 * pz
+            heading -= turn
+            speed = math.hypot(forward, left)
+            if speed > 1e-9:
+                travel = math.atan2(left, forward)
+                lag = math.remainder(travel - heading, 2.0 * math.pi)
+                if abs(lag) > math.pi - 1e-6:
+                    lag = math.pi - 1e-3
+                heading = travel - 2.0 * math.atan(math.tan(lag / 2.0) * math.exp(-speed * dt / trail))
+            heading = math.remainder(heading, 2.0 * math.pi)
+            self._swivels[index] = heading
+            self._steerings[index] = heading
+            at = index * tyre.WHEEL_IN
+            wheels_in[at + tyre.W_SIN], wheels_in[at + tyre.W_COS] = math.sin(heading), math.cos(heading)
 
     def apply_wheel_hits(self, hits: Sequence[tuple]) -> None:
         """The second half of `update`: from the four rays' hits (pybullet's rayTestBatch results, in

@@ -171,9 +171,9 @@ class World:
             start = preroll(vehicle, self.client, self.dt) or self._dropped(vehicle, robot, models)
         elif isinstance(vehicle, Vehicle) and not robot.body.drop_start:
             settled = settle(vehicle, tuple(start[0]), tuple(start[1]), self.dt)
-            if settled is None:  # the springs cannot carry it (too soft: it rests on its body; a wheel over an
-                # edge): set down and pre-rolled to rest, else dropped
-                vehicle.reset(tuple(start[0]), tuple(start[1]))
+            if settled is None:  # the wheels cannot carry it (its body reaches the ground first; a wheel over
+                # an edge): set down on its body's lowest point and pre-rolled to rest, else dropped
+                vehicle.reset(tuple(self._on_body(vehicle, start)), tuple(start[1]))
                 start = preroll(vehicle, self.client, self.dt) or self._dropped(vehicle, robot, models)
             else:
                 start = settled
@@ -197,6 +197,18 @@ class World:
             except Exception:  # qhull's errors have no common type
                 pass
         return vehicle
+
+    def _on_body(self, vehicle: Vehicle, start: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """The body frame origin (m) of `start` lowered until the lowest point of the chassis' own mesh, turned
+        by the start's orientation, is on the ground under the origin (`start` has the wheels' bottoms
+        there). A robot whose body reaches the ground before its wheels' bump stops do rests on its body: set
+        down there, it starts its pre-roll at rest on the ground rather than falling the suspension's travel
+        onto it (which a pre-roll on undamped springs did not always bring back to rest in its time)."""
+        position, orientation = start
+        rotation = np.array(p.getMatrixFromQuaternion(tuple(float(v) for v in orientation))).reshape(3, 3)
+        bottom = float((np.asarray(vehicle.body_mesh.vertices) @ rotation.T)[:, 2].min())
+        ground = self.terrain_height(float(position[0]), float(position[1]))
+        return np.array([position[0], position[1], min(float(position[2]), ground - bottom)])
 
     def _dropped(self, vehicle: Vehicle | UrdfVehicle, robot: Robot, models: RobotModels
                  ) -> tuple[np.ndarray, np.ndarray]:

@@ -47,3 +47,29 @@ def test_undo_takes_a_preset_back(window, demo_copy, answers):
     window.commands["undo"].trigger()
     assert window.project.dynamics.motor_stall_torque is None
     assert box.choice.currentData() == "none"
+
+
+def test_the_motor_given_by_its_constants_is_the_same_motor(window, demo_copy, answers):
+    """'Given as' constants writes kt = ke = V/ω_0 and R = kt·V/T_s (the same line: T_s = kt·V/R,
+    ω_0 = V/ke), greys the stall torque and no-load speed (which show the motor's), and back again."""
+    answers.open_path = str(demo_copy / "demo.prj")
+    assert window.open_project()
+    box = window.dynamics_tab.motor_box
+    box.choice.setCurrentIndex(box.choice.findData(0))  # Pololu 37D 30:1: 330 RPM, 140 kg·mm at 12 V
+    dynamics = window.project.dynamics
+    stall, no_load = 0.140 * 9.80665, 330 * 2 * math.pi / 60
+    box.form.setCurrentIndex(box.form.findData("constants"))
+    assert dynamics.motor_stall_torque is None and dynamics.motor_no_load_speed is None
+    assert dynamics.motor_back_emf_constant == pytest.approx(12.0 / no_load)
+    assert dynamics.motor_torque_constant * 12.0 / dynamics.motor_resistance == pytest.approx(stall)
+    assert not box.fields["motor_stall_torque"].isEnabled() and box.fields["motor_resistance"].isEnabled()
+    assert box.fields["motor_no_load_speed"].value() == pytest.approx(330.0)  # shown, greyed
+    assert box.choice.currentData() == "custom"
+    box.fields["motor_resistance"].setValue(dynamics.motor_resistance * 2)  # half the stall torque
+    box.form.setCurrentIndex(box.form.findData("curve"))
+    assert dynamics.motor_torque_constant is None and dynamics.motor_stall_torque == pytest.approx(stall / 2, rel=1e-5)
+    assert dynamics.motor_no_load_speed == pytest.approx(no_load)
+    window.commands["undo"].trigger()
+    undone = window.project.dynamics
+    assert undone.motor_stall_torque is None and undone.motor_resistance is not None
+    assert box.form.currentData() == "constants"

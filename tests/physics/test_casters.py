@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from sear.project import Project
 
@@ -21,10 +22,64 @@ from .helpers import G, run, yaw
 EXAMPLE = Path(__file__).resolve().parents[2] / "sear" / "data" / "diffbot" / "diffbot.prj"
 
 
-def _example(make_world):
+def _example(make_world, trail: float | None = None):
+    """The example robot alone on its floor (its code adds the table), its casters swivel casters with
+    offset `trail` (m; None: as the example has them)."""
     project = Project.load(EXAMPLE)
-    project.world = None  # the robot alone on its floor (its code adds the table)
+    project.world = None
+    if trail is not None:
+        project.dynamics.caster_trail = trail
     return project, make_world(project)
+
+
+def _steady(world, seconds: float) -> float:
+    """Run `seconds` and return how far the robot's origin went, m."""
+    start = np.asarray(world.vehicles[0].state().position)
+    run(world, seconds)
+    return float(np.linalg.norm(np.asarray(world.vehicles[0].state().position)[:2] - start[:2]))
+
+
+def test_a_swivel_casters_wheel_swings_into_its_travel_as_a_trailing_wheel_does(make_world):
+    """A wheel trailing its swivel axis by e that rolls without sliding sideways turns its heading θ at
+    dθ/dt = (v/e)·sin(φ − θ) (its contact moves only along the wheel; φ the axis' direction of travel,
+    v its speed), so along a straight path the lag δ = φ − θ obeys tan(δ/2) = tan(δ0/2)·exp(−d/e) after
+    the axis has gone d. Driven straight, each caster trails; turned across the path (δ0 = 90°) it
+    swings back by that law; reversed, it swings round to face the new travel (balanced at first, it
+    swings out within 0.5 m, the law's distance from a lag of 180° − 1e-9 rad to 10° at e = 2 cm)."""
+    trail = 0.02
+    project, world = _example(make_world, trail)
+    vehicle = world.vehicles[0]
+    casters = [i for i, swivel in enumerate(vehicle._swivels) if swivel is not None]
+    assert len(casters) == 2
+    run(world, 0.2)
+    force = project.dynamics.engine_force
+    vehicle.drive(force / 4, force / 4)
+    run(world, 0.5)
+    assert all(abs(vehicle._swivels[i]) < math.radians(1.0) for i in casters)  # trailing, along the travel
+    vehicle._swivels[casters[0]] = math.pi / 2  # turned across its path
+    gone = _steady(world, 0.05)
+    expected = 2 * math.atan(math.tan(math.pi / 4) * math.exp(-gone / trail))
+    assert vehicle._swivels[casters[0]] == pytest.approx(expected, rel=0.05, abs=math.radians(0.5))
+    assert expected < math.radians(60)  # the step did swing it a good part of the way
+    # Reversed: the robot slows, stops and backs; the casters swing round to face backwards.
+    vehicle.drive(-force / 2, -force / 2)
+    backed = 0.0
+    while _forward_speed(vehicle) > -0.01:
+        world.step()
+    assert all(abs(abs(vehicle._swivels[i]) - math.pi) > math.radians(90) for i in casters)  # not yet round
+    start = np.asarray(vehicle.state().position)
+    swing = trail * math.log(math.tan((math.pi - 1e-9) / 2) / math.tan(math.radians(5)))  # 0.48 m
+    while backed < swing:
+        world.step()
+        backed = float(np.linalg.norm(np.asarray(vehicle.state().position)[:2] - start[:2]))
+    assert all(abs(abs(vehicle._swivels[i]) - math.pi) < math.radians(10) for i in casters)
+
+
+def _forward_speed(vehicle) -> float:
+    state = vehicle.state()
+    x, y, z, w = state.orientation
+    heading = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return float(state.linear_velocity[0] * math.cos(heading) + state.linear_velocity[1] * math.sin(heading))
 
 
 def test_the_example_uses_rolling_casters_in_its_front_slots():
@@ -33,8 +88,9 @@ def test_the_example_uses_rolling_casters_in_its_front_slots():
     assert "caster" in project.wheels["left_front"].file.name and "caster" in project.wheels["right_front"].file.name
 
 
-def test_equal_forces_hold_the_heading_over_5_m_and_lose_only_rolling_resistance(make_world):
-    project, world = _example(make_world)
+@pytest.mark.parametrize("trail", [None, 0.02], ids=["ball transfers", "swivel casters"])
+def test_equal_forces_hold_the_heading_over_5_m_and_lose_only_rolling_resistance(make_world, trail):
+    project, world = _example(make_world, trail)
     vehicle = world.vehicles[0]
     run(world, 0.5)
     start, heading = np.asarray(vehicle.state().position), yaw(world)
@@ -78,18 +134,25 @@ def test_a_caster_that_dragged_like_a_fixed_ball_would_fail_the_distance(make_wo
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "urdf.md"
 PUSH = 5.0
+OFF_DIAGONAL = (3.0, -5.0)
+"""m east, north: a start clear of the test plane's diagonal (the edge its two triangles share)."""
 """N: the horizontal push on the URDF robot's base."""
 
 
-def _guide_robot(folder: Path, make_world, caster_name: str):
+def _guide_robot(folder: Path, make_world, caster_name: str, wheel_speed: float | None = None,
+                 start: tuple[float, float] = (0.0, 0.0)):
     """The user guide's URDF diffbot (a box base, two wheels, a caster ball on a fixed joint 0.15 m behind
-    the base, a bumper and a laser), every "caster" in it (link and joint) renamed `caster_name`, on flat
-    ground."""
+    the base, a bumper and a laser), every "caster" in it (link and joint) renamed `caster_name`, its wheel
+    joints' velocity limit `wheel_speed` rad/s (None: the guide's 20), on flat ground at `start` (east,
+    north, m)."""
     import re
 
     from .helpers import plane_mesh
 
     (block,) = re.findall(r"```xml\n(.*?)```", GUIDE.read_text(encoding="utf-8"), flags=re.S)
+    assert block.count('velocity="20"') == 2  # the two wheel joints' limits
+    if wheel_speed is not None:
+        block = block.replace('velocity="20"', f'velocity="{wheel_speed:g}"')
     folder.mkdir()
     (folder / "diffbot.urdf").write_text(block.replace("caster", caster_name), encoding="utf-8")
     plane_mesh(20.0).export(folder / "ground.obj")
@@ -97,9 +160,52 @@ def _guide_robot(folder: Path, make_world, caster_name: str):
     project.terrain.file = folder / "ground.obj"
     project.body.file = folder / "diffbot.urdf"
     project.body.start_altitude = 0.01
+    project.body.start_east, project.body.start_north = start
     project.dynamics.drive_type = "differential"
     project.path = folder / "urdf.prj"
     return project, make_world(project)
+
+
+def test_the_guides_urdf_diffbot_driven_straight_holds_its_heading_and_loses_only_inertia_and_caster(
+        tmp_path, make_world):
+    """Equal wheel commands on the guide's diffbot (5 kg): F = 6.1 N, SEAR's proposal (half the grip μ·m·g,
+    μ = 0.5·0.5), pushes it F·t²/2m = 2.44 m in 2 s were it a point mass. Its wheels' inertia
+    (I = 0.00096 kg·m², r = 0.08 m: m_eff = m + 2·I/r² = 5.3 kg) and the ball transfer's rolling resistance
+    (c_rr·N_c, N_c from the moment balance as below) leave (F − c_rr·N_c)·t²/(2·m_eff) = 91 % of it. The
+    guide's wheels stop at 20 rad/s (1.6 m/s, reached at 1.5 s): raised to 40 here so the 2 s are all
+    acceleration. It starts off the terrain's diagonal (the two triangles' shared edge), whose crossing
+    kicks a wheel sideways (pybullet's contact on a mesh's internal edge: ~2° on the way to 5 m)."""
+    from sear.physics.urdf import crowned
+
+    wheel_x, ball_x = 0.08, -0.15
+    moments = 4.0 * (wheel_x - 0.0) + 0.2 * (wheel_x - 0.2) + 0.1 * (wheel_x - 0.15) + 0.1 * (wheel_x - ball_x)
+    load = moments * G / (wheel_x - ball_x)
+    mass = 4.0 + 2 * 0.3 + 0.1 + 0.2 + 0.1
+    effective = mass + 2 * 0.00096 / 0.08 ** 2
+    force, seconds = 0.5 * (0.5 * 0.5) * mass * G, 2.0
+    project, world = _guide_robot(tmp_path / "a", make_world, "caster", wheel_speed=40.0, start=OFF_DIAGONAL)
+    vehicle = world.vehicles[0]
+    vehicle.dynamics.engine_force = force
+    run(world, 0.5)
+    start, heading = np.asarray(vehicle.state().position), yaw(world)
+    vehicle.drive(force / 2, force / 2)
+    run(world, seconds)
+    travelled = float(np.linalg.norm(np.asarray(vehicle.state().position)[:2] - start[:2]))
+    ideal = force * seconds ** 2 / (2 * mass)
+    expected = (force - project.dynamics.rolling_resistance * load) * seconds ** 2 / (2 * effective)
+    assert expected >= 0.9 * ideal  # the model's own figure meets the issue's 90 %
+    assert travelled >= 0.9 * ideal, (travelled, ideal)
+    assert travelled == pytest.approx(expected, rel=0.03)
+    steps = 0
+    while np.linalg.norm(np.asarray(vehicle.state().position)[:2] - start[:2]) < 5.0:
+        world.step()
+        steps += 1
+        assert steps < 30 / world.dt, "the robot did not cover 5 m in 30 s"
+    turned = math.degrees(math.remainder(yaw(world) - heading, 2 * math.pi))
+    assert abs(turned) <= 2.0, turned
+    # Its wheels rolled on crowns: the URDF's 4 cm cylinders with a 2 mm band at full radius.
+    urdf = (tmp_path / "a" / "diffbot.urdf").read_bytes()
+    assert urdf.count(b"<cylinder") + 2 == crowned(urdf, {"left_wheel", "right_wheel"}).count(b"<cylinder")
 
 
 def _pushed(world, seconds: float) -> tuple[float, float]:
@@ -133,8 +239,9 @@ def test_a_urdf_caster_ball_rolls_against_rolling_resistance_only(tmp_path, make
     load = moments * G / (wheel_x - ball_x)  # N on the ball
     mass = 4.0 + 2 * 0.3 + 0.1 + 0.2 + 0.1
     effective = mass + 2 * 0.00096 / 0.08 ** 2
-    rolling, rolled_turn = _pushed(_guide_robot(tmp_path / "a", make_world, "caster")[1], 2.0)
-    project, world = _guide_robot(tmp_path / "b", make_world, "ball")
+    # Off the terrain's diagonal, whose crossing kicks a wheel sideways (see the test above).
+    rolling, rolled_turn = _pushed(_guide_robot(tmp_path / "a", make_world, "caster", start=OFF_DIAGONAL)[1], 2.0)
+    project, world = _guide_robot(tmp_path / "b", make_world, "ball", start=OFF_DIAGONAL)
     ball = world.vehicles[0].link_index["ball"]
     p.changeDynamics(world.vehicles[0].body_id, ball, lateralFriction=0.0, physicsClientId=world.client)
     frictionless, _ = _pushed(world, 2.0)
@@ -145,5 +252,5 @@ def test_a_urdf_caster_ball_rolls_against_rolling_resistance_only(tmp_path, make
     assert abs((frictionless - rolling) - lag) <= 0.35 * lag, (frictionless - rolling, lag)
     assert abs(rolled_turn) <= 2.0, rolled_turn
     # The positive control: the same ball with the URDF's friction (a fixed ball that slides).
-    fixed, _ = _pushed(_guide_robot(tmp_path / "c", make_world, "ball")[1], 2.0)
+    fixed, _ = _pushed(_guide_robot(tmp_path / "c", make_world, "ball", start=OFF_DIAGONAL)[1], 2.0)
     assert fixed < rolling - 5 * lag, (fixed, rolling, lag)

@@ -104,9 +104,10 @@ def test_skid_steering_turns_husky_in_place(tmp_path: Path) -> None:
     """Full steering without throttle drives the sides against each other: above the force that breaks it
     loose the Husky spins left, staying near where it was; below it, it does not turn (the control). Near:
     pushed against each other, its sides creep it backwards about 0.8 m in 5 s whether it turns or not (it
-    did before the wheels' slip was limited too), so the bound is 1.5 of its 1 m lengths."""
+    did before the wheels' slip was limited too; 1.6 m since pybullet's own damping of 0.04/s, which no
+    URDF asks for, is taken off URDF robots), so the bound is 2 of its 1 m lengths."""
     turned, moved = spin(tmp_path / "strong", 1.25 * HUSKY_BREAKS_LOOSE, 5.0)
-    assert turned > math.radians(45) and moved < 1.5
+    assert turned > math.radians(45) and moved < 2.0
     held, _ = spin(tmp_path / "weak", 0.7 * HUSKY_BREAKS_LOOSE, 5.0)
     assert abs(held) < math.radians(5)
 

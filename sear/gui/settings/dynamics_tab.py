@@ -42,9 +42,12 @@ RATIO_TIP = ("Damping ratio ζ of the chassis bouncing on its four springs, were
 RATIO_WARNING = (f"A damping ratio under {LOW_DAMPING_RATIO:g} lets the robot bounce for many swings after every "
                  "bump (the thesis's defaults are about 0.03); 0.3-0.5 settles it in one or two.")
 URDF_FIXED = ("mass", "friction_slip", "suspension_stiffness", "suspension_compression", "suspension_damping",
-              "suspension_rest_length", "max_suspension_travel")
+              "suspension_rest_length", "max_suspension_travel", "caster_trail")
 """The fields a URDF robot does not use: its URDF gives the mass and friction; its wheels are bodies on joints,
-not a raycast vehicle's (sear.physics.urdf)."""
+not a raycast vehicle's (sear.physics.urdf), and its casters are its own links."""
+OPTIONAL = {"suspension_rest_length": ("from the wheel size", 0.1),
+            "max_suspension_travel": ("from the wheel size", 0.1), "caster_trail": ("ball transfers", 0.02)}
+"""Fields left empty (None) by ticking a box: the box's text, and the value an untick starts from."""
 
 
 class DynamicsTab(SettingsTab):
@@ -122,11 +125,11 @@ class DynamicsTab(SettingsTab):
             self.cog_fields.append(f)
         form2.addRow("Centre of gravity offset:", cog_row)
         self.auto_suspension: dict[str, QCheckBox] = {}
-        for name in ("suspension_rest_length", "max_suspension_travel"):
+        for name, (text, _start) in OPTIONAL.items():
             row = QHBoxLayout()
             number = self.number("dynamics", Dynamics, name)
-            number.setSpecialValueText("auto")  # shown while the value sits at the minimum
-            auto = QCheckBox("from the wheel size")
+            number.setSpecialValueText("auto" if name != "caster_trail" else "none")  # shown at the minimum
+            auto = QCheckBox(text)
             auto.toggled.connect(lambda on, n=name: self._set_auto(n, on))
             row.addWidget(number)
             row.addWidget(auto)
@@ -166,7 +169,7 @@ class DynamicsTab(SettingsTab):
         if auto:
             number.set(number.minimum())
         elif number.value() == number.minimum():
-            number.set(0.1)
+            number.set(OPTIONAL[name][1])
         self.set_field("dynamics", name, None if auto else float(number.value()))
 
     def reset_defaults(self) -> bool:

@@ -1,5 +1,6 @@
 """The Vehicle Dynamics tab's Wheel motors box: a DC gearmotor on each driven wheel (sear.motors), chosen from
-the presets or typed in from a datasheet, or none (the drive inputs are forces).
+the presets or typed in from a datasheet (its stall torque and no-load speed, or its constants kt, ke and R),
+or none (the drive inputs are forces).
 
 The no-load speed is shown in RPM, the datasheet unit, and stored in rad/s (the project's SI); the other
 figures are shown in the project's units."""
@@ -15,7 +16,7 @@ from sear.fielddocs import field_docs
 from sear.fields import field_info
 from sear.gui.settings.tab import label
 from sear.gui.widgets import NumberField
-from sear.motors import MOTOR_FIELDS, PRESETS, RPM
+from sear.motors import CONSTANT_FIELDS, CURVE_FIELDS, MOTOR_FIELDS, PRESETS, RPM, motor_of, motor_problem
 from sear.project import Dynamics
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ NONE, CUSTOM = "none", "custom"
 """The motor list's entries besides the presets: no motor, and figures that are no preset's."""
 DATASHEET_FIELDS = ("motor_stall_torque", "motor_no_load_speed", "motor_rated_voltage")
 """The figures a preset gives."""
+CURVE, CONSTANTS = "curve", "constants"
+"""The two ways of giving a motor: its stall torque and no-load speed, or its constants kt, ke and R."""
 
 
 class MotorBox(QGroupBox):
@@ -50,21 +53,34 @@ class MotorBox(QGroupBox):
         self.source = QLabel()
         self.source.setWordWrap(True)
         grid.addWidget(self.source, 1, 1, 1, 3)
+        self.form = QComboBox()
+        self.form.addItem("Stall torque and no-load speed", CURVE)
+        self.form.addItem("Constants kt, ke and R", CONSTANTS)
+        self.form.setToolTip("How the datasheet gives the motor: the two ends of its torque-speed line, or its "
+                             "torque constant, back-EMF constant and winding resistance (stall torque kt·V/R, "
+                             "no-load speed V/ke at the rated voltage V). The other form's fields show the same "
+                             "motor, greyed (converted with kt = ke, as for an ideal motor in SI units).")
+        self.form.currentIndexChanged.connect(lambda _i: self._form_chosen())
+        grid.addWidget(QLabel("Given as:"), 2, 0, right)
+        grid.addWidget(self.form, 2, 1, 1, 3)
         self.fields: dict[str, NumberField] = {}
         for index, name in enumerate(MOTOR_FIELDS):
             info = field_info(Dynamics, name)
             rpm = name == "motor_no_load_speed"
             help_text = field_docs(Dynamics)[name] + (" Shown in RPM, stored in rad/s." if rpm else "")
-            field = NumberField("RPM" if rpm else info.unit, info.bounds(), decimals=2 if rpm else 4,
+            field = NumberField("RPM" if rpm else info.unit, info.bounds(),
+                                decimals=2 if rpm else 6 if name in CONSTANT_FIELDS else 4,
                                 tooltip=help_text)
             field.valueChanged.connect(lambda value, n=name: self._edited(n, float(value)))
             self.fields[name] = field
-            # Two columns: the datasheet's figures, then the drive train's.
-            row, column = 2 + index % 3, 2 * (index // 3)
-            grid.addWidget(QLabel(label(Dynamics, name).removeprefix("Motor ").capitalize() + ":"), row, column, right)
+            # Three columns: the datasheet's line, the motor's constants, the drive train.
+            row, column = 3 + index % 3, 2 * (index // 3)
+            text = label(Dynamics, name).removeprefix("Motor ")
+            grid.addWidget(QLabel(text[:1].upper() + text[1:] + ":"), row, column, right)
             grid.addWidget(field, row, column + 1)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
+        grid.setColumnStretch(5, 1)
 
     def _dynamics(self) -> Dynamics:
         return self.tab.robot.dynamics
@@ -86,7 +102,9 @@ class MotorBox(QGroupBox):
             step = "No wheel motors"
         else:
             preset = PRESETS[data if data != CUSTOM else 0]
-            if data != CUSTOM or dynamics.motor_stall_torque is None:
+            if data != CUSTOM or not any(getattr(dynamics, name) is not None for name in MOTOR_FIELDS):
+                for name in CONSTANT_FIELDS:
+                    setattr(dynamics, name, None)
                 dynamics.motor_stall_torque = preset.stall_torque
                 dynamics.motor_no_load_speed = preset.no_load_speed
                 dynamics.motor_rated_voltage = preset.rated_voltage
@@ -94,6 +112,41 @@ class MotorBox(QGroupBox):
         if {name: getattr(dynamics, name) for name in MOTOR_FIELDS} != before:
             self.tab.edited.emit(step, False)
         self.refresh(custom=data == CUSTOM)
+
+    def _form_chosen(self) -> None:
+        """The other form chosen: the motor's figures written in it (one undo step), the same motor: stall
+        torque kt·V/R and no-load speed V/ke from the constants; from the line, ke = V/ω_0, kt = ke (an
+        ideal motor's, in SI units) and R = kt·V/T_s, which give the line back."""
+        dynamics = self._dynamics()
+        figures = self.equivalents()
+        wanted = self.form.currentData()
+        if not figures or (wanted == CONSTANTS) == (dynamics.motor_torque_constant is not None):
+            self.refresh()
+            return
+        for name in CONSTANT_FIELDS + CURVE_FIELDS:
+            setattr(dynamics, name, figures[name] if name in (CONSTANT_FIELDS if wanted == CONSTANTS
+                                                              else CURVE_FIELDS) else None)
+        self.tab.edited.emit("Motor figures as constants" if wanted == CONSTANTS else
+                             "Motor figures as stall torque and no-load speed", False)
+        self.refresh()
+
+    def equivalents(self) -> dict[str, float]:
+        """The robot's motor in both forms (field name: SI value), the given form's figures as they are; {}
+        without a whole motor."""
+        dynamics = self._dynamics()
+        if motor_problem(dynamics) is not None:
+            return {}
+        motor = motor_of(dynamics)
+        if motor is None:
+            return {}
+        rated = motor.rated_voltage
+        kt, ke, resistance = (dynamics.motor_torque_constant, dynamics.motor_back_emf_constant,
+                              dynamics.motor_resistance)
+        if kt is None or ke is None or resistance is None:  # given by its line (motor_problem: all or none)
+            ke = rated / motor.no_load_speed
+            kt, resistance = ke, ke * rated / motor.stall_torque
+        return {"motor_stall_torque": motor.stall_torque, "motor_no_load_speed": motor.no_load_speed,
+                "motor_torque_constant": kt, "motor_back_emf_constant": ke, "motor_resistance": resistance}
 
     def preset_index(self) -> int | None:
         """The preset whose figures the robot's motor has (to 1e-9), or None."""
@@ -117,8 +170,14 @@ class MotorBox(QGroupBox):
         self.choice.blockSignals(False)
         self.source.setText(f"Source: {PRESETS[index].source}" if has_motor and index is not None else "")
         self.source.setVisible(has_motor and index is not None)
+        form = CONSTANTS if dynamics.motor_torque_constant is not None else CURVE
+        self.form.blockSignals(True)
+        self.form.setCurrentIndex(self.form.findData(form))
+        self.form.blockSignals(False)
+        self.form.setEnabled(has_motor)
+        inactive = CURVE_FIELDS if form == CONSTANTS else CONSTANT_FIELDS
         defaults = {"motor_supply_voltage": dynamics.motor_rated_voltage, "motor_gear_ratio": 1.0,
-                    "motor_efficiency": 1.0}
+                    "motor_efficiency": 1.0, **self.equivalents()}
         for name, field in self.fields.items():
             value = getattr(dynamics, name)
             value = defaults.get(name) if value is None else value
@@ -126,7 +185,7 @@ class MotorBox(QGroupBox):
             if value is not None:
                 field.set(value / RPM if name == "motor_no_load_speed" else float(value))
             field.blockSignals(False)
-            field.setEnabled(has_motor)
+            field.setEnabled(has_motor and name not in inactive)
 
     def widget_for(self, field: str) -> QWidget | None:
         """The editor of a dotted motor field ('dynamics.motor_stall_torque'), or None."""
