@@ -228,20 +228,12 @@ def near_boxes(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, low
     if not len(lows):
         return _NONE
     compiled = kernels()
+    if compiled is not None:
+        return compiled.near_boxes(starts, direction, reach, lows, highs)
     columns = [np.ascontiguousarray(starts[:, k]) for k in range(3)]
     steps = [direction[:, k] * reach for k in range(3)]
     low = np.array([min(c.min(), (c + e).min()) for c, e in zip(columns, steps, strict=True)])
     high = np.array([max(c.max(), (c + e).max()) for c, e in zip(columns, steps, strict=True)])
-    if compiled is not None:
-        # Only the boxes near this batch's rays (a micrometre wider than the kernel's own segment boxes, so
-        # a box left out here is one the kernel finds clear of every ray): with 100 robots a sensor's few
-        # hundred rays met the 99 other robots' boxes one by one, ray by ray, 0.25 ms a sample.
-        near = ((lows <= high + 2e-6) & (highs >= low - 2e-6)).all(axis=1)
-        if not near.any():
-            return _NONE
-        if not near.all():
-            lows, highs = lows[near], highs[near]
-        return compiled.near_boxes(starts, direction, reach, lows, highs)
     keep = ((lows <= high) & (highs >= low)).all(axis=1)
     if not keep.any():
         return _NONE
