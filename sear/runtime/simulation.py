@@ -232,6 +232,13 @@ class Simulation:
         self.driven = (self.driven + 1) % len(self.robots)
         return self.driven_robot
 
+    def choose_robot(self, index: int) -> RobotRun:
+        """The keyboard drives robot `index` (its place in `robots`; the window's Objects dock)."""
+        if not 0 <= index < len(self.robots):
+            raise IndexError(f"there is no robot {index}; the project has {len(self.robots)}")
+        self.driven = index
+        return self.driven_robot
+
     # --- output ------------------------------------------------------------------------------------------
 
     def emit(self, text: str, *, error: bool = False) -> None:
