@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
 import os
 import re
 import shutil
@@ -59,8 +60,12 @@ def make_project(folder: Path, robots: int, sensors: str, code: bool, swarm: boo
         example.write_text(example.read_text().replace("</sear-sensors>", lidar.group(0) + "\n</sear-sensors>"))
     if swarm:
         project.simulation.swarm = True
+    for robot in project.robots:
+        # 100 controller processes on 2 busy cores: a turn can wait seconds for a core (a 5 s time-out ended
+        # a process-per-robot run of 100 robots); a benchmark measures cost, not the time-out.
+        robot.code.hook_timeout = 600.0
     project.robot_name = "r0"
-    columns = 5
+    columns = max(5, math.ceil(math.sqrt(robots)))  # 100 robots: 10 x 10, all on the demo's 100 m terrain
     template = copy.deepcopy(project.robots[0])
     for index in range(robots):
         body = project.body if index == 0 else None
