@@ -12,10 +12,11 @@ turn that does not end within the hook time-out is stopped (the process dumps it
 killed) and reported with the line it was stuck on; a process that crashes is reported with its signal
 or exit status. Either way the simulation goes on, and the user code can be restarted in a fresh
 process. An external controller (`sear run --external`, any language) is the same protocol over TCP on
-127.0.0.1 (ExternalListener).
+127.0.0.1 (ExternalListener). A swarm (project <simulation><swarm>) runs several robots' user code in one
+process, each robot over a socketpair of its own (SwarmProcess, SwarmMember): 100 robots, one process.
 
-Longer than most modules (~640 lines): the simulation's end of every controller, the user code process
-and the external port, which share the handshake and the turns (ControllerHost).
+Longer than most modules (~870 lines): the simulation's end of every controller, the user code process,
+the swarm process and the external port, which share the handshake and the turns (ControllerHost).
 """
 
 from __future__ import annotations
@@ -548,6 +549,7 @@ class SwarmProcess:
         """Why the process was ended (a robot's hang), once it was: the other robots' user code stopped."""
         self.members: list[SwarmMember] = []
         self._children: list[socket.socket] = []
+        self._group_ended = False
         for name, path in robots:
             parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             self._children.append(child)
@@ -646,9 +648,10 @@ class SwarmProcess:
         return status
 
     def _end_group(self) -> None:
+        """Kill what the user code started that still runs (the process leads a process group of its own)."""
         proc = self.proc
-        if proc is not None and hasattr(os, "killpg") and getattr(self, "_group_ended", False) is False:
-            self._group_ended = True
+        if proc is not None and hasattr(os, "killpg") and not self._group_ended:
+            self._group_ended = True  # once: the group's number is free again after that
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
 
