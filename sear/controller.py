@@ -14,9 +14,11 @@ The same `sim` API as user code run by the simulation, which is this module too:
 runs in a process of its own, started by the simulation as `python -m sear.controller --fd N FILE`
 (serve_user_code), so a hang or a crash of the user's code never takes the simulation down. The `sim`
 methods are made from the calls the simulation declares in the protocol's welcome (sear.runtime.sim),
-so this process needs neither the physics nor the runtime. Protocol: docs/controller-protocol.md.
+so this process needs neither the physics nor the runtime. A swarm (`--robot NAME FD FILE`, repeated;
+serve_swarm) runs several robots' user code in one such process, a thread and a connection per robot.
+Protocol: docs/controller-protocol.md.
 
-Longer than most modules (~670 lines) because the script client and the user code process share Link
+Longer than most modules (~770 lines) because the script client and the user code process share Link
 (turns, calls, output from any thread, flood gathering) and Sim: splitting them would split that one
 connection's rules across two files.
 """
