@@ -82,7 +82,7 @@ def _children() -> set[int]:
     return found
 
 
-def _run(folder: Path, codes: dict[str, str], *, swarm: bool, seconds: float = 1.5):
+def _run(folder: Path, codes: dict[str, str], *, swarm: bool, seconds: float = 1.0):
     out: list[str] = []
     before = _children()
     simulation = Simulation(_project(folder, codes, swarm=swarm), log_path=folder / "run.csv", output=out.append)
@@ -103,10 +103,10 @@ def test_a_swarm_runs_as_a_process_per_robot_does_with_its_own_state_per_robot(t
     assert len(alone_pids) == len(ROBOTS) and len(swarm_pids) == 1
     assert errors == [None] * len(ROBOTS)
     assert swarm_log == alone_log
-    # 1.5 s at 60 Hz control: 90 ticks, a print every 30 of each robot's own ticks.
+    # 1 s at 60 Hz control: 60 ticks, a print every 30 of each robot's own ticks.
     for name in ROBOTS:
         lines = [line for line in swarm_out.splitlines() if line.startswith(f"[{name}] ticks")]
-        assert [line.split()[2] for line in lines] == ["30", "60", "90"], swarm_out
+        assert [line.split()[2] for line in lines] == ["30", "60"], swarm_out
     assert sorted(swarm_out.splitlines()) == sorted(alone_out.splitlines())
 
 
@@ -115,13 +115,13 @@ def test_a_robot_that_raises_stops_alone(tmp_path):
     assert errors[0] is None and errors[2] is None
     assert errors[1] is not None and "robot b gives up" in errors[1] and "b.py" in errors[1]
     assert "[b] " in out and "ValueError" in out
-    # The others went on to the end (their 90th tick, a second after b stopped at 0.5 s).
+    # The others went on to the end (their 60th tick, half a second after b stopped at 0.5 s).
     for name in ("a", "c"):
-        assert f"[{name}] ticks 90 at" in out
+        assert f"[{name}] ticks 60 at" in out
 
 
 def test_a_hook_that_hangs_ends_the_swarm_naming_the_robot_and_its_line(tmp_path):
-    out, _, pids, errors = _run(tmp_path, {"c": HANGS}, swarm=True, seconds=1.0)
+    out, _, pids, errors = _run(tmp_path, {"c": HANGS}, swarm=True)
     assert len(pids) == 1
     assert errors[0] is None and errors[1] is None
     assert errors[2] is not None
