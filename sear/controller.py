@@ -14,9 +14,11 @@ The same `sim` API as user code run by the simulation, which is this module too:
 runs in a process of its own, started by the simulation as `python -m sear.controller --fd N FILE`
 (serve_user_code), so a hang or a crash of the user's code never takes the simulation down. The `sim`
 methods are made from the calls the simulation declares in the protocol's welcome (sear.runtime.sim),
-so this process needs neither the physics nor the runtime. Protocol: docs/controller-protocol.md.
+so this process needs neither the physics nor the runtime. A swarm (`--robot NAME FD FILE`, repeated;
+serve_swarm) runs several robots' user code in one such process, a thread and a connection per robot.
+Protocol: docs/controller-protocol.md.
 
-Longer than most modules (~670 lines) because the script client and the user code process share Link
+Longer than most modules (~770 lines) because the script client and the user code process share Link
 (turns, calls, output from any thread, flood gathering) and Sim: splitting them would split that one
 connection's rules across two files.
 """
@@ -647,6 +649,79 @@ def serve_user_code(fd: int, path: str, stack_fd: int | None, *, own_group: bool
     return status
 
 
+class _ThreadLinks:
+    """The swarm process's standard streams' target: the link of the robot whose hooks' thread writes; a
+    thread of the user's own (which owns no link) writes to the first robot's console."""
+
+    def __init__(self, links: dict[int, Link], default: Link) -> None:
+        self.links = links
+        """Each robot's link by the ident of the thread that runs its hooks."""
+        self.default = default
+
+    def print(self, text: str, *, err: bool = False) -> None:
+        self.links.get(threading.get_ident(), self.default).print(text, err=err)
+
+
+SWARM_THREAD_STACK = 1 << 20
+"""Bytes of stack per robot thread of a swarm process (1 MiB, against the 8 MiB default: 100 robots'
+threads reserve 100 MiB of address space rather than 800; Python's own recursion limit is reached first)."""
+
+
+def serve_swarm(robots: list[tuple[str, int, str]], stack_fd: int | None, *, own_group: bool = False) -> int:
+    """The swarm process's main: the user code of several robots in one process, each robot's `init`,
+    `main_loop` or `run` with its own module (its own globals), its own `sim` and its own connection
+    (`robots`: name, inherited socket, user code file), in a thread of its own so that a blocking
+    run(sim) waits for its turn without holding up the others. The simulation gives the robots' turns in
+    order and serves each robot's connection in that order, so the threads take turns as separate
+    processes would. A robot whose code raises reports it on its own connection and its thread ends; the
+    others go on. A hook that never returns cannot be stopped alone in a shared process: the simulation
+    ends the whole process then (sear.usercode.SwarmProcess). The stack dump (SIGUSR1, or a crash) covers
+    every thread, and each robot's thread is named in the stack file first so that the simulation can
+    find the stuck robot's frames."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if stack_fd is not None:
+        faulthandler.enable(file=stack_fd, all_threads=True)
+        faulthandler.register(signal.SIGUSR1, file=stack_fd, all_threads=True)
+    links: dict[int, Link] = {}
+    processes: list[UserCodeProcess] = []
+    ready = threading.Barrier(len(robots) + 1)
+
+    def robot_thread(name: str, fd: int, path: str) -> None:
+        ident = threading.get_ident()
+        if stack_fd is not None:
+            os.write(stack_fd, f"sear swarm robot {name} thread 0x{ident:016x}\n".encode())
+        link = Link(protocol.Connection(socket.socket(fileno=fd)))
+        link.owner = ident
+        links[ident] = link
+        ready.wait()  # every link known before any user code runs (the standard streams' targets)
+        try:
+            link.hello(name=f"sear swarm user code ({name})")
+        except (protocol.Closed, protocol.ProtocolError, ControllerError):
+            return
+        process = UserCodeProcess(link, Path(path))
+        processes.append(process)
+        process.serve()
+
+    threading.stack_size(SWARM_THREAD_STACK)
+    threads = [threading.Thread(target=robot_thread, args=robot, name=f"sear-robot-{robot[0]}", daemon=True)
+               for robot in robots]
+    threading.stack_size(0)
+    for thread in threads:
+        thread.start()
+    ready.wait()
+    first = next(iter(links.values()))
+    streams = _ThreadLinks(links, first)
+    sys.stdout, sys.stderr = _Console(streams), _Console(streams, err=True)  # type: ignore[arg-type]
+    if own_group:
+        threading.Thread(target=_end_with_the_simulation, args=(os.getppid(),), name="sear-parent-watch",
+                         daemon=True).start()
+    for thread in threads:
+        thread.join()
+    if own_group and any(process.simulation_gone for process in processes):
+        _end_own_group()
+    return 0
+
+
 PARENT_CHECK_SECONDS = 0.5
 """s between two looks of the parent-watch thread at whether the simulation process still runs."""
 
@@ -680,15 +755,24 @@ def _end_own_group() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sear.controller",
                                      description="The user code process a SEAR simulation starts.")
-    parser.add_argument("--fd", type=int, required=True, help="the inherited socket to the simulation")
+    parser.add_argument("--fd", type=int, help="the inherited socket to the simulation")
     parser.add_argument("--stack-fd", type=int, default=None,
                         help="the inherited file where the stack is written when stuck or crashed")
     parser.add_argument("--own-group", action="store_true",
                         help="this process leads a process group of its own: what the user code started is "
                              "killed when the simulation goes away without ending the run")
-    parser.add_argument("user_code", help="the user code file")
+    parser.add_argument("--robot", nargs=3, action="append", metavar=("NAME", "FD", "FILE"), default=[],
+                        help="a swarm process: one robot's name, inherited socket and user code file (repeated "
+                             "for each robot; --fd and the positional file are then not given)")
+    parser.add_argument("user_code", nargs="?", help="the user code file")
     args = parser.parse_args(argv)
-    status = serve_user_code(args.fd, args.user_code, args.stack_fd, own_group=args.own_group)
+    if args.robot:
+        status = serve_swarm([(name, int(fd), path) for name, fd, path in args.robot], args.stack_fd,
+                             own_group=args.own_group)
+    else:
+        if args.fd is None or args.user_code is None:
+            parser.error("--fd and the user code file are required (or --robot for a swarm)")
+        status = serve_user_code(args.fd, args.user_code, args.stack_fd, own_group=args.own_group)
     with contextlib.suppress(ValueError, OSError):  # the user's code may have closed or broken sys.stdout
         sys.stdout.flush()
     os._exit(status)  # no interpreter teardown: user threads left behind must not keep the process

@@ -117,6 +117,8 @@ def early_user_code(project_path: Path) -> EarlyUserCode | None:
         code = project.code
         if code.user_code is None or not Path(code.user_code).is_file():
             return None
+        if project.simulation.swarm and sum(r.code.user_code is not None for r in project.robots) > 1:
+            return None  # the swarm's one process starts with every robot's file
         runner = UserCodeRunner(code.user_code, code.hook_timeout)
         runner.launch()
     except (SearError, OSError):

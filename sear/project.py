@@ -309,6 +309,11 @@ class SimulationSettings:
     control_hz: float = param(60.0, minimum=MIN_CONTROL_HZ, maximum=MAX_PHYSICS_HZ, unit="Hz", label="Control rate")
     """Rate at which main_loop runs, Hz, 0.01 to 1000; main_loop runs on every physics step nearest
     this rate, so a control rate above the physics rate runs it on every step."""
+    swarm: bool = param(False, label="Swarm controller")
+    """Run every robot's user code in one process (a swarm), not one process per robot: 100 robots are
+    then one Python process, not 100. Each robot keeps its own module, `sim` and state; a robot whose code
+    raises stops alone, but a hook that does not return ends the shared process and so every robot's
+    code."""
 
 
 FIRST_ROBOT_NAME = "robot"

@@ -12,10 +12,11 @@ turn that does not end within the hook time-out is stopped (the process dumps it
 killed) and reported with the line it was stuck on; a process that crashes is reported with its signal
 or exit status. Either way the simulation goes on, and the user code can be restarted in a fresh
 process. An external controller (`sear run --external`, any language) is the same protocol over TCP on
-127.0.0.1 (ExternalListener).
+127.0.0.1 (ExternalListener). A swarm (project <simulation><swarm>) runs several robots' user code in one
+process, each robot over a socketpair of its own (SwarmProcess, SwarmMember): 100 robots, one process.
 
-Longer than most modules (~640 lines): the simulation's end of every controller, the user code process
-and the external port, which share the handshake and the turns (ControllerHost).
+Longer than most modules (~870 lines): the simulation's end of every controller, the user code process,
+the swarm process and the external port, which share the handshake and the turns (ControllerHost).
 """
 
 from __future__ import annotations
@@ -526,6 +527,217 @@ class UserCodeRunner(ControllerHost):
         if self._stack is not None:
             self._stack.close()
             self._stack = None
+
+
+_THREAD_LINE = re.compile(r"^sear swarm robot (.+) thread (0x[0-9a-f]+)$")
+_DUMP_THREAD = re.compile(r"^(?:Current thread|Thread) (0x[0-9a-f]+)")
+
+
+class SwarmProcess:
+    """One process (python -m sear.controller --robot ...) that runs the user code of several robots, so
+    that 100 robots are not 100 Python processes: each robot keeps its own connection (a socketpair), its
+    own module, `sim` and state, and is served as a process of its own would be (SwarmMember). A robot
+    whose code raises is stopped alone; a hook that does not return, or a crash of the process, stops
+    every robot's user code, with one message saying which robot and where."""
+
+    def __init__(self, robots: list[tuple[str, Path]], timeout: float) -> None:
+        """`robots`: each robot's name and user code file, in the order the simulation gives their turns;
+        `timeout`: the hook time-out, s (the project's first robot's)."""
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._stack: IO[bytes] | None = None
+        self.ended: str | None = None
+        """Why the process was ended (a robot's hang), once it was: the other robots' user code stopped."""
+        self.members: list[SwarmMember] = []
+        self._children: list[socket.socket] = []
+        self._group_ended = False
+        for name, path in robots:
+            parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._children.append(child)
+            self.members.append(SwarmMember(self, name, Path(path), protocol.Connection(parent), timeout))
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def launch(self) -> None:
+        """Start the process (UserCodeError when it cannot); each member's start() then takes its hello."""
+        self._stack = tempfile.TemporaryFile()  # noqa: SIM115 - open for the process's lifetime
+        env = dict(os.environ)
+        package_root = str(Path(_SEAR_DIR).parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        robots: list[str] = []
+        for member, child in zip(self.members, self._children, strict=True):
+            robots += ["--robot", member.name, str(child.fileno()), str(member.path)]
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "sear.controller", "--stack-fd", str(self._stack.fileno()),
+                 *(["--own-group"] if os.name == "posix" else []), *robots],
+                pass_fds=(*(c.fileno() for c in self._children), self._stack.fileno()), stdin=subprocess.DEVNULL,
+                env=env, cwd=str(self.members[0].path.parent), process_group=0 if os.name == "posix" else None)
+        except OSError as exc:
+            for member in self.members:
+                member.failed = True
+                member.conn.close()
+            self._close_stack()
+            raise UserCodeError(f"the swarm's user code process cannot be started ({exc.strerror}).",
+                                file=self.members[0].path) from None
+        finally:
+            for child in self._children:
+                child.close()
+            self._children = []
+
+    def dump(self, name: str) -> list[tuple[str, int, str]]:
+        """Robot `name`'s frames in the user code (innermost first) from a stack dump of every thread that
+        the process writes on SIGUSR1; [] when it writes none within 2 s."""
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return self._frames(name)
+        proc.send_signal(signal.SIGUSR1)
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            frames = self._frames(name)
+            if frames:
+                return frames
+            time.sleep(0.01)
+        return []
+
+    def _frames(self, name: str) -> list[tuple[str, int, str]]:
+        if self._stack is None:
+            return []
+        try:
+            size = os.fstat(self._stack.fileno()).st_size
+            text = os.pread(self._stack.fileno(), size, 0).decode(errors="replace")
+        except (OSError, ValueError):
+            return []
+        threads = {m.group(2): m.group(1) for m in map(_THREAD_LINE.match, text.splitlines()) if m}
+        member = next((m for m in self.members if m.name == name), None)
+        path = str(member.path) if member is not None else ""
+        frames: list[tuple[str, int, str]] = []
+        current: str | None = None
+        for line in text.splitlines():
+            thread = _DUMP_THREAD.match(line)
+            if thread is not None:
+                current = threads.get(thread.group(1))
+                continue
+            if current == name:
+                found = _STACK_LINE.search(line)
+                if found and found.group(1) == path:
+                    frames.append((found.group(1), int(found.group(2)), found.group(3)))
+        return frames
+
+    def end(self, why: str) -> None:
+        """End the process (a robot hung): every member's user code stops; `why` is kept for them."""
+        if self.ended is None:
+            self.ended = why
+        for member in self.members:
+            if not member.failed:
+                member.failed = True
+                member.conn.close()
+        self._wait_exit(0.0)
+
+    def _wait_exit(self, timeout: float) -> int | None:
+        proc = self.proc
+        if proc is None:
+            return None
+        try:
+            status = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            status = proc.wait()
+        self._end_group()
+        return status
+
+    def _end_group(self) -> None:
+        """Kill what the user code started that still runs (the process leads a process group of its own)."""
+        proc = self.proc
+        if proc is not None and hasattr(os, "killpg") and not self._group_ended:
+            self._group_ended = True  # once: the group's number is free again after that
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    def member_closed(self, timeout: float) -> None:
+        """A member's connection closed: once every member's is, the process ends (killed after
+        `timeout` s) and its stack file is closed."""
+        if all(member.conn.closed for member in self.members):
+            self._wait_exit(timeout)
+            self._close_stack()
+
+    def close(self) -> None:
+        """End the process once the simulation is done with it: members never attached (a start that failed
+        half-way) are closed too. Closing twice does nothing more."""
+        for member in self.members:
+            member.conn.close()
+        self._wait_exit(1.0)
+        self._close_stack()
+
+    def _close_stack(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
+
+
+class SwarmMember(ControllerHost):
+    """One robot's user code in a SwarmProcess: the simulation's end of its own connection to the shared
+    process, served like a process of its own. Restarting one robot's code is not offered (the process is
+    shared)."""
+
+    def __init__(self, swarm: SwarmProcess, name: str, path: Path, conn: protocol.Connection,
+                 timeout: float) -> None:
+        super().__init__(conn, timeout=timeout)
+        self.swarm = swarm
+        self.name = name
+        self.path = path
+        self.label = f"robot {name}'s user code"
+
+    def start(self, welcome: dict[str, Any]) -> None:
+        """Take the robot's hello and welcome it (UserCodeError when the process did not start)."""
+        try:
+            self.handshake(None, welcome, STARTUP_TIMEOUT)
+        except Refused as exc:
+            self.failed = True
+            status = self.swarm._wait_exit(2.0)
+            raise UserCodeError(f"the swarm's user code process did not start ({exc}; exit status {status}).",
+                                file=self.path) from None
+
+    def _what(self, frames: list[tuple[str, int, str]]) -> str:
+        if frames:
+            return _HOOKS.get(frames[-1][2], _TURNS.get(self.turn_kind, "the user code"))
+        return _TURNS.get(self.turn_kind, "the user code")
+
+    def _stuck(self) -> UserCodeError:
+        frames = self.swarm.dump(self.name)
+        line = frames[0][1] if frames else None
+        where = f" It is stuck at line {line}: `{_line_of(str(self.path), line)}`." if line else ""
+        count = len(self.swarm.members)
+        text = (f"robot {self.name}'s {self._what(frames)} did not return within {self.timeout:g} s of real "
+                f"time.{where} "
+                f"The swarm's process, which runs the user code of all {count} robots, was ended, so every "
+                "robot's user code stopped (one thread of a process cannot be stopped alone). Hooks must return "
+                "quickly: move long loops into run(sim) with `while sim.step():`, or raise the hook time-out in "
+                "Code Setup.")
+        self.swarm.end(text)
+        return StuckHookError(text, file=self.path, line=line)
+
+    def _gone(self) -> UserCodeError:
+        if self.swarm.ended is not None:
+            return UserCodeError(f"robot {self.name}'s user code stopped with the swarm's process.", file=self.path)
+        status = self.swarm._wait_exit(5.0)
+        count = len(self.swarm.members)
+        if status is not None and status < 0:
+            how = f"was killed by {protocol.signal_name(-status)} ({_SIGNALS.get(-status, 'a signal')})"
+        else:
+            how = f"ended with exit status {status} without a Python error"
+        text = (f"the swarm's process, which runs the user code of all {count} robots, {how} during robot "
+                f"{self.name}'s {self._what([])}; every robot's user code stopped.")
+        self.swarm.end(text)
+        return UserCodeError(text, file=self.path)
+
+    def _failure(self, text: str, line: int | None) -> UserCodeError:
+        return UserCodeError(text, file=self.path, line=line)
+
+    def _disconnect(self) -> None:
+        self.conn.close()
+        self.swarm.member_closed(0.5 if self.failed else self.timeout)
 
 
 class ExternalListener:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import platform
 import shutil
 import signal
 import sys
@@ -108,8 +109,14 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
 
     progress = Progress(len(runs), len(done), stream)
 
+    placements: dict[str, dict[str, str]] = {}
+    """Where each run finished here ran (the manifest's `ran_on`): a Ray node, or this machine."""
+    here = {"host": platform.node()}
+
     def on_row(row: dict[str, Any]) -> None:
         results.append_row(folder, row)
+        if not use_ray:
+            placements[row["run_id"]] = here
         progress.update(row)
 
     remove_stale_scratch()
@@ -124,7 +131,8 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         if use_ray:
             from sear.batch.rayrun import run_ray
 
-            complete = run_ray(todo, ray, sweep.project.parent, on_row, cpus=workers, output=folder)
+            complete = run_ray(todo, ray, sweep.project.parent, on_row, cpus=workers, output=folder,
+                               placements=placements)
         else:
             with fork_server_folder(scratch_root):
                 complete = run_local(todo, workers, scratch_root, on_row)
@@ -134,6 +142,7 @@ def run_batch(sweep_path: str | Path, *, workers: int | None = None, output: str
         progress.close()
         stop_fork_server()
         shutil.rmtree(scratch_root, ignore_errors=True)
+    results.record_placements(folder, placements)
     rows = results.read_rows(folder)
     prefixes = results.robot_prefixes(Project.load(sweep.project))
     results.write_tables(folder, rows, prefixes)

@@ -15,7 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sear.errors import SearError
+
 INSTALL_HINT = "--ray needs Ray, which is an optional extra: pip install 'sear[ray]' (or pip install ray)."
+NODE_HINT = ("install SEAR there, the same version as here ({version}), in the Python environment Ray runs in "
+             "on that node (pip install 'sear[ray]=={version}'), then run the batch again")
+"""What a node without SEAR (or with another version) needs, said in the error that names it."""
+
 UPLOAD_EXCLUDES = ["*-results/", ".git/", "__pycache__/", "*.arrays/"]
 """Left out of the project folder Ray ships: batch results and logs, version control, caches."""
 
@@ -27,6 +33,66 @@ def ray_missing() -> str | None:
     except ImportError:
         return INSTALL_HINT
     return None
+
+
+class RayNodeError(SearError):
+    """A node of the Ray cluster cannot run SEAR's runs (SEAR is missing there or another version)."""
+
+
+PROBE_SOURCE = """
+def probe():
+    import platform
+    import ray
+    node = ray.get_runtime_context().get_node_id()
+    try:
+        import sear
+        import sear.batch.pool  # noqa: F401 - the runs' own imports: SEAR's dependencies are there too
+    except Exception as exc:
+        return node, platform.node(), None, type(exc).__name__ + ": " + str(exc)
+    return node, platform.node(), sear.__version__, None
+"""
+"""The check each node runs before the batch. Compiled here into a function of no module, so Ray ships its
+code by value: a node without SEAR could not load a function of sear.batch.rayrun to run it."""
+
+
+def _probe() -> Callable[[], tuple[str, str, str | None, str | None]]:
+    namespace: dict[str, Any] = {"__builtins__": __builtins__}
+    exec(compile(PROBE_SOURCE, "<sear node check>", "exec"), namespace)
+    probe = namespace["probe"]
+    probe.__module__ = None  # no module to import on the node: pickled by value
+    return probe
+
+
+def check_nodes(ray: Any) -> dict[str, str]:
+    """Run the node check on every alive node of the cluster `ray` is connected to (one task pinned to
+    each); the nodes' host names by node id. RayNodeError naming every node where SEAR cannot be imported
+    or is another version than here."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from sear import __version__
+
+    remote = ray.remote(num_cpus=0, max_retries=0)(_probe())
+    nodes = [node["NodeID"] for node in ray.nodes() if node.get("Alive")]
+    refs = [remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote()
+            for node in nodes]
+    hosts: dict[str, str] = {}
+    problems: list[str] = []
+    for node, ref in zip(nodes, refs, strict=True):
+        try:
+            node_id, host, version, error = ray.get(ref)
+        except ray.exceptions.RayError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            problems.append(f"node {node[:12]}: the check could not run ({first})")
+            continue
+        hosts[node_id] = host
+        if error is not None:
+            problems.append(f"node {node_id[:12]} ({host}): SEAR cannot be imported there ({error})")
+        elif version != __version__:
+            problems.append(f"node {node_id[:12]} ({host}): SEAR {version} is installed there")
+    if problems:
+        raise RayNodeError(f"{len(problems)} of the Ray cluster's {len(nodes)} node(s) cannot run SEAR's runs: "
+                           + "; ".join(problems) + ". " + NODE_HINT.format(version=__version__) + ".")
+    return hosts
 
 
 def ray_task(job: dict[str, Any], project_folder: str, shipped: bool) -> dict[str, Any]:
@@ -55,18 +121,24 @@ def ray_task(job: dict[str, Any], project_folder: str, shipped: bool) -> dict[st
             for file in sorted(run_dir.rglob("*")):
                 if file.is_file():
                     files[str(file.relative_to(run_dir))] = file.read_bytes()
-    return {"row": row, "files": files}
+    import platform
+
+    import ray
+
+    context = ray.get_runtime_context()
+    return {"row": row, "files": files, "node": {"ray_node": context.get_node_id(), "host": platform.node()}}
 
 
 def run_ray(jobs: list[dict[str, Any]], address: str | None, project_folder: Path,
             on_row: Callable[[dict[str, Any]], None], *, cpus: int | None = None,
-            output: Path | None = None) -> bool:
+            output: Path | None = None, placements: dict[str, dict[str, str]] | None = None) -> bool:
     """Run `jobs` as Ray tasks (one CPU each) on the cluster at `address`, or on a new local Ray instance
     with `cpus` CPUs; the project folder (less `output` and UPLOAD_EXCLUDES) is the job's working folder
     on every node. A Ray instance this process started already is used as it is (its job's working folder
     is its own, so the project is read where it lies: a single machine). `on_row` gets each row as it
-    finishes. True when all ran; False when Ctrl+C stopped the batch (tasks under way cancelled,
-    finished rows kept)."""
+    finishes; `placements` (when given) where each finished run ran, by run id: its Ray node's id and host
+    name. Every node is checked first (check_nodes: RayNodeError when one lacks SEAR). True when all ran;
+    False when Ctrl+C stopped the batch (tasks under way cancelled, finished rows kept)."""
     import ray
 
     folder = str(project_folder.absolute())
@@ -80,6 +152,7 @@ def run_ray(jobs: list[dict[str, Any]], address: str | None, project_folder: Pat
                  runtime_env={"working_dir": folder, "excludes": excludes})
         started = shipped = True
     try:
+        check_nodes(ray)
         remote = ray.remote(num_cpus=1)(ray_task)
         refs = {}
         for job in jobs:
@@ -97,6 +170,8 @@ def run_ray(jobs: list[dict[str, Any]], address: str | None, project_folder: Pat
                     except ray.exceptions.RayError as exc:  # the task's process died every time it was tried
                         answer = {"row": _lost_row(job, exc), "files": {}}
                     _write_files(job, answer["files"])
+                    if placements is not None and "node" in answer:
+                        placements[job["run_id"]] = answer["node"]
                     on_row(answer["row"])
         except KeyboardInterrupt:
             for ref in pending:

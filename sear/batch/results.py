@@ -207,6 +207,19 @@ def write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
     os.replace(temporary, folder / MANIFEST)
 
 
+def record_placements(folder: Path, placements: dict[str, dict[str, str]]) -> None:
+    """Write into the manifest where each run of `placements` (by run id) ran: `ran_on`, the host name and,
+    on a Ray cluster, the Ray node's id (runs of an earlier --resume keep theirs)."""
+    if not placements:
+        return
+    manifest = read_manifest(folder)
+    for run in manifest["runs"]:
+        where = placements.get(run["run_id"])
+        if where is not None:
+            run["ran_on"] = dict(where)
+    write_manifest(folder, manifest)
+
+
 def read_manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST
     try:

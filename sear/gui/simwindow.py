@@ -169,6 +169,7 @@ class SimulationWindow(QMainWindow):
         self.console = Console()
         self.console_dock = self._dock("Console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.objects = ObjectsPanel(sim, self.picker)
+        self.objects.drive = self.drive_robot
         self.objects_dock = self._dock("Objects", self.objects, Qt.DockWidgetArea.BottomDockWidgetArea)
         # Beside the console, under the view: no room taken from the right-hand column, which the plots and
         # the sensors' pictures share (and a collapsed Plots dock leaves to the pictures). Not as a tab: the
@@ -359,10 +360,16 @@ class SimulationWindow(QMainWindow):
     def next_robot(self) -> None:
         """Tab: the keys drive the next robot; the camera, the HUD and the sensor docks follow it (the robot
         left lets go of the keys' pedals; its user code keeps driving it)."""
+        self.drive_robot((self.simulation.driven + 1) % len(self.simulation.robots))
+
+    def drive_robot(self, index: int) -> None:
+        """The keys drive robot `index` and the camera, the HUD and the sensor docks follow it (Tab, or a
+        double click on the robot in the Objects dock); the robot left lets go of the keys' pedals."""
         if self._manual_active:
             self.simulation.set_manual_input(0.0, 0.0, False)
             self._manual_active = False
-        run = self.simulation.choose_next_robot()
+        run = self.simulation.choose_robot(index)
+        self.objects.show_driven()
         self.cameras.drive(run)
         self.sensor_docks.drive(run)
         self.draw()

@@ -152,7 +152,7 @@ class RobotRun:
     @property
     def user_code_running(self) -> bool:
         return (self.user_started and self.user_error is None and self.runner is not None
-                and not self.runner.finished)
+                and not self.runner.finished and not self.runner.failed)
 
     def start_user_code(self) -> None:
         runner = self.runner

@@ -41,7 +41,7 @@ from sear.sensors.gripper import GRIPPER_SENSOR, GripperSensor, GripperSensorCon
 from sear.sensors.mounting import mounted
 from sear.sensors.suite import SensorSuite, update_together
 from sear.state import VehicleState
-from sear.usercode import ControllerHost
+from sear.usercode import ControllerHost, SwarmProcess
 
 HISTORY_PIECE = 100_000
 """Characters of one piece of output Simulation.output_history keeps (its end)."""
@@ -101,6 +101,8 @@ class Simulation:
         self.driven = 0
         """The robot the keyboard drives and the window's camera follows (an index into `robots`)."""
         self.grids: dict[str, GridImage] = {}
+        self.swarm: SwarmProcess | None = None
+        """The one process running every robot's user code (project.simulation.swarm), or None."""
         """The latest grid user code showed under each title (sim.show_grid), in the order first shown."""
         self.log: CsvLog | None = None
         self.log_failure: LogFull | None = None
@@ -124,12 +126,27 @@ class Simulation:
             first = self.robots[0]
             if controller is not None:
                 first._attach(controller(first._welcome()))
-            for run in self.robots:
-                if run.runner is None and run.robot.code.user_code is not None:
+            coded = [run for run in self.robots if run.runner is None and run.robot.code.user_code is not None]
+            if project.simulation.swarm and len(coded) > 1:
+                self._start_swarm(coded)
+            else:
+                for run in coded:
                     run._attach(run._spawn(run._welcome()))
         except BaseException:
             self.close()
             raise
+
+    def _start_swarm(self, runs: list[RobotRun]) -> None:
+        """The user code of `runs` in one swarm process (project.simulation.swarm), each robot greeted and
+        given its init turn in order (UserCodeError when the process does not start or an init fails)."""
+        code = runs[0].robot.code
+        swarm = SwarmProcess([(run.name, Path(str(run.robot.code.user_code))) for run in runs], code.hook_timeout)
+        self.swarm = swarm
+        swarm.launch()
+        for run, member in zip(runs, swarm.members, strict=True):
+            member.emit = run.emit
+            member.start(run._welcome())
+            run._attach(member)
 
     def _build_robot(self, index: int, robot: Robot, configs: list[SensorConfig] | None,
                      code: CodeType | None) -> RobotRun:
@@ -213,6 +230,13 @@ class Simulation:
     def choose_next_robot(self) -> RobotRun:
         """Tab in the window: the keyboard drives the next robot (after the last, the first)."""
         self.driven = (self.driven + 1) % len(self.robots)
+        return self.driven_robot
+
+    def choose_robot(self, index: int) -> RobotRun:
+        """The keyboard drives robot `index` (its place in `robots`; the window's Objects dock)."""
+        if not 0 <= index < len(self.robots):
+            raise IndexError(f"there is no robot {index}; the project has {len(self.robots)}")
+        self.driven = index
         return self.driven_robot
 
     # --- output ------------------------------------------------------------------------------------------
@@ -379,7 +403,7 @@ class Simulation:
                     log.write_robots(world.time, [(r.state, r.sensors.log_values()) for r in robots])
             for run in turns:
                 runner = run.runner
-                if runner is not None:
+                if runner is not None and not runner.failed:  # a swarm ended by another robot's hang: no turn left
                     run.guard(runner.finish_turn)
         if sampled:
             return TickResult(control, tuple(sampled))
@@ -427,5 +451,8 @@ class Simulation:
         for run in getattr(self, "robots", ()):
             if run.runner is not None:
                 run.runner.close()
+        swarm = getattr(self, "swarm", None)
+        if swarm is not None:
+            swarm.close()
         self.stop_log()
         self.world.close()

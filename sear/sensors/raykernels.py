@@ -249,10 +249,27 @@ def near_boxes(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, low
     ((B, 3), m): the slab test of sear.sensors.embreescene.near_boxes, ray by ray, with the same
     arithmetic (a zero direction component taken as 1e-30)."""
     n = len(starts)
-    boxes = len(lows)
     near = np.empty(n, dtype=np.int64)
     count = 0
+    # The boxes near any of the rays first (clear of the box around every segment, widened by twice the
+    # micrometre of each segment's own box below, a box is clear of each segment's): with 100 robots a
+    # sensor's rays would otherwise meet the 99 other robots' boxes one by one, ray by ray.
+    u0, u1, u2 = math.inf, math.inf, math.inf
+    v0, v1, v2 = -math.inf, -math.inf, -math.inf
     for r in range(n):
+        s0, s1, s2 = starts[r, 0], starts[r, 1], starts[r, 2]
+        e0, e1, e2 = s0 + direction[r, 0] * reach[r], s1 + direction[r, 1] * reach[r], s2 + direction[r, 2] * reach[r]
+        u0, v0 = min(u0, s0, e0), max(v0, s0, e0)
+        u1, v1 = min(u1, s1, e1), max(v1, s1, e1)
+        u2, v2 = min(u2, s2, e2), max(v2, s2, e2)
+    kept = np.empty(len(lows), dtype=np.int64)
+    boxes = 0
+    for b in range(len(lows)):
+        if (lows[b, 0] <= v0 + 2e-6 and highs[b, 0] >= u0 - 2e-6 and lows[b, 1] <= v1 + 2e-6
+                and highs[b, 1] >= u1 - 2e-6 and lows[b, 2] <= v2 + 2e-6 and highs[b, 2] >= u2 - 2e-6):
+            kept[boxes] = b
+            boxes += 1
+    for r in range(n if boxes else 0):
         s0, s1, s2 = starts[r, 0], starts[r, 1], starts[r, 2]
         d0, d1, d2 = direction[r, 0], direction[r, 1], direction[r, 2]
         # The box around the segment (a micrometre larger than rounding could make it): boxes clear of it
@@ -262,7 +279,8 @@ def near_boxes(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, low
         lo1, hi1 = min(s1, e1) - 1e-6, max(s1, e1) + 1e-6
         lo2, hi2 = min(s2, e2) - 1e-6, max(s2, e2) + 1e-6
         clear = True
-        for b in range(boxes):
+        for k in range(boxes):
+            b = kept[k]
             if (lows[b, 0] <= hi0 and highs[b, 0] >= lo0 and lows[b, 1] <= hi1 and highs[b, 1] >= lo1
                     and lows[b, 2] <= hi2 and highs[b, 2] >= lo2):
                 clear = False
@@ -272,7 +290,8 @@ def near_boxes(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, low
         i0 = 1.0 / (1e-30 if d0 == 0.0 else d0)
         i1 = 1.0 / (1e-30 if d1 == 0.0 else d1)
         i2 = 1.0 / (1e-30 if d2 == 0.0 else d2)
-        for b in range(boxes):
+        for k in range(boxes):
+            b = kept[k]
             t1 = (lows[b, 0] - s0) * i0
             t2 = (highs[b, 0] - s0) * i0
             enter = max(0.0, min(t1, t2))

@@ -72,6 +72,30 @@ def test_tab_chooses_the_robot_the_keys_drive_and_the_camera_follows(window):
     assert w.simulation.driven == 0 and "driving west" in w.status.text()
 
 
+def test_a_double_click_on_a_robot_in_the_objects_dock_drives_it_and_the_camera_follows(window):
+    w = window
+    _west, east = w.simulation.robots
+    objects = w.objects
+    row = objects.rows[("robot", 1)]
+    assert objects.rows[("robot", 0)].text(0) == "west (robot, driven)" and row.text(0) == "east (robot)"
+    w.objects_dock.show()
+    objects.scrollToItem(row)
+    place = objects.visualItemRect(row).center()
+    assert objects.itemAt(place) is row
+    # A double click as the mouse makes it: a click, then the second press (Qt's double-click event).
+    QTest.mouseClick(objects.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, place)
+    QTest.mouseDClick(objects.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, place)
+    assert w.simulation.driven == 1
+    assert row.text(0) == "east (robot, driven)" and row.font(0).bold()
+    assert objects.rows[("robot", 0)].text(0) == "west (robot)" and not objects.rows[("robot", 0)].font(0).bold()
+    assert "driving east" in w.status.text() and "robot east" in w.hud.text()
+    w.view.setFocus()
+    moved = _drive(w, 1.0)
+    assert moved[1] > 0.3 and moved[0] < 0.02, moved  # the keys drive east now
+    centre = np.array(list(w.view.opts["center"]))
+    assert np.linalg.norm(centre[:2] - east.state.position[:2]) < 0.05  # the camera is on it
+
+
 LIDAR_SENSORS = """<?xml version='1.0' encoding='UTF-8'?>
 <sear-sensors version="1">
   <lidar name="lidar">
