@@ -37,6 +37,7 @@ from sear.errors import ProjectError
 from sear.gui.geometry import restore_window, save_window
 from sear.gui.help import add_help_menu
 from sear.gui.simcamera import Cameras
+from sear.gui.simcapture import ViewCapture
 from sear.gui.simconsole import Console
 from sear.gui.simdocks import Hud, PlotsPanel, SensorDocks, collapse_empty_plots, give_pictures_room
 from sear.gui.simkeys import CAMERA_KEYS, DRIVE_KEYS, HELP, KeyRouter
@@ -177,6 +178,9 @@ class SimulationWindow(QMainWindow):
         # The right-hand docks reach down to the status bar; the console lies under the 3-D view only.
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
+        self.capture = ViewCapture(self, self.view, lambda text: self.console.note(text),
+                                   lambda: self.simulation.project.name, lambda: self.simulation.world.time)
+        """Pictures and films of the 3-D view (File > Save Picture, Record Video)."""
         self._build_toolbar()
         self.status = QLabel()
         self.statusBar().addWidget(self.status, 1)
@@ -244,6 +248,9 @@ class SimulationWindow(QMainWindow):
         add("debug", "Physics Shapes", True, self.scene.set_debug_shapes, "Ctrl+D",
             checked=self.simulation.project.code.debug_shapes, tool="Physics shapes")
         add("record", "Record Log…", True, self.set_recording, "Ctrl+L", tool="Record log…")
+        add("film", "Record Video…", True, self.set_filming, "Ctrl+Shift+R", tool="Video…")
+        add("picture", "Save Picture of the View", False, lambda: self.capture.save_picture(), "F12")
+        add("picture_as", "Save Picture As…", False, lambda: self.capture.save_picture(ask=True), "Shift+F12")
         add("help", "Keyboard Shortcuts", True, self.show_key_help, "F1", tool="Help (F1)")
         add("close", "Close Window", False, lambda: self.close(), QKeySequence.StandardKey.Close)
         add("quit", "Quit", False, quit_application, QKeySequence.StandardKey.Quit)
@@ -262,6 +269,9 @@ class SimulationWindow(QMainWindow):
         menus = self.menuBar()
         file = menus.addMenu("&File")
         file.addAction(c["record"])
+        file.addAction(c["film"])
+        file.addAction(c["picture"])
+        file.addAction(c["picture_as"])
         file.addSeparator()
         file.addAction(c["close"])
         file.addAction(c["quit"])
@@ -426,6 +436,17 @@ class SimulationWindow(QMainWindow):
             if written is not None:
                 self.console.note(f"Log written to {written}\n")
 
+    def set_filming(self, on: bool, path: str | Path | None = None) -> None:
+        """File > Record Video: film the 3-D view into an MP4 (a file dialog unless `path`), or finish it."""
+        if on:
+            if not self.capture.start_film(path):
+                self.commands["film"].blockSignals(True)
+                self.commands["film"].setChecked(False)
+                self.commands["film"].blockSignals(False)
+        else:
+            self.capture.stop_film()
+        self._update_status()
+
     # --- stepping --------------------------------------------------------------------------------------------
 
     def _before_tick(self) -> None:
@@ -495,6 +516,7 @@ class SimulationWindow(QMainWindow):
                 self._update_status()
             if not self._panel_count % 2 or forced:
                 self.refresh_docks()
+        self.capture.frame_drawn()
 
     def refresh_docks(self) -> None:
         """The plots, the sensor docks and the grids, from the latest readings."""
@@ -530,8 +552,8 @@ class SimulationWindow(QMainWindow):
         speed = "paused" if self.paused else self.rate_display.text(self.realtime)
         robot = f"driving {sim.driven_robot.name} (Tab: next of {len(sim.robots)} robots)   |   " \
             if len(sim.robots) > 1 else ""
-        self.status.setText(f"{robot}{code}   |   t = {sim.world.time:7.2f} s   |   {speed}   |   "
-                            f"{fps:4.1f} frames/s   |   F1: keys")
+        self.status.setText(f"{self.capture.status()}{robot}{code}   |   t = {sim.world.time:7.2f} s   |   "
+                            f"{speed}   |   {fps:4.1f} frames/s   |   F1: keys")
 
     # --- life cycle -------------------------------------------------------------------------------------------
 
@@ -544,6 +566,8 @@ class SimulationWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.timer.stop()
+        if self.capture.film is not None:
+            self.commands["film"].setChecked(False)  # the film finished and its file closed
         self.view.held.clear()
         if self.plots_collapsed:  # collapsed for this run only: saved as the user had it
             self.plots_dock.show()
