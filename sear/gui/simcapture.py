@@ -175,15 +175,30 @@ class FilmWriter:
 
 
 def read_film(path: str | Path) -> tuple[tuple[int, int], int, float]:
-    """(width, height), frame count and frames per second of the film at `path`, read back by decoding it
-    (imageio-ffmpeg's reader): what the film holds, not what its header claims."""
+    """(width, height), frame count and frames per second of the film at `path`, read back by decoding
+    every frame with the ffmpeg imageio-ffmpeg ships: what the film holds, not what its header claims.
+
+    The size and rate come from imageio-ffmpeg's reader (its generator closed after the header: read to
+    the end, it leaves ffmpeg's pipes open once ffmpeg has exited); the frames are counted from ffmpeg's
+    raw RGB output."""
+    import subprocess
+
     import imageio_ffmpeg
 
     reader = imageio_ffmpeg.read_frames(str(path))
     meta = reader.__next__()
-    frames = sum(1 for _ in reader)
-    width, height = meta["size"]
-    return (int(width), int(height)), frames, float(meta["fps"])
+    reader.close()
+    width, height = (int(v) for v in meta["size"])
+    frame_bytes = width * height * 3
+    command = [imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-i", str(path), "-f", "rawvideo",
+               "-pix_fmt", "rgb24", "-"]
+    total = 0
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as process:
+        assert process.stdout is not None
+        while chunk := process.stdout.read(1 << 20):
+            total += len(chunk)
+    return (width, height), total // frame_bytes, float(meta["fps"])
 
 
 class ViewCapture:
