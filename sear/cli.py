@@ -89,11 +89,29 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sear.launcher import run_from_cli
+    from sear.launcher import resume_from_cli, run_from_cli
 
+    if args.resume is not None:
+        if args.project is not None:
+            print("sear run: --resume FILE.mcap takes no project file (the recording holds its project).",
+                  file=sys.stderr)
+            return exitcodes.USAGE
+        if args.at is None:
+            print("sear run: --resume FILE.mcap needs --at SECONDS (the moment to take over at).", file=sys.stderr)
+            return exitcodes.USAGE
+        return resume_from_cli(Path(args.resume), at=args.at, headless=args.headless, duration=args.duration,
+                               log=args.log, code=args.code, record=args.record, realtime=args.realtime,
+                               force=args.force)
+    if args.project is None:
+        print("sear run: give a project file (sear run PROJECT.prj), or --resume FILE.mcap --at SECONDS.",
+              file=sys.stderr)
+        return exitcodes.USAGE
+    if args.at is not None or args.code is not None:
+        print("sear run: --at and --code go with --resume FILE.mcap.", file=sys.stderr)
+        return exitcodes.USAGE
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
-        seed=args.seed, realtime=args.realtime, force=args.force, external=args.external,
+        seed=args.seed, realtime=args.realtime, force=args.force, external=args.external, record=args.record,
     )
 
 
@@ -158,6 +176,17 @@ def _positive(text: str) -> float:
     return value
 
 
+def _non_negative(text: str) -> float:
+    """A finite number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds, 0 or more")
+    return value
+
+
 def _workers(text: str) -> int:
     """A whole number of worker processes, at least 1."""
     try:
@@ -175,14 +204,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     run = sub.add_parser("run", help="simulate a project (in a window, or --headless)")
-    run.add_argument("project", help="the project file (.prj)")
+    run.add_argument("project", nargs="?", default=None, help="the project file (.prj)")
     run.add_argument("--headless", action="store_true", help="no window: run the simulation loop only")
     run.add_argument("--duration", type=_positive, default=None, metavar="SECONDS",
                      help="stop after this many simulated seconds (headless default: 60)")
     run.add_argument("--log", default=None, metavar="FILE.csv",
                      help="write a CSV log of ground truth and sensors (array outputs such as LIDAR scans go "
                           "into the folder FILE.arrays beside it); never the project or a file it uses")
-    run.add_argument("--force", action="store_true", help="let --log overwrite an existing log")
+    run.add_argument("--force", action="store_true", help="let --log or --record overwrite an existing file")
+    run.add_argument("--record", default=None, metavar="FILE.mcap",
+                     help="record the run into an MCAP file (Foxglove's schemas; the project embedded; see "
+                          "docs/recording.md)")
+    run.add_argument("--resume", default=None, metavar="FILE.mcap",
+                     help="re-simulate a recording up to --at SECONDS, then let user code take over (headless)")
+    run.add_argument("--at", type=_non_negative, default=None, metavar="SECONDS",
+                     help="with --resume: the simulated time to take over at")
+    run.add_argument("--code", default=None, metavar="FILE.py",
+                     help="with --resume: the user code that takes over (default: the recorded project's)")
     run.add_argument("--external", action="store_true",
                      help="wait for an external controller (any language) to connect on 127.0.0.1 instead of "
                           "running the project's user code; prints the port and a one-time token")

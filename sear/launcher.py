@@ -44,16 +44,17 @@ def has_display() -> bool:
 
 
 def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
-                 realtime: bool | None, force: bool = False, external: bool = False) -> int:
+                 realtime: bool | None, force: bool = False, external: bool = False, record: str | None = None) -> int:
     """`sear run`: validate, build, simulate (in the window, or headless), summarise. Returns the exit
     status: 0, 1 for a problem with the project or its user code, 130 when interrupted (Ctrl-C, SIGINT),
     143 when terminated (SIGTERM). `log` never overwrites the project or its files, nor (without `force`)
     any existing file. `external`: instead of the project's user code, wait for a controller to connect
-    (TCP on 127.0.0.1, the port and one-time token printed)."""
+    (TCP on 127.0.0.1, the port and one-time token printed). `record`: an MCAP recording of the run
+    (sear.recording.writer), under the same rules as the log."""
     progress = startup_progress(project_path) if not headless else None
     try:
         return _run(project_path, progress, headless=headless, duration=duration, log=log, seed=seed,
-                    realtime=realtime, force=force, external=external)
+                    realtime=realtime, force=force, external=external, record=record)
     finally:
         if progress is not None:
             progress.close()  # closed already once the window is up; here when the run ended before
@@ -72,13 +73,14 @@ def startup_progress(project_path: Path) -> StartupProgress | None:
 
 
 def _run(project_path: Path, progress: StartupProgress | None, *, headless: bool, duration: float | None,
-         log: str | None, seed: int, realtime: bool | None, force: bool, external: bool) -> int:
+         log: str | None, seed: int, realtime: bool | None, force: bool, external: bool,
+         record: str | None = None) -> int:
     """run_from_cli's run, each stage shown in `progress` (None: headless, or no start-up window)."""
     window = None if headless else window_runner()
     early = early_user_code(project_path) if window is not None and not external else None
     try:
         return _simulate(project_path, progress, window, early, headless=headless, duration=duration, log=log,
-                         seed=seed, realtime=realtime, force=force, external=external)
+                         seed=seed, realtime=realtime, force=force, external=external, record=record)
     finally:
         if early is not None and early.runner is not None:  # the run ended before it was greeted
             early.runner.discard()
@@ -126,7 +128,7 @@ def early_user_code(project_path: Path) -> EarlyUserCode | None:
 
 def _simulate(project_path: Path, progress: StartupProgress | None, window: WindowRunner | None,
               early: EarlyUserCode | None, *, headless: bool, duration: float | None, log: str | None, seed: int,
-              realtime: bool | None, force: bool, external: bool) -> int:
+              realtime: bool | None, force: bool, external: bool, record: str | None = None) -> int:
     """_run's simulation, `early` the first robot's user code already started (or None)."""
     if progress is not None:
         progress.stage("Loading the models")
@@ -146,6 +148,11 @@ def _simulate(project_path: Path, progress: StartupProgress | None, window: Wind
         return exitcodes.USER_ERROR
     if log is not None:
         check_log_path(log, loaded.project, force=force)  # a ProjectError: one sentence, before the run
+    observer = None
+    if record is not None:
+        from sear.recording.writer import Recorder, check_record_path
+
+        observer = Recorder(check_record_path(record, loaded.project, force=force, log=log))
     if progress is not None:
         progress.stage("Building the world and starting the user code")
     listener = None
@@ -163,7 +170,7 @@ def _simulate(project_path: Path, progress: StartupProgress | None, window: Wind
             return listener.accept(welcome, timeout=timeout, on_refused=lambda why: print(
                 f"sear: refused a connection: {why}", file=sys.stderr, flush=True))
     try:
-        simulation = Simulation(loaded, seed=seed, log_path=log, controller=controller,
+        simulation = Simulation(loaded, seed=seed, log_path=log, controller=controller, observer=observer,
                                 realtime=bool(realtime) if realtime is not None else window is not None)
     except BaseException as exc:
         if listener is not None:  # once a controller is connected its connection closes the listener
@@ -179,6 +186,63 @@ def _simulate(project_path: Path, progress: StartupProgress | None, window: Wind
                   f"{_log_kept(simulation)}.", file=sys.stderr)
     else:
         status = run_headless(simulation, duration if duration is not None else HEADLESS_DURATION)
+    return leave(simulation, status)
+
+
+def resume_from_cli(recording: Path, *, at: float, headless: bool, duration: float | None, log: str | None,
+                    code: str | None, record: str | None, realtime: bool | None, force: bool = False) -> int:
+    """`sear run --resume FILE.mcap --at T`: re-simulate the recorded run to T (sear.recording.resume),
+    then hand it to user code (the recorded project's, or `code`) and simulate `duration` s more.
+    Headless only for now (the window's replay is sear.gui's); the summary and exit status are a
+    headless run's."""
+    from sear.recording.reader import Recording
+    from sear.recording.resume import attach_user_code, resimulate, resume_step
+    from sear.runtime.logs import check_log_path
+
+    if not headless:
+        print("sear: --resume runs headless here (add --headless); the replay window opens recordings.",
+              file=sys.stderr)
+    rec = Recording.open(recording)
+    if not rec.complete:
+        print(f"sear: {recording} ends early (the recorded run was killed); it is readable up to "
+              f"{rec.duration:.2f} s.", file=sys.stderr)
+    target = resume_step(rec, at) / rec.physics_hz
+    if at > rec.duration + rec.tick:
+        print(f"sear: --at {at:g} s is past the recording's end ({rec.duration:.2f} s); resuming at "
+              f"{target:.2f} s.", file=sys.stderr)
+    observer = None
+    if record is not None:
+        from sear.recording.writer import Recorder
+
+        if Path(record).resolve() == Path(recording).resolve():
+            print("sear: --record must not overwrite the recording being resumed; choose another file.",
+                  file=sys.stderr)
+            return exitcodes.USER_ERROR
+        if Path(record).exists() and not force:
+            print(f"sear: {record} exists; choose another path for the recording, or add --force to overwrite it.",
+                  file=sys.stderr)
+            return exitcodes.USER_ERROR
+        observer = Recorder(record)
+    if log is not None and Path(log).exists() and not force:
+        print(f"sear: {log} exists; choose another path for the log, or add --force to overwrite it.",
+              file=sys.stderr)
+        return exitcodes.USER_ERROR
+    wall0 = time.perf_counter()
+    simulation = resimulate(rec, at, log_path=log, observer=observer, realtime=bool(realtime))
+    if log is not None:
+        check_log_path(log, simulation.project, force=True)
+    print(f"sear: re-simulated {simulation.world.time:.2f} s of {recording} in {time.perf_counter() - wall0:.2f} s; "
+          "taking over.", flush=True)
+    try:
+        for index, run in enumerate(simulation.robots):
+            if code is not None and index == 0:
+                attach_user_code(simulation, 0, code)
+            elif run.robot.code.user_code is not None:
+                attach_user_code(simulation, index)
+    except UserCodeError as exc:
+        print(f"sear: {exc}", file=sys.stderr)
+        return leave(simulation, exitcodes.USER_ERROR)
+    status = run_headless(simulation, duration if duration is not None else HEADLESS_DURATION)
     return leave(simulation, status)
 
 

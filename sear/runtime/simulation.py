@@ -31,7 +31,7 @@ from sear.physics.world import World
 from sear.project import Project, Robot
 from sear.runtime.logs import CsvLog, LogFull, check_log_path
 from sear.runtime.pacer import Pacer
-from sear.runtime.robotrun import RobotRun
+from sear.runtime.robotrun import RobotRun, RunObserver
 from sear.runtime.sim import GridImage, Sim
 from sear.runtime.stdstreams import reopen_std_streams, silence_closed_pipe
 from sear.sensors.base import Sensor, SensorContext
@@ -70,12 +70,16 @@ class Simulation:
     def __init__(self, project: Project | Loaded, *, seed: int = 0, log_path: str | Path | None = None,
                  realtime: bool = False, output: Callable[[str], None] | None = None,
                  sensor_configs: list[SensorConfig] | None = None,
-                 controller: Callable[[dict[str, Any]], ControllerHost] | None = None) -> None:
+                 controller: Callable[[dict[str, Any]], ControllerHost] | None = None,
+                 observer: RunObserver | None = None, user_code: bool = True) -> None:
         """`project` is what sear.loading.load_project loaded (its sensors, compiled user code and models
         are used as they are: nothing is read twice), or a bare Project, whose files are read here.
         `sensor_configs`: the first robot's sensors instead of its sensors file's. `controller`: instead of
         the first robot's user code, the controller it returns when given the protocol's welcome fields
-        (an external controller: sear.usercode.ExternalListener.accept)."""
+        (an external controller: sear.usercode.ExternalListener.accept). `observer`: told of every tick,
+        input and output of the run from before the controllers' init turns (a recording:
+        sear.recording.writer). `user_code` False starts no robot's user code (a re-simulation replays
+        recorded inputs instead: sear.recording.resume)."""
         models = None
         robot_sensors: list[list[SensorConfig] | None] = []
         robot_code: list[CodeType | None] = []
@@ -107,6 +111,8 @@ class Simulation:
         """Why the log stopped being written, when a write failed during the run (the disk was full)."""
         self.run_end: float | None = None
         """s: the simulated time run() runs to (for the free space a failed log needs)."""
+        self.observer: RunObserver | None = None
+        """Told of every tick, input and output (a recording), set before the controllers' init turns."""
         try:
             count = len(project.robots)
             robot_sensors += [None] * (count - len(robot_sensors))
@@ -121,11 +127,14 @@ class Simulation:
             self.steps = 0
             if log_path is not None:  # before the controllers' init turns: a run whose init fails keeps its log
                 self.start_log(log_path)
+            if observer is not None:
+                self.observer = observer
+                observer.started(self)
             first = self.robots[0]
             if controller is not None:
                 first._attach(controller(first._welcome()))
             for run in self.robots:
-                if run.runner is None and run.robot.code.user_code is not None:
+                if user_code and run.runner is None and run.robot.code.user_code is not None:
                     run._attach(run._spawn(run._welcome()))
         except BaseException:
             self.close()
@@ -223,6 +232,8 @@ class Simulation:
         2,000 pieces, each cut to its last HISTORY_PIECE characters), so a console opened later can show
         what came before."""
         self.output_history.append(text if len(text) <= HISTORY_PIECE else text[-HISTORY_PIECE:])
+        if self.observer is not None:
+            self.observer.output(text, error)
         if not self.output_listeners:
             stream = sys.stderr if error else sys.stdout
             if stream is None or stream.closed:  # user code closed it: SEAR's console stays
@@ -314,11 +325,15 @@ class Simulation:
         self.world.reset_vehicle()
         for run in self.robots:
             run._state = None
+        if self.observer is not None:
+            self.observer.input(-1, "reset", [])
 
     def set_manual_input(self, throttle: float, steer: float, brake: bool) -> None:
         """Keyboard driving of the driven robot: throttle and steer in -1..1 of its engine force and
         steering limit; brake applies its full brake force."""
         self.driven_robot.set_manual_input(throttle, steer, brake)
+        if self.observer is not None:
+            self.observer.input(self.driven, "manual", [throttle, steer, brake])
 
     def set_gripper_input(self, open: bool | None = None, lift: int = 0) -> None:
         """Keyboard gripper of the driven robot (on a key's press or release, not every tick): `open`
@@ -327,6 +342,8 @@ class Simulation:
         gripper = self.world.grippers.get(self.driven)
         if gripper is None:
             return
+        if self.observer is not None:
+            self.observer.input(self.driven, "gripper", [open, lift])
         if lift == 0:
             gripper.stop_lift()
         gripper.command(open=open, height=gripper.travel if lift > 0 else 0.0 if lift < 0 else None)
@@ -380,9 +397,10 @@ class Simulation:
                 runner = run.runner
                 if runner is not None:
                     run.guard(runner.finish_turn)
-        if sampled:
-            return TickResult(control, tuple(sampled))
-        return _CONTROL_TICK if control else _QUIET_TICK
+        result = TickResult(control, tuple(sampled)) if sampled else _CONTROL_TICK if control else _QUIET_TICK
+        if self.observer is not None:
+            self.observer.ticked(self, result)
+        return result
 
     def steps_until(self, time: float) -> int:
         """Ticks from now until simulated `time` (s), 0 when it has passed: a run stops exactly there."""
@@ -426,5 +444,8 @@ class Simulation:
         for run in getattr(self, "robots", ()):
             if run.runner is not None:
                 run.runner.close()
+        observer, self.observer = getattr(self, "observer", None), None
+        if observer is not None:
+            observer.closed(self)
         self.stop_log()
         self.world.close()

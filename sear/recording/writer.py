@@ -1,0 +1,437 @@
+"""Recording a run into an MCAP file (`sear run --record FILE.mcap`): `Recorder`, the run's observer
+(sear.runtime.robotrun.RunObserver), which the simulation tells of every tick, input and output.
+
+What it writes (docs/recording.md has the topic list, schemas, units and frames):
+
+- `/tf` (foxglove.FrameTransforms): each robot's ground-truth pose in the frame `world` (ENU, m, the
+  orientation as a quaternion x, y, z, w) on every control tick, each sensor's mount (frame
+  `<robot>/<sensor>`, fixed to `<robot>`) at the start, and moving obstacles' poses (`obstacle/<i>`);
+- `/<robot>/<sensor>`: every sample of every sensor, in Foxglove's schema for its kind (LaserScan,
+  PointCloud for a LIDAR of several layers, RawImage 32FC1 for a depth camera, LocationFix for a GPS) or
+  sear.SensorReading (JSON values with their units) for the others;
+- `/scene` (foxglove.SceneUpdate): the terrain and every obstacle, again whenever user code adds one;
+- `/log` (sear.LogRow): every row of the CSV log, as `--log` writes it; `/console` (foxglove.Log):
+  user prints and error reports; `/inputs` (sear.Input): every `sim` call and keyboard input, with the
+  physics step after which it was made, from which a run is re-simulated (sear.recording.resume);
+- attachments: the project file and every file it refers to (paths relative to their common folder),
+  and metadata `sear` (version, seed, rates, robots, sensors, the CSV header), so the file is
+  self-contained.
+
+Chunks are closed and handed to the operating system every simulated second, so a run that is killed
+leaves a file readable (sear.recording.reader) up to its last whole chunk.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from mcap.writer import CompressionType, Writer
+
+from sear import __version__
+from sear.errors import ProjectError
+from sear.project import Project
+from sear.recording.schemas import SCHEMAS
+from sear.recording.wire import wire_to_json
+from sear.runtime.logs import csv_header, csv_robots_row, csv_row
+from sear.runtime.sim import calls
+from sear.runtime.simulation import Simulation, TickResult
+from sear.sensors.base import Sensor
+
+FORMAT_VERSION = "1"
+"""The recording format's version (metadata sear.format): readers refuse files of a newer one."""
+FLUSH_EVERY = 1.0
+"""s of simulated time: a chunk is closed and written at least this often (what a kill can lose)."""
+NS = 1_000_000_000
+
+SENSOR_UNITS: dict[str, dict[str, str]] = {
+    "infrared": {"distance": "m", "detected": "bool"},
+    "ultrasonic": {"distance": "m"},
+    "gps": {"latitude": "deg", "longitude": "deg", "altitude": "m"},
+    "lidar": {"min": "m"},
+    "depth_camera": {"centre": "m", "min": "m"},
+    "accelerometer": {"x": "m/s^2", "y": "m/s^2", "z": "m/s^2"},
+    "odometer": {"distance": "m", "ticks": "count"},
+    "gripper": {"beam": "bool", "opening": "m", "height": "m", "holding": "bool"},
+}
+"""The unit of each log field of each sensor type (the compass and gyroscope say theirs in their
+definitions: output_unit)."""
+
+
+def sensor_units(sensor: Sensor) -> dict[str, str]:
+    """The unit of each of `sensor`'s log fields ('' when unknown, e.g. a plug-in sensor type's)."""
+    known = SENSOR_UNITS.get(sensor.TYPE, {})
+    if sensor.TYPE == "compass":
+        known = {"heading": str(getattr(sensor.config, "output_unit", "deg"))}
+    elif sensor.TYPE == "gyroscope":
+        unit = str(getattr(sensor.config, "output_unit", "rad/s"))
+        known = {"x": unit, "y": unit, "z": unit}
+    return {field: known.get(field, "") for field in sensor.log_fields}
+
+
+def stamp(time: float) -> dict[str, int]:
+    """A Foxglove time of simulated `time` s (seconds since the run started)."""
+    ns = round(time * NS)
+    return {"sec": ns // NS, "nsec": ns % NS}
+
+
+def _number(value: Any) -> float | int | bool | None:
+    """A reading's field as JSON holds it: NaN and missing as null."""
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def sensor_values(sensor: Sensor, reading: Any) -> dict[str, float | int | bool | None]:
+    """The values of `reading`'s log fields (a scalar reading is its one field's value)."""
+    fields = sensor.log_fields
+    if reading is None:
+        return dict.fromkeys(fields)
+    if len(fields) == 1 and not isinstance(reading, tuple):
+        return {fields[0]: _number(reading)}
+    return {field: _number(getattr(reading, field, None)) for field in fields}
+
+
+def rotation_quaternion(matrix: np.ndarray) -> tuple[float, float, float, float]:
+    """A rotation matrix as a unit quaternion (x, y, z, w)."""
+    from scipy.spatial.transform import Rotation
+
+    x, y, z, w = Rotation.from_matrix(np.asarray(matrix, dtype=float)).as_quat()
+    return float(x), float(y), float(z), float(w)
+
+
+def _pose(position: Any = (0.0, 0.0, 0.0), orientation: Any = (0.0, 0.0, 0.0, 1.0)) -> dict[str, Any]:
+    x, y, z = (float(v) for v in position)
+    qx, qy, qz, qw = (float(v) for v in orientation)
+    return {"position": {"x": x, "y": y, "z": z}, "orientation": {"x": qx, "y": qy, "z": qz, "w": qw}}
+
+
+def project_files(project: Project) -> tuple[Path, dict[str, Path]]:
+    """The files a recording embeds: the project file and every file it refers to (a URDF with its whole
+    folder, where its meshes are), by their path relative to their common folder (with '/'), and that
+    folder."""
+    files: list[Path] = []
+    if project.path is not None:
+        files.append(Path(project.path).resolve())
+    for choice in project.file_choices().values():
+        if choice.path is None:
+            continue
+        path = Path(choice.path).resolve()
+        if path.is_file():
+            files.append(path)
+            if path.suffix.lower() in (".urdf", ".xacro", ".obj"):
+                files += [p for p in path.parent.rglob("*") if p.is_file() and p.stat().st_size < 50_000_000
+                          and not p.name.endswith((".mcap", ".csv"))] if path.suffix.lower() != ".obj" else [
+                    p for p in path.parent.iterdir() if p.suffix.lower() in (".mtl", ".png", ".jpg", ".jpeg")]
+    unique = list(dict.fromkeys(files))
+    root = Path(os.path.commonpath([str(p.parent) for p in unique])) if unique else Path(".")
+    return root, {p.relative_to(root).as_posix(): p for p in unique}
+
+
+def check_record_path(path: str | Path, project: Project, *, force: bool = False, log: str | Path | None = None
+                      ) -> Path:
+    """`path` as a recording may be written there, or ProjectError saying why not: never over the project's
+    own files, a folder or the run's CSV log, and over an existing file only with `force`."""
+    path = Path(path)
+    _root, files = project_files(project)
+    real = os.path.realpath(path)
+    if any(os.path.realpath(p) == real for p in files.values()):
+        raise ProjectError("the recording would overwrite one of the project's files; choose another path "
+                           "(e.g. run.mcap).", file=path)
+    if log is not None and os.path.realpath(log) == real:
+        raise ProjectError("the recording and the log are the same file; give them different names.", file=path)
+    if path.is_dir():
+        raise ProjectError("the recording path is a folder; give a file name (e.g. run.mcap).", file=path)
+    if path.exists() and not force:
+        raise ProjectError(f"{path.name} exists; choose another path for the recording, or add --force to "
+                           "overwrite it.", file=path)
+    return path
+
+
+def _mesh_glb(mesh: Any) -> bytes:
+    """A trimesh mesh as binary glTF (what Foxglove's ModelPrimitive draws from its `data`)."""
+    return bytes(mesh.export(file_type="glb"))
+
+
+class _SensorChannel:
+    """One sensor's topic and how its samples are written."""
+
+    def __init__(self, recorder: Recorder, robot: str, sensor: Sensor) -> None:
+        self.sensor = sensor
+        self.frame = f"{robot}/{sensor.name}"
+        self.topic = f"/{robot}/{sensor.name}"
+        kind = sensor.TYPE
+        shape = getattr(sensor, "shape", None)
+        if kind == "lidar":
+            self.schema = "foxglove.LaserScan" if shape is not None and len(shape) == 1 else "foxglove.PointCloud"
+        elif kind == "depth_camera":
+            self.schema = "foxglove.RawImage"
+        elif kind == "gps":
+            self.schema = "foxglove.LocationFix"
+        else:
+            self.schema = "sear.SensorReading"
+        self.units = sensor_units(sensor)
+        metadata = {"sensor": sensor.name, "type": kind, "robot": robot}
+        if shape is not None:
+            metadata["shape"] = json.dumps([int(n) for n in shape])
+        self.channel = recorder.channel(self.topic, self.schema, metadata)
+
+    def message(self, time: float) -> dict[str, Any]:
+        sensor, reading = self.sensor, self.sensor.reading
+        head = {"timestamp": stamp(time), "frame_id": self.frame}
+        if self.schema == "foxglove.LaserScan":
+            angles = sensor.scan_angles  # type: ignore[attr-defined]
+            ranges = np.nan_to_num(np.asarray(reading, dtype=float), nan=0.0)
+            return {**head, "pose": _pose(), "start_angle": float(angles[0]), "end_angle": float(angles[-1]),
+                    "ranges": ranges.tolist(), "intensities": []}
+        if self.schema == "foxglove.PointCloud":
+            scan = np.asarray(reading, dtype=float).ravel()
+            points = sensor.directions * np.nan_to_num(scan, nan=0.0)[:, None]  # type: ignore[attr-defined]
+            packed = np.zeros(len(scan), dtype=[("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("range", "<f8")])
+            packed["x"], packed["y"], packed["z"] = points[:, 0], points[:, 1], points[:, 2]
+            packed["range"] = scan
+            return {**head, "pose": _pose(), "point_stride": 20,
+                    "fields": [{"name": "x", "offset": 0, "type": 7}, {"name": "y", "offset": 4, "type": 7},
+                               {"name": "z", "offset": 8, "type": 7}, {"name": "range", "offset": 12, "type": 8}],
+                    "data": base64.b64encode(packed.tobytes()).decode("ascii")}
+        if self.schema == "foxglove.RawImage":
+            image = np.ascontiguousarray(reading, dtype="<f4")
+            height, width = image.shape
+            return {**head, "width": width, "height": height, "encoding": "32FC1", "step": width * 4,
+                    "data": base64.b64encode(image.tobytes()).decode("ascii")}
+        if self.schema == "foxglove.LocationFix":
+            accuracy = float(getattr(sensor.config, "accuracy_m", 0.0) or 0.0)
+            variance = accuracy * accuracy
+            return {**head, "latitude": float(reading.latitude), "longitude": float(reading.longitude),
+                    "altitude": float(reading.altitude),
+                    "position_covariance": [variance, 0.0, 0.0, 0.0, variance, 0.0, 0.0, 0.0, variance],
+                    "position_covariance_type": 2 if accuracy > 0 else 0}
+        return {**head, "sensor": sensor.name, "type": sensor.TYPE, "values": sensor_values(sensor, reading),
+                "units": self.units}
+
+
+class Recorder:
+    """Writes a run into an MCAP file as it goes (see the module's docstring); give it to a Simulation as
+    its `observer`. `path` is created (or replaced) when the run starts."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._writer: Writer | None = None
+        self._file: Any = None
+        self._schemas: dict[str, int] = {}
+        self._channels: dict[str, int] = {}
+        self._sensors: dict[int, _SensorChannel] = {}
+        self._sim: Simulation | None = None
+        self._obstacles = 0
+        self._next_flush = FLUSH_EVERY
+        self._last_manual: dict[int, list[Any]] = {}
+        self._properties = frozenset(name for name, call in calls().items() if call.kind == "property")
+        self._log = self._tf = self._console = self._inputs = self._scene = 0
+        self._moving: list[int] = []
+        self.messages = 0
+        """Messages written so far."""
+
+    # --- the file -------------------------------------------------------------------------------------
+
+    def channel(self, topic: str, schema: str, metadata: dict[str, str] | None = None) -> int:
+        """The id of `topic`'s channel (registered with its schema on first use)."""
+        assert self._writer is not None
+        channel = self._channels.get(topic)
+        if channel is None:
+            schema_id = self._schemas.get(schema)
+            if schema_id is None:
+                schema_id = self._schemas[schema] = self._writer.register_schema(
+                    schema, "jsonschema", json.dumps(SCHEMAS[schema]).encode())
+            channel = self._channels[topic] = self._writer.register_channel(
+                topic, "json", schema_id, metadata or {})
+        return channel
+
+    def _write(self, channel: int, time: float, message: dict[str, Any]) -> None:
+        assert self._writer is not None
+        ns = round(time * NS)
+        self._writer.add_message(channel, ns, json.dumps(message, separators=(",", ":"), allow_nan=False).encode(),
+                                 ns)
+        self.messages += 1
+
+    # --- RunObserver ----------------------------------------------------------------------------------
+
+    def started(self, simulation: Simulation) -> None:
+        """Open the file, embed the project, describe the robots and sensors, write the scene."""
+        self._sim = simulation
+        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by closed()
+        writer = self._writer = Writer(self._file, compression=CompressionType.ZSTD, chunk_size=4 << 20)
+        writer.start(profile="", library=f"sear {__version__}")
+        project = simulation.project
+        root, files = project_files(project)
+        for name, path in files.items():
+            data = path.read_bytes()
+            writer.add_attachment(0, 0, name, "application/octet-stream", data)
+        project_name = Path(project.path).resolve().relative_to(root).as_posix() if project.path else ""
+        robots = simulation.robots
+        blocks = [("", robots[0].sensors.log_columns())] if len(robots) == 1 else [
+            (r.prefix, r.sensors.log_columns()) for r in robots]
+        writer.add_metadata("sear", {
+            "format": FORMAT_VERSION, "version": __version__, "seed": str(simulation.seed), "project": project_name,
+            "physics_hz": repr(float(simulation.physics_hz)),
+            "control_hz": repr(float(project.simulation.control_hz)),
+            "control_every": str(simulation.control_every),
+            "robots": json.dumps([r.name for r in robots]),
+            "sensors": json.dumps({r.name: [{"name": s.name, "type": s.TYPE, "fields": list(s.log_fields),
+                                             "units": sensor_units(s)} for s in r.sensors.sensors] for r in robots}),
+            "csv_header": csv_header(blocks),
+        })
+        self._tf = self.channel("/tf", "foxglove.FrameTransforms")
+        self._log = self.channel("/log", "sear.LogRow")
+        self._console = self.channel("/console", "foxglove.Log")
+        self._inputs = self.channel("/inputs", "sear.Input")
+        self._scene = self.channel("/scene", "foxglove.SceneUpdate")
+        mounts = []
+        for run in robots:
+            for sensor in run.sensors.sensors:
+                self._sensors[id(sensor)] = _SensorChannel(self, run.name, sensor)
+                mounts.append({"timestamp": stamp(0.0), "parent_frame_id": run.name,
+                               "child_frame_id": f"{run.name}/{sensor.name}",
+                               "translation": dict(zip("xyz", map(float, sensor.mount_position), strict=True)),
+                               "rotation": dict(zip("xyzw", rotation_quaternion(sensor.mount_rotation), strict=True))})
+        self._write(self._tf, 0.0, {"transforms": mounts})
+        self._scene_update(simulation, terrain=True)
+        self._write_poses(simulation)
+        writer.flush()
+
+    def _scene_update(self, simulation: Simulation, *, terrain: bool = False) -> None:
+        """The terrain (once) and the obstacles not yet written, as scene entities."""
+        world = simulation.world
+        time = world.time
+        entities = []
+        empty = {"arrows": [], "cubes": [], "spheres": [], "cylinders": [], "lines": [], "triangles": [], "texts": []}
+        white = {"r": 1.0, "g": 1.0, "b": 1.0, "a": 1.0}
+        unit = {"x": 1.0, "y": 1.0, "z": 1.0}
+        if terrain:
+            data = base64.b64encode(_mesh_glb(world.terrain.mesh)).decode("ascii")
+            entities.append({"timestamp": stamp(time), "frame_id": "world", "id": "terrain",
+                             "lifetime": {"sec": 0, "nsec": 0}, "frame_locked": False, "metadata": [], **empty,
+                             "models": [{"pose": _pose(), "scale": unit, "color": white, "override_color": False,
+                                         "url": "", "media_type": "model/gltf-binary", "data": data}]})
+        for index in range(self._obstacles, len(world.obstacles)):
+            obstacle = world.obstacles[index]
+            position, orientation = world.obstacle_pose(obstacle)
+            r, g, b, a = (float(c) for c in obstacle.colour)
+            frame = f"obstacle/{index}" if obstacle.dynamic else "world"
+            pose = _pose() if obstacle.dynamic else _pose(position, orientation)
+            if obstacle.dynamic:
+                self._moving.append(index)
+            entities.append({"timestamp": stamp(time), "frame_id": frame, "id": f"obstacle/{index}",
+                             "lifetime": {"sec": 0, "nsec": 0}, "frame_locked": bool(obstacle.dynamic),
+                             "metadata": [{"key": "kind", "value": obstacle.kind},
+                                          {"key": "name", "value": obstacle.name}],
+                             **empty, "models": [{
+                                 "pose": pose, "scale": unit, "color": {"r": r, "g": g, "b": b, "a": a},
+                                 "override_color": True, "url": "", "media_type": "model/gltf-binary",
+                                 "data": base64.b64encode(_mesh_glb(obstacle.mesh)).decode("ascii")}]})
+        self._obstacles = len(world.obstacles)
+        if entities:
+            self._write(self._scene, time, {"deletions": [], "entities": entities})
+
+    def _write_poses(self, simulation: Simulation) -> None:
+        """Every robot's ground-truth pose (and the moving obstacles') on /tf."""
+        time = simulation.world.time
+        now = stamp(time)
+        transforms = []
+        for run in simulation.robots:
+            state = run.state
+            x, y, z = state.position.tolist()
+            qx, qy, qz, qw = state.orientation.tolist()
+            transforms.append({"timestamp": now, "parent_frame_id": "world", "child_frame_id": run.name,
+                               "translation": {"x": x, "y": y, "z": z},
+                               "rotation": {"x": qx, "y": qy, "z": qz, "w": qw}})
+        world = simulation.world
+        for index in self._moving:
+            position, orientation = world.obstacle_pose(world.obstacles[index])
+            transforms.append({"timestamp": now, "parent_frame_id": "world", "child_frame_id": f"obstacle/{index}",
+                               **{k: v for k, v in zip(("translation", "rotation"), (
+                                   dict(zip("xyz", map(float, position), strict=True)),
+                                   dict(zip("xyzw", map(float, orientation), strict=True))), strict=True)}})
+        self._write(self._tf, time, {"transforms": transforms})
+
+    def ticked(self, simulation: Simulation, result: TickResult) -> None:
+        """The tick's sensor samples, and on a control tick the poses and the log row; a chunk every
+        simulated second."""
+        if self._writer is None:
+            return
+        time = simulation.world.time
+        for sensor in result.sampled:
+            channel = self._sensors.get(id(sensor))
+            if channel is not None and (sensor.reading is not None or channel.schema == "sear.SensorReading"):
+                self._write(channel.channel, time, channel.message(time))
+        if len(simulation.world.obstacles) != self._obstacles:
+            self._scene_update(simulation)
+        if result.control:
+            self._write_poses(simulation)
+            log = simulation.log
+            if log is not None and log.failure is None:
+                row = log.last_row
+            elif len(simulation.robots) == 1:
+                row = csv_row(simulation.state, simulation.sensors.log_values())
+            else:
+                row = csv_robots_row(time, [(r.state, r.sensors.log_values()) for r in simulation.robots])
+            self._write(self._log, time, {"timestamp": stamp(time), "row": row})
+        if time + 1e-9 >= self._next_flush:
+            self._writer.flush()
+            self._next_flush = (math.floor(time / FLUSH_EVERY + 1e-9) + 1) * FLUSH_EVERY
+
+    def _input(self, robot: int, kind: str, name: str, args: list[Any]) -> None:
+        simulation = self._sim
+        if self._writer is None or simulation is None:
+            return
+        time = simulation.world.time
+        self._write(self._inputs, time, {"timestamp": stamp(time), "step": simulation.steps, "robot": robot,
+                                         "kind": kind, "name": name, "args": wire_to_json(args)})
+
+    def call(self, robot: int, name: str, args: Any) -> None:
+        """A `sim` call served: kept unless it only reads (a property)."""
+        if name in self._properties:
+            return
+        self._last_manual.pop(robot, None)
+        self._input(robot, "call", str(name), list(args) if isinstance(args, list | tuple) else [args])
+
+    def input(self, robot: int, kind: str, args: list[Any]) -> None:
+        """A keyboard input: a held key's manual input repeated every tick is kept once."""
+        if kind == "manual":
+            args = [float(args[0]), float(args[1]), bool(args[2])]
+            if self._last_manual.get(robot) == args:
+                return
+            self._last_manual[robot] = args
+        elif kind == "reset":
+            self._last_manual.clear()
+        self._input(robot, kind, kind, list(args))
+
+    def output(self, text: str, error: bool) -> None:
+        """User output (level INFO) or an error report (ERROR) on /console."""
+        simulation = self._sim
+        if self._writer is None or simulation is None or not text:
+            return
+        time = simulation.world.time
+        self._write(self._console, time, {"timestamp": stamp(time), "level": 4 if error else 2, "message": text,
+                                          "name": "sear", "file": "", "line": 0})
+
+    def closed(self, simulation: Simulation) -> None:
+        """Finish the file: the last chunk, the summary and the footer."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            try:
+                writer.finish()
+            finally:
+                self._file.close()
