@@ -5,6 +5,9 @@
     sear validate PROJECT.prj               check a project and everything it refers to
     sear new DIR [--blank]                  copy the demo project into DIR (or a new project that
                                             simulates at once, as File > New makes)
+    sear replay FILE.mcap                   open a recording in the replay window (docs/simulation-window.md)
+    sear render FILE.mcap OUT.mp4 [--camera follow|top|fixed|free]
+                                            film a recording's 3-D view without a screen
     sear batch SWEEP.toml [-j N] [--ray]    run a parameter sweep (docs/batch.md); --rerun RESULTS RUN_ID
                                             reproduces one run's log
 
@@ -113,6 +116,30 @@ def cmd_run(args: argparse.Namespace) -> int:
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
         seed=args.seed, realtime=args.realtime, force=args.force, external=args.external, record=args.record,
     )
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from sear.launcher import replay_from_cli
+
+    return replay_from_cli(Path(args.recording))
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from sear.launcher import render_from_cli
+
+    return render_from_cli(Path(args.recording), Path(args.output), camera=args.camera, start=args.start,
+                           end=args.end, size=args.size, force=args.force)
+
+
+def _size(text: str) -> tuple[int, int]:
+    """WIDTHxHEIGHT in pixels, each 16 to 4096."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT (e.g. 1280x720)") from None
+    if not (16 <= width <= 4096 and 16 <= height <= 4096):
+        raise argparse.ArgumentTypeError(f"{text!r}: width and height must be 16 to 4096 pixels")
+    return width, height
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -241,6 +268,24 @@ def build_parser() -> argparse.ArgumentParser:
                      help="instead of the demo: flat ground, a box robot on four wheels, the template user code "
                           "and a sensors file (what File > New makes)")
     new.set_defaults(func=cmd_new)
+
+    replay = sub.add_parser("replay", help="open a recording (sear run --record) in the replay window")
+    replay.add_argument("recording", help="the recording (.mcap)")
+    replay.set_defaults(func=cmd_replay)
+
+    render = sub.add_parser("render", help="film a recording's 3-D view into an MP4, without a screen")
+    render.add_argument("recording", help="the recording (.mcap)")
+    render.add_argument("output", help="the film to write (.mp4)")
+    render.add_argument("--camera", default="follow", choices=("follow", "top", "fixed", "free"),
+                        help="follow: behind the robot (default); top: from above it; fixed: over the terrain's "
+                             "centre; free: the first view of the robot, kept")
+    render.add_argument("--start", type=float, default=0.0, metavar="SECONDS", help="from this moment (default 0)")
+    render.add_argument("--end", type=float, default=None, metavar="SECONDS",
+                        help="to this moment (default: the recording's end)")
+    render.add_argument("--size", type=_size, default=(1280, 720), metavar="WxH",
+                        help="the film's size in pixels (default 1280x720)")
+    render.add_argument("--force", action="store_true", help="overwrite an existing film")
+    render.set_defaults(func=cmd_render)
 
     batch = sub.add_parser("batch", help="run a parameter sweep or Monte-Carlo batch of a project (docs/batch.md)")
     batch.add_argument("sweep", nargs="?", help="the sweep file (.toml)")

@@ -374,3 +374,114 @@ class _StopSignals:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         self._previous.clear()
+
+
+def replay_from_cli(recording: Path) -> int:
+    """`sear replay FILE.mcap`: the replay window on a recording (sear.gui.replay). It needs a display;
+    without one the message names `sear render`, which films a recording without a screen."""
+    if not has_display():
+        print("sear: no display is available, so the replay window cannot open; `sear render "
+              f"{recording} OUT.mp4` films the recording without one.", file=sys.stderr)
+        return exitcodes.USER_ERROR
+    from sear.gui.replay import run_replay
+
+    return run_replay(recording)
+
+
+XVFB_START_SECONDS = 30.0
+"""How long `sear render` waits for its private X server to accept connections."""
+
+
+def private_display() -> tuple[str, Callable[[], None]]:
+    """Start a private Xvfb (Debian's xvfb) with GLX for this process: its display (":N") and a function
+    that stops it. Qt's offscreen platform has no OpenGL, so drawing the 3-D view without a screen needs
+    an X server; Xvfb picks a free display number itself (-displayfd)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    if shutil.which("Xvfb") is None:
+        raise RenderError("no display is available and Xvfb is not installed; install it (Debian: "
+                          "`apt-get install xvfb`) or run `sear render` where a display is set (DISPLAY).")
+    folder = tempfile.mkdtemp(prefix="sear-render-xvfb-")
+    number_file = Path(folder) / "display"
+    with open(number_file, "w") as out:
+        server = subprocess.Popen(["Xvfb", "-displayfd", str(out.fileno()), "-screen", "0", "4200x4200x24",
+                                   "-nolisten", "tcp", "+extension", "GLX"], pass_fds=(out.fileno(),),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop() -> None:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    deadline = time.monotonic() + XVFB_START_SECONDS
+    while time.monotonic() < deadline:
+        text = number_file.read_text()
+        if text.endswith("\n") and text.strip().isdigit():
+            return f":{text.strip()}", stop
+        if server.poll() is not None:
+            break
+        time.sleep(0.02)
+    stop()
+    raise RenderError("the private X server (Xvfb) for `sear render` did not start; run it where a display "
+                      "is set (DISPLAY).")
+
+
+class RenderError(Exception):
+    """`sear render` cannot draw (no display and no Xvfb)."""
+
+
+def render_from_cli(recording: Path, output: Path, *, camera: str, start: float, end: float | None,
+                    size: tuple[int, int], force: bool = False) -> int:
+    """`sear render FILE.mcap OUT.mp4`: film a recording's 3-D view (HUD included) with camera `camera`
+    from `start` to `end` s (None: its end) at `size` (width, height) pixels, FPS frames a simulated
+    second (sear.gui.simcapture). Without a display it starts a private Xvfb for the run (the 3-D view
+    needs OpenGL, which Qt's offscreen platform lacks); with DISPLAY set it draws there."""
+    if output.exists() and not force:
+        print(f"sear: {output} exists; choose another name for the film, or add --force to overwrite it.",
+              file=sys.stderr)
+        return exitcodes.USER_ERROR
+    if output.resolve() == recording.resolve():
+        print("sear: the film must not overwrite the recording; choose another name.", file=sys.stderr)
+        return exitcodes.USER_ERROR
+    if not os.environ.get("DISPLAY"):
+        # The drawing runs in a child process on a private X server: the server outlives every X
+        # connection (Qt aborts when its server goes first, and tears its connection down only at exit).
+        import subprocess
+
+        try:
+            display, stop = private_display()
+        except RenderError as exc:
+            print(f"sear: {exc}", file=sys.stderr)
+            return exitcodes.USER_ERROR
+        try:
+            command = [sys.executable, "-m", "sear", "render", str(recording), str(output), "--camera", camera,
+                       "--start", repr(start), "--size", f"{size[0]}x{size[1]}", "--force"]
+            if end is not None:
+                command += ["--end", repr(end)]
+            child = subprocess.run(command, env={**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"},
+                                   check=False)
+            return child.returncode
+        finally:
+            stop()
+    from sear.gui.render import render
+
+    live = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        """A line rewritten on a terminal; else a line every 100 frames and at the end."""
+        if live:
+            print(f"\rsear: rendering frame {done} of {total}", end="\n" if done == total else "", file=sys.stderr,
+                  flush=True)
+        elif done % 100 == 0 or done == total:
+            print(f"sear: rendering frame {done} of {total}", file=sys.stderr, flush=True)
+
+    written = render(recording, output, camera=camera, start=start, end=end, size=size, progress=progress)
+    print(f"sear: film written to {written.path} ({written.frames} frames, {written.seconds:.2f} s, "
+          f"{written.size[0]}×{written.size[1]})." if written.size else f"sear: film written to {output}.")
+    return exitcodes.OK
