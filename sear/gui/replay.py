@@ -175,17 +175,22 @@ class ReplayWindow(SimulationWindow):
         self._add_obstacles(recording, simulation)
         super().__init__(simulation)
         self.setWindowTitle(f"{recording.path.name} — SEAR replay")
-        for key in ("start", "reset", "realtime", "record", "rays"):
+        for key in ("start", "reset", "realtime", "record", "record_run", "rays"):
             self.commands[key].setVisible(False)
             self.commands[key].setEnabled(False)
         for key in ("pause", "step"):  # on the Replay bar instead (and in the Simulation menu)
             self.toolbar.removeAction(self.commands[key])
+        self.extra_obstacles: list[tuple[float, str, Any, bool]] = []
+        """Obstacles the recording's scene holds but its inputs did not add (a recording begun after the
+        user code's init: File > Record Run): (time added, frame, item, movable), drawn from the scene."""
+        self._add_scene_obstacles()
         self.commands["pause"].setText("Play / Pause\tSpace, P")
         self.commands["pause"].setIconText("Pause")
         self.commands["step"].setText("Step Forward\tN, .")
         self._build_replay_bar()
         self.set_playing(False)
-        self.show_moment(0.0)
+        self.clock.set(self.begins)
+        self.show_moment(self.begins)
         self.cameras.choose("follow")  # the robot moves without keys: a camera that keeps it in view
 
     # --- construction ---------------------------------------------------------------------------------
@@ -202,6 +207,33 @@ class ReplayWindow(SimulationWindow):
                 continue
             serve_call(simulation.robots[item.robot].sim, item.name, item.args)
             self.obstacle_times += [item.time] * (len(world.obstacles) - len(self.obstacle_times))
+
+    def _add_scene_obstacles(self) -> None:
+        """The obstacles of the recorded scene (/scene: meshes as binary glTF) that the replayed calls did not
+        add, as items of the 3-D view only (not in the Objects dock)."""
+        import base64
+
+        import trimesh
+
+        from sear.gui.preview import lit_mesh_item
+        from sear.gui.simview import pose_matrix
+
+        known = len(self.simulation.world.obstacles)
+        for moment, update in self.recording.scene():
+            for entity in update.get("entities", []):
+                name = str(entity.get("id", ""))
+                if not name.startswith("obstacle/") or int(name.split("/")[1]) < known:
+                    continue
+                for model in entity.get("models", []):
+                    mesh = trimesh.load(io.BytesIO(base64.b64decode(model["data"])), file_type="glb", force="mesh")
+                    colour = model.get("color", {})
+                    item = lit_mesh_item(mesh, (colour.get("r", 0.6), colour.get("g", 0.6), colour.get("b", 0.6)))
+                    position, orientation = model["pose"]["position"], model["pose"]["orientation"]
+                    item.setTransform(pose_matrix(np.array([position[k] for k in "xyz"]),
+                                                  np.array([orientation[k] for k in "xyzw"])))
+                    self.view.addItem(item)
+                    self.extra_obstacles.append((moment, str(entity.get("frame_id", "world")), item,
+                                                 bool(entity.get("frame_locked"))))
 
     def _build_replay_bar(self) -> None:
         bar = QToolBar("Replay")
@@ -236,6 +268,14 @@ class ReplayWindow(SimulationWindow):
         self.continue_action = bar.addAction("Continue from here…", lambda: self.continue_from_here())
         self.continue_action.setToolTip("Re-simulate the run to this moment, then drive it yourself or "
                                         "give it to user code")
+        scene_times = rec.times("/scene")
+        self.begins = float(scene_times[0]) if len(scene_times) else 0.0
+        """Simulated time (s) the recording began at: after 0 when Record Run was ticked mid-run."""
+        if self.begins > 1e-9 or self.extra_obstacles:
+            self.continue_action.setEnabled(False)
+            self.continue_action.setToolTip(f"This recording began at t = {self.begins:.2f} s of its run, after "
+                                            "its user code's init: re-simulating needs every input from the "
+                                            "start (`sear run --record`)")
         simulation_menu = next(a.menu() for a in self.menuBar().actions() if a.text() == "&Simulation")
         assert isinstance(simulation_menu, QMenu)
         simulation_menu.addSeparator()
@@ -392,6 +432,12 @@ class ReplayWindow(SimulationWindow):
             item.setVisible(shown)
             if shown and self.simulation.world.obstacles[index].dynamic:
                 pose = self.recording.pose(self.moment, f"obstacle/{index}")
+                if pose is not None:
+                    item.setTransform(pose_matrix(pose.position, pose.orientation))
+        for added, frame, item, movable in getattr(self, "extra_obstacles", ()):
+            item.setVisible(added <= self.moment + 1e-9)
+            if movable:
+                pose = self.recording.pose(self.moment, frame)
                 if pose is not None:
                     item.setTransform(pose_matrix(pose.position, pose.orientation))
 

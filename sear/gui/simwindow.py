@@ -139,6 +139,10 @@ class SimulationWindow(QMainWindow):
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.frame)
         self._restore_layout()
+        if simulation.observer is not None:  # `sear run --record`: Record Run unticked finishes it
+            self.commands["record_run"].blockSignals(True)
+            self.commands["record_run"].setChecked(True)
+            self.commands["record_run"].blockSignals(False)
 
     # --- construction ---------------------------------------------------------------------------------
 
@@ -248,6 +252,7 @@ class SimulationWindow(QMainWindow):
         add("debug", "Physics Shapes", True, self.scene.set_debug_shapes, "Ctrl+D",
             checked=self.simulation.project.code.debug_shapes, tool="Physics shapes")
         add("record", "Record Log…", True, self.set_recording, "Ctrl+L", tool="Record log…")
+        add("record_run", "Record Run…", True, self.set_recording_run, "Ctrl+R", tool="Record")
         add("film", "Record Video…", True, self.set_filming, "Ctrl+Shift+R", tool="Video…")
         add("picture", "Save Picture of the View", False, lambda: self.capture.save_picture(), "F12")
         add("picture_as", "Save Picture As…", False, lambda: self.capture.save_picture(ask=True), "Shift+F12")
@@ -268,6 +273,7 @@ class SimulationWindow(QMainWindow):
         c = self.commands
         menus = self.menuBar()
         file = menus.addMenu("&File")
+        file.addAction(c["record_run"])
         file.addAction(c["record"])
         file.addAction(c["film"])
         file.addAction(c["picture"])
@@ -436,6 +442,53 @@ class SimulationWindow(QMainWindow):
             if written is not None:
                 self.console.note(f"Log written to {written}\n")
 
+    def set_recording_run(self, on: bool, path: str | Path | None = None) -> None:
+        """File > Record Run (Ctrl+R): record the run from now into an MCAP file (sear.recording.writer: poses,
+        every sensor sample, the log rows, prints, inputs and the project itself, for `sear replay`), or
+        finish the recording. A recording started after t = 0 replays from its start, but cannot be
+        re-simulated (Continue from here needs every input since t = 0: tick Record Run before the run
+        starts, or use `sear run --record`)."""
+        from sear.recording.writer import Recorder, check_record_path
+
+        sim = self.simulation
+        if not on:
+            recorder = sim.observer
+            if recorder is not None:
+                sim.observer = None
+                recorder.closed(sim)
+                if isinstance(recorder, Recorder):
+                    self.console.note(f"Recording written to {recorder.path} (t = {sim.world.time:.2f} s; "
+                                      f"open it with File > Open Recording or `sear replay`)\n")
+            return
+        if sim.observer is not None:
+            return
+        if path is None:
+            start = sim.project.path.parent if sim.project.path else Path.cwd()
+            chosen, _ = QFileDialog.getSaveFileName(self, "Record the run", str(start / "run.mcap"),
+                                                    "MCAP recordings (*.mcap)")
+            if not chosen:
+                self._untick("record_run")
+                return
+            path = chosen if chosen.lower().endswith(".mcap") else chosen + ".mcap"
+        try:
+            recorder = Recorder(check_record_path(path, sim.project, force=True))  # the dialog asked to replace
+            sim.observer = recorder
+            recorder.started(sim)
+        except (ProjectError, OSError) as exc:
+            sim.observer = None
+            self.console.note(f"Not recording: {exc}\n")
+            self._untick("record_run")
+            return
+        later = "" if sim.steps == 0 else (" (from the middle of the run: it replays, but Continue from here needs "
+                                           "a recording from t = 0)")
+        self.console.note(f"Recording the run to {path} from t = {sim.world.time:.2f} s{later}\n")
+
+    def _untick(self, key: str) -> None:
+        action = self.commands[key]
+        action.blockSignals(True)
+        action.setChecked(False)
+        action.blockSignals(False)
+
     def set_filming(self, on: bool, path: str | Path | None = None) -> None:
         """File > Record Video: film the 3-D view into an MP4 (a file dialog unless `path`), or finish it."""
         if on:
@@ -552,7 +605,8 @@ class SimulationWindow(QMainWindow):
         speed = "paused" if self.paused else self.rate_display.text(self.realtime)
         robot = f"driving {sim.driven_robot.name} (Tab: next of {len(sim.robots)} robots)   |   " \
             if len(sim.robots) > 1 else ""
-        self.status.setText(f"{self.capture.status()}{robot}{code}   |   t = {sim.world.time:7.2f} s   |   "
+        recording = "● recording the run   |   " if sim.observer is not None else ""
+        self.status.setText(f"{recording}{self.capture.status()}{robot}{code}   |   t = {sim.world.time:7.2f} s   |   "
                             f"{speed}   |   {fps:4.1f} frames/s   |   F1: keys")
 
     # --- life cycle -------------------------------------------------------------------------------------------
@@ -568,6 +622,8 @@ class SimulationWindow(QMainWindow):
         self.timer.stop()
         if self.capture.film is not None:
             self.commands["film"].setChecked(False)  # the film finished and its file closed
+        if self.commands["record_run"].isChecked():
+            self.commands["record_run"].setChecked(False)  # the recording's last chunk and index written
         self.view.held.clear()
         if self.plots_collapsed:  # collapsed for this run only: saved as the user had it
             self.plots_dock.show()
