@@ -226,6 +226,8 @@ class ReplayWindow(SimulationWindow):
                     continue
                 for model in entity.get("models", []):
                     mesh = trimesh.load(io.BytesIO(base64.b64decode(model["data"])), file_type="glb", force="mesh")
+                    if not isinstance(mesh, trimesh.Trimesh):
+                        continue
                     colour = model.get("color", {})
                     item = lit_mesh_item(mesh, (colour.get("r", 0.6), colour.get("g", 0.6), colour.get("b", 0.6)))
                     position, orientation = model["pose"]["position"], model["pose"]["orientation"]

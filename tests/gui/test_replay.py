@@ -27,7 +27,7 @@ from sear.state import quaternion_to_euler
 
 pytestmark = pytest.mark.gl
 
-RECORDED = 12.0
+RECORDED = 8.0
 """Simulated seconds of the demo recorded."""
 
 
@@ -142,7 +142,7 @@ def test_play_at_4x_runs_the_replay_clock_at_four_simulated_seconds_a_wall_secon
     w.view.setFocus()
     QTest.keyClick(w.view, Qt.Key.Key_Space)  # play
     assert w.clock.playing
-    # The clock's own rate against the wall clock, over 1.5 s (6 simulated s of the 12 recorded): frames
+    # The clock's own rate against the wall clock, over 1.5 s (6 simulated s of the 8 recorded): frames
     # drawn late on a loaded machine change how often the moment is shown, not where the clock is.
     moment0, wall0 = w.clock.time, time.perf_counter()
     qtbot.wait(1500)
@@ -190,6 +190,7 @@ def test_continue_from_here_then_the_keys_drive_the_robot(replay, recorded, qtbo
     assert speed1 < speed0 - 1.0
 
 
+@pytest.mark.slow
 def test_render_films_a_recording_at_the_size_asked(recorded, tmp_path):
     from sear.gui.render import render
     from sear.gui.simcapture import FPS, read_film
@@ -197,3 +198,43 @@ def test_render_films_a_recording_at_the_size_asked(recorded, tmp_path):
     folder, _rows = recorded
     film = render(folder / "run.mcap", tmp_path / "film.mp4", camera="top", start=2.0, end=3.0, size=(320, 240))
     assert read_film(film.path) == ((320, 240), FPS + 1, float(FPS))  # 2.00, 2.04, ..., 3.00 s
+
+
+def test_file_open_recording_in_the_settings_window_starts_sear_replay(demo_window, answers, recorded, monkeypatch):
+    from PySide6.QtCore import QProcess
+
+    folder, _rows = recorded
+    started = []
+    monkeypatch.setattr(QProcess, "start", lambda process: started.append(
+        (process.program(), process.arguments())))
+    answers.open_path = str(folder / "run.mcap")
+    demo_window.commands["open_recording"].trigger()
+    assert len(started) == 1
+    assert started[0][1] == ["-m", "sear", "replay", str(folder / "run.mcap")]
+
+
+@pytest.mark.slow
+def test_record_run_in_the_live_window_writes_a_recording_the_replay_opens(qtbot, demo_copy, answers, tmp_path):
+    from sear.gui.simwindow import SimulationWindow
+
+    simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=1)
+    w = SimulationWindow(simulation)
+    qtbot.addWidget(w)
+    try:
+        w.timer.stop()
+        answers.save_path = str(tmp_path / "live.mcap")
+        w.commands["record_run"].trigger()  # File > Record Run…: the dialog gives the path
+        assert w.commands["record_run"].isChecked()
+        w._update_status()
+        assert "recording the run" in w.status.text()
+        w.start_user_code()
+        w.advance(1.0)
+        pose = simulation.state.position.copy()
+        w.commands["record_run"].trigger()  # unticked: the file is finished
+        assert simulation.observer is None
+    finally:
+        simulation.close()
+    rec = Recording.open(tmp_path / "live.mcap")
+    assert rec.complete
+    assert rec.duration == pytest.approx(1.0, abs=rec.tick)
+    np.testing.assert_allclose(rec.pose(rec.duration).position, pose, atol=1e-9)

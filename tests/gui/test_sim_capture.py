@@ -35,6 +35,7 @@ def window(qtbot, demo_copy, answers):
     simulation.close()
 
 
+@pytest.mark.slow
 def test_f12_saves_a_picture_of_the_view_first_asking_where_then_at_once(window, answers, tmp_path):
     w = window
     first = tmp_path / "pictures" / "first.png"
