@@ -259,7 +259,15 @@ def resume_from_cli(recording: Path, *, at: float, headless: bool, duration: flo
               file=sys.stderr)
         return exitcodes.USER_ERROR
     wall0 = time.perf_counter()
-    simulation = resimulate(rec, at, log_path=log, observer=observer, realtime=bool(realtime))
+    shown = [0]
+
+    def progress(done: int, total: int) -> None:  # every tenth of the way, on standard error
+        tenth = done * 10 // max(total, 1)
+        if tenth > shown[0] and done < total:
+            shown[0] = tenth
+            print(f"sear: re-simulating {recording.name}: {done / max(total, 1):.0%}", file=sys.stderr, flush=True)
+
+    simulation = resimulate(rec, at, log_path=log, observer=observer, realtime=bool(realtime), progress=progress)
     if log is not None:
         check_log_path(log, simulation.project, force=True)
     print(f"sear: re-simulated {simulation.world.time:.2f} s of {recording} in {time.perf_counter() - wall0:.2f} s; "
