@@ -91,24 +91,21 @@ def cmd_new(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from sear.launcher import resume_from_cli, run_from_cli
 
+    usage: Callable[[str], NoReturn] = args.parser.error
     if args.resume is not None:
         if args.project is not None:
-            print("sear run: --resume FILE.mcap takes no project file (the recording holds its project).",
-                  file=sys.stderr)
-            return exitcodes.USAGE
+            usage("--resume FILE.mcap takes no project file (the recording holds its project)")
         if args.at is None:
-            print("sear run: --resume FILE.mcap needs --at SECONDS (the moment to take over at).", file=sys.stderr)
-            return exitcodes.USAGE
+            usage("--resume FILE.mcap needs --at SECONDS (the moment to take over at)")
+        if args.external or args.foxglove is not None:
+            usage("--external and --foxglove go with a project's run, not with --resume")
         return resume_from_cli(Path(args.resume), at=args.at, headless=args.headless, duration=args.duration,
                                log=args.log, code=args.code, record=args.record, realtime=args.realtime,
                                force=args.force, record_format=args.record_format)
     if args.project is None:
-        print("sear run: give a project file (sear run PROJECT.prj), or --resume FILE.mcap --at SECONDS.",
-              file=sys.stderr)
-        return exitcodes.USAGE
+        usage("give a project file (sear run PROJECT.prj), or --resume FILE.mcap --at SECONDS")
     if args.at is not None or args.code is not None:
-        print("sear run: --at and --code go with --resume FILE.mcap.", file=sys.stderr)
-        return exitcodes.USAGE
+        usage("--at and --code go with --resume FILE.mcap")
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
         seed=args.seed, realtime=args.realtime, force=args.force, external=args.external, record=args.record,
@@ -247,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     pace.add_argument("--fast", dest="realtime", action="store_false",
                       help="as fast as possible (the headless default)")
     pace.add_argument("--realtime", dest="realtime", action="store_true", help="keep pace with the wall clock")
-    run.set_defaults(func=cmd_run, realtime=None)
+    run.set_defaults(func=cmd_run, realtime=None, parser=run)
 
     validate = sub.add_parser("validate", help="check a project, its sensors file, models and user code")
     validate.add_argument("project", help="the project file (.prj)")
