@@ -94,27 +94,25 @@ def cmd_new(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from sear.launcher import resume_from_cli, run_from_cli
 
+    usage: Callable[[str], NoReturn] = args.parser.error
     if args.resume is not None:
         if args.project is not None:
-            print("sear run: --resume FILE.mcap takes no project file (the recording holds its project).",
-                  file=sys.stderr)
-            return exitcodes.USAGE
+            usage("--resume FILE.mcap takes no project file (the recording holds its project)")
         if args.at is None:
-            print("sear run: --resume FILE.mcap needs --at SECONDS (the moment to take over at).", file=sys.stderr)
-            return exitcodes.USAGE
+            usage("--resume FILE.mcap needs --at SECONDS (the moment to take over at)")
+        if args.external or args.foxglove is not None:
+            usage("--external and --foxglove go with a project's run, not with --resume")
         return resume_from_cli(Path(args.resume), at=args.at, headless=args.headless, duration=args.duration,
                                log=args.log, code=args.code, record=args.record, realtime=args.realtime,
-                               force=args.force)
+                               force=args.force, record_format=args.record_format)
     if args.project is None:
-        print("sear run: give a project file (sear run PROJECT.prj), or --resume FILE.mcap --at SECONDS.",
-              file=sys.stderr)
-        return exitcodes.USAGE
+        usage("give a project file (sear run PROJECT.prj), or --resume FILE.mcap --at SECONDS")
     if args.at is not None or args.code is not None:
-        print("sear run: --at and --code go with --resume FILE.mcap.", file=sys.stderr)
-        return exitcodes.USAGE
+        usage("--at and --code go with --resume FILE.mcap")
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
         seed=args.seed, realtime=args.realtime, force=args.force, external=args.external, record=args.record,
+        record_format=args.record_format, foxglove=args.foxglove,
     )
 
 
@@ -214,6 +212,17 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)")
+    return value
+
+
 def _workers(text: str) -> int:
     """A whole number of worker processes, at least 1."""
     try:
@@ -242,6 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--record", default=None, metavar="FILE.mcap",
                      help="record the run into an MCAP file (Foxglove's schemas; the project embedded; see "
                           "docs/recording.md)")
+    run.add_argument("--record-format", choices=("foxglove", "ros2"), default="foxglove",
+                     help="with --record: Foxglove's JSON schemas (the default; replay and --resume read it) or ROS 2 "
+                          "messages (CDR) for ros2 bag and ROS tools")
+    run.add_argument("--foxglove", nargs="?", type=_port, const=8765, default=None, metavar="PORT",
+                     help="serve the run live over Foxglove's WebSocket protocol on 127.0.0.1 (port 8765 unless "
+                          "given; keeps pace with the wall clock unless --fast)")
     run.add_argument("--resume", default=None, metavar="FILE.mcap",
                      help="re-simulate a recording up to --at SECONDS, then let user code take over (headless)")
     run.add_argument("--at", type=_non_negative, default=None, metavar="SECONDS",
@@ -256,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     pace.add_argument("--fast", dest="realtime", action="store_false",
                       help="as fast as possible (the headless default)")
     pace.add_argument("--realtime", dest="realtime", action="store_true", help="keep pace with the wall clock")
-    run.set_defaults(func=cmd_run, realtime=None)
+    run.set_defaults(func=cmd_run, realtime=None, parser=run)
 
     validate = sub.add_parser("validate", help="check a project, its sensors file, models and user code")
     validate.add_argument("project", help="the project file (.prj)")

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sear import exitcodes
-from sear.errors import UserCodeError
+from sear.errors import SearError, UserCodeError
 
 if TYPE_CHECKING:
     from sear.gui.startup import StartupProgress
+    from sear.runtime.robotrun import RunObserver
     from sear.runtime.simulation import Simulation, TickResult
     from sear.usercode import ControllerHost, UserCodeRunner
 
@@ -44,17 +45,20 @@ def has_display() -> bool:
 
 
 def run_from_cli(project_path: Path, *, headless: bool, duration: float | None, log: str | None, seed: int,
-                 realtime: bool | None, force: bool = False, external: bool = False, record: str | None = None) -> int:
+                 realtime: bool | None, force: bool = False, external: bool = False, record: str | None = None,
+                 record_format: str = "foxglove", foxglove: int | None = None) -> int:
     """`sear run`: validate, build, simulate (in the window, or headless), summarise. Returns the exit
     status: 0, 1 for a problem with the project or its user code, 130 when interrupted (Ctrl-C, SIGINT),
     143 when terminated (SIGTERM). `log` never overwrites the project or its files, nor (without `force`)
     any existing file. `external`: instead of the project's user code, wait for a controller to connect
     (TCP on 127.0.0.1, the port and one-time token printed). `record`: an MCAP recording of the run
-    (sear.recording.writer), under the same rules as the log."""
+    (sear.recording.writer), under the same rules as the log; `record_format` 'foxglove' or 'ros2'.
+    `foxglove`: serve the run live on that port of 127.0.0.1 (sear.recording.live)."""
     progress = startup_progress(project_path) if not headless else None
     try:
         return _run(project_path, progress, headless=headless, duration=duration, log=log, seed=seed,
-                    realtime=realtime, force=force, external=external, record=record)
+                    realtime=realtime, force=force, external=external, record=record, record_format=record_format,
+                    foxglove=foxglove)
     finally:
         if progress is not None:
             progress.close()  # closed already once the window is up; here when the run ended before
@@ -74,13 +78,14 @@ def startup_progress(project_path: Path) -> StartupProgress | None:
 
 def _run(project_path: Path, progress: StartupProgress | None, *, headless: bool, duration: float | None,
          log: str | None, seed: int, realtime: bool | None, force: bool, external: bool,
-         record: str | None = None) -> int:
+         record: str | None = None, record_format: str = "foxglove", foxglove: int | None = None) -> int:
     """run_from_cli's run, each stage shown in `progress` (None: headless, or no start-up window)."""
     window = None if headless else window_runner()
     early = early_user_code(project_path) if window is not None and not external else None
     try:
         return _simulate(project_path, progress, window, early, headless=headless, duration=duration, log=log,
-                         seed=seed, realtime=realtime, force=force, external=external, record=record)
+                         seed=seed, realtime=realtime, force=force, external=external, record=record,
+                         record_format=record_format, foxglove=foxglove)
     finally:
         if early is not None and early.runner is not None:  # the run ended before it was greeted
             early.runner.discard()
@@ -128,7 +133,8 @@ def early_user_code(project_path: Path) -> EarlyUserCode | None:
 
 def _simulate(project_path: Path, progress: StartupProgress | None, window: WindowRunner | None,
               early: EarlyUserCode | None, *, headless: bool, duration: float | None, log: str | None, seed: int,
-              realtime: bool | None, force: bool, external: bool, record: str | None = None) -> int:
+              realtime: bool | None, force: bool, external: bool, record: str | None = None,
+              record_format: str = "foxglove", foxglove: int | None = None) -> int:
     """_run's simulation, `early` the first robot's user code already started (or None)."""
     if progress is not None:
         progress.stage("Loading the models")
@@ -148,11 +154,22 @@ def _simulate(project_path: Path, progress: StartupProgress | None, window: Wind
         return exitcodes.USER_ERROR
     if log is not None:
         check_log_path(log, loaded.project, force=force)  # a ProjectError: one sentence, before the run
-    observer = None
+    observer: RunObserver | None = None
     if record is not None:
-        from sear.recording.writer import Recorder, check_record_path
+        from sear.recording.writer import check_record_path
 
-        observer = Recorder(check_record_path(record, loaded.project, force=force, log=log))
+        observer = recorder(check_record_path(record, loaded.project, force=force, log=log), record_format)
+    if foxglove is not None:
+        from sear.recording.fanout import Observers
+        from sear.recording.live import LiveServer
+
+        server = LiveServer(foxglove)
+        port = server.listen()
+        print(f"sear: serving the run to Foxglove on ws://127.0.0.1:{port} (Open connection > Foxglove WebSocket)",
+              flush=True)
+        observer = server if observer is None else Observers(observer, server)
+        if realtime is None:
+            realtime = True
     if progress is not None:
         progress.stage("Building the world and starting the user code")
     listener = None
@@ -189,8 +206,24 @@ def _simulate(project_path: Path, progress: StartupProgress | None, window: Wind
     return leave(simulation, status)
 
 
+def recorder(path: Path | str, record_format: str = "foxglove") -> RunObserver:
+    """The observer that records a run into `path` in `record_format` ('foxglove' or 'ros2'); a SearError
+    naming the extra to install when the ROS 2 format's library is missing."""
+    if record_format == "ros2":
+        try:
+            from sear.recording.ros2 import Ros2Recorder
+        except ImportError as exc:
+            raise SearError(f"--record-format ros2 needs mcap-ros2-support ({exc}); install it with "
+                            "`pip install 'sear[tools]'`.") from None
+        return Ros2Recorder(path)
+    from sear.recording.writer import Recorder
+
+    return Recorder(path)
+
+
 def resume_from_cli(recording: Path, *, at: float, headless: bool, duration: float | None, log: str | None,
-                    code: str | None, record: str | None, realtime: bool | None, force: bool = False) -> int:
+                    code: str | None, record: str | None, realtime: bool | None, force: bool = False,
+                    record_format: str = "foxglove") -> int:
     """`sear run --resume FILE.mcap --at T`: re-simulate the recorded run to T (sear.recording.resume),
     then hand it to user code (the recorded project's, or `code`) and simulate `duration` s more.
     Headless only for now (the window's replay is sear.gui's); the summary and exit status are a
@@ -212,8 +245,6 @@ def resume_from_cli(recording: Path, *, at: float, headless: bool, duration: flo
               f"{target:.2f} s.", file=sys.stderr)
     observer = None
     if record is not None:
-        from sear.recording.writer import Recorder
-
         if Path(record).resolve() == Path(recording).resolve():
             print("sear: --record must not overwrite the recording being resumed; choose another file.",
                   file=sys.stderr)
@@ -222,13 +253,21 @@ def resume_from_cli(recording: Path, *, at: float, headless: bool, duration: flo
             print(f"sear: {record} exists; choose another path for the recording, or add --force to overwrite it.",
                   file=sys.stderr)
             return exitcodes.USER_ERROR
-        observer = Recorder(record)
+        observer = recorder(record, record_format)
     if log is not None and Path(log).exists() and not force:
         print(f"sear: {log} exists; choose another path for the log, or add --force to overwrite it.",
               file=sys.stderr)
         return exitcodes.USER_ERROR
     wall0 = time.perf_counter()
-    simulation = resimulate(rec, at, log_path=log, observer=observer, realtime=bool(realtime))
+    shown = [0]
+
+    def progress(done: int, total: int) -> None:  # every tenth of the way, on standard error
+        tenth = done * 10 // max(total, 1)
+        if tenth > shown[0] and done < total:
+            shown[0] = tenth
+            print(f"sear: re-simulating {recording.name}: {done / max(total, 1):.0%}", file=sys.stderr, flush=True)
+
+    simulation = resimulate(rec, at, log_path=log, observer=observer, realtime=bool(realtime), progress=progress)
     if log is not None:
         check_log_path(log, simulation.project, force=True)
     print(f"sear: re-simulated {simulation.world.time:.2f} s of {recording} in {time.perf_counter() - wall0:.2f} s; "

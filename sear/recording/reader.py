@@ -76,7 +76,7 @@ class TopicInfo(NamedTuple):
     topic: str
     schema: str
     """The schema's name ('foxglove.LaserScan', 'sear.SensorReading', ...)."""
-    count: int
+    count: int  # type: ignore[assignment]  # a field named as tuple's method: the messages on the topic
     robot: str | None
     """The robot a sensor topic belongs to (None for the others)."""
     sensor: str | None
@@ -224,9 +224,9 @@ class Recording:
         for robot in self.robots:
             infos = []
             for item in declared.get(robot, []):
-                topic = f"/{robot}/{item['name']}"
-                infos.append(SensorInfo(item["name"], item["type"], topic, self._topics[topic].schema
-                                        if topic in self._topics else "", list(item["fields"]), dict(item["units"])))
+                name = f"/{robot}/{item['name']}"
+                infos.append(SensorInfo(item["name"], item["type"], name, self._topics[name].schema
+                                        if name in self._topics else "", list(item["fields"]), dict(item["units"])))
             self._sensor_info[robot] = infos
 
     @classmethod

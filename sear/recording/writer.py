@@ -189,6 +189,31 @@ def _mesh_glb(mesh: Any) -> bytes:
     return bytes(mesh.export(file_type="glb"))
 
 
+def embed_project(writer: Any, simulation: Simulation, **extra: str) -> None:
+    """Attach the project's files to a recording (`writer`: an mcap or mcap_ros2 Writer) and write its
+    `sear` metadata: format, SEAR's version, seed, rates, robots and their sensors, the CSV header, and
+    `extra` (the ROS 2 format's `encoding`)."""
+    project = simulation.project
+    root, files = project_files(project)
+    for name, path in files.items():
+        writer.add_attachment(0, 0, name, "application/octet-stream", path.read_bytes())
+    project_name = Path(project.path).resolve().relative_to(root).as_posix() if project.path else ""
+    robots = simulation.robots
+    blocks = [("", robots[0].sensors.log_columns())] if len(robots) == 1 else [
+        (r.prefix, r.sensors.log_columns()) for r in robots]
+    writer.add_metadata("sear", {
+        "format": FORMAT_VERSION, "version": __version__, "seed": str(simulation.seed), "project": project_name,
+        "physics_hz": repr(float(simulation.physics_hz)),
+        "control_hz": repr(float(project.simulation.control_hz)),
+        "control_every": str(simulation.control_every),
+        "robots": json.dumps([r.name for r in robots]),
+        "sensors": json.dumps({r.name: [{"name": s.name, "type": s.TYPE, "fields": list(s.log_fields),
+                                         "units": sensor_units(s)} for s in r.sensors.sensors] for r in robots}),
+        "csv_header": csv_header(blocks),
+        **extra,
+    })
+
+
 class _SensorChannel:
     """One sensor's topic and how its samples are written."""
 
@@ -270,7 +295,8 @@ class Recorder:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._writer: FastWriter | None = None
+        self._writer: Any = None
+        """Where messages go (a FastWriter): register_schema/channel, add, flush, finish, attachments."""
         self._file: Any = None
         self._schemas: dict[str, int] = {}
         self._channels: dict[str, int] = {}
@@ -310,37 +336,24 @@ class Recorder:
         self._writer.add(channel, round(time * NS), json.dumps(message, separators=(",", ":")).encode())
         self.messages += 1
 
+    def _open(self) -> Any:
+        """The sink the messages go to: an MCAP file at `path` (a live server overrides it)."""
+        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by closed()
+        # No message indexes: their (time, offset) pair per message, kept until the chunk closes, made the
+        # interpreter's garbage collector walk a growing heap (a message cost ~20 µs instead of ~1 µs);
+        # readers find messages through the chunk indexes and read a chunk whole.
+        return FastWriter(self._file, compression=CompressionType.ZSTD, chunk_size=4 << 20,
+                          index_types=IndexType.CHUNK | IndexType.ATTACHMENT | IndexType.METADATA)
+
     # --- RunObserver ----------------------------------------------------------------------------------
 
     def started(self, simulation: Simulation) -> None:
         """Open the file, embed the project, describe the robots and sensors, write the scene."""
         self._sim = simulation
-        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by closed()
-        # No message indexes: their (time, offset) pair per message, kept until the chunk closes, made the
-        # interpreter's garbage collector walk a growing heap (a message cost ~20 µs instead of ~1 µs);
-        # readers find messages through the chunk indexes and read a chunk whole.
-        writer = self._writer = FastWriter(self._file, compression=CompressionType.ZSTD, chunk_size=4 << 20,
-                                           index_types=IndexType.CHUNK | IndexType.ATTACHMENT | IndexType.METADATA)
+        writer = self._writer = self._open()
         writer.start(profile="", library=f"sear {__version__}")
-        project = simulation.project
-        root, files = project_files(project)
-        for name, path in files.items():
-            data = path.read_bytes()
-            writer.add_attachment(0, 0, name, "application/octet-stream", data)
-        project_name = Path(project.path).resolve().relative_to(root).as_posix() if project.path else ""
+        embed_project(writer, simulation)
         robots = simulation.robots
-        blocks = [("", robots[0].sensors.log_columns())] if len(robots) == 1 else [
-            (r.prefix, r.sensors.log_columns()) for r in robots]
-        writer.add_metadata("sear", {
-            "format": FORMAT_VERSION, "version": __version__, "seed": str(simulation.seed), "project": project_name,
-            "physics_hz": repr(float(simulation.physics_hz)),
-            "control_hz": repr(float(project.simulation.control_hz)),
-            "control_every": str(simulation.control_every),
-            "robots": json.dumps([r.name for r in robots]),
-            "sensors": json.dumps({r.name: [{"name": s.name, "type": s.TYPE, "fields": list(s.log_fields),
-                                             "units": sensor_units(s)} for s in r.sensors.sensors] for r in robots}),
-            "csv_header": csv_header(blocks),
-        })
         self._tf = self.channel("/tf", "foxglove.FrameTransforms")
         self._log = self.channel("/log", "sear.LogRow")
         self._console = self.channel("/console", "foxglove.Log")
@@ -365,7 +378,8 @@ class Recorder:
         world = simulation.world
         time = world.time
         entities = []
-        empty = {"arrows": [], "cubes": [], "spheres": [], "cylinders": [], "lines": [], "triangles": [], "texts": []}
+        empty: dict[str, list[Any]] = {kind: [] for kind in ("arrows", "cubes", "spheres", "cylinders", "lines",
+                                                              "triangles", "texts")}
         white = {"r": 1.0, "g": 1.0, "b": 1.0, "a": 1.0}
         unit = {"x": 1.0, "y": 1.0, "z": 1.0}
         if terrain:
@@ -514,4 +528,5 @@ class Recorder:
             try:
                 writer.finish()
             finally:
-                self._file.close()
+                if self._file is not None:
+                    self._file.close()

@@ -21,20 +21,26 @@ class RecordedRun(NamedTuple):
     mcap: Path
     csv: Path
     seconds: float
+    ros2: Path | None
+    """The same run in ROS 2's format (--record-format ros2), when asked for."""
 
 
-def record_demo(folder: Path, seconds: float, *, keys: tuple = KEYS, seed: int = 3) -> RecordedRun:
+def record_demo(folder: Path, seconds: float, *, keys: tuple = KEYS, seed: int = 3, ros2: bool = False
+                ) -> RecordedRun:
     """The demo (copied into `folder`) run `seconds` with its user code and the keyboard inputs `keys`
     (held from/to the given simulated times, as the window's held keys call set_manual_input before
-    every tick), recorded and logged."""
+    every tick), recorded (with `ros2` also in ROS 2's format) and logged."""
     from sear.loading import load_project
+    from sear.recording.fanout import Observers
+    from sear.recording.ros2 import Ros2Recorder
     from sear.recording.writer import Recorder
     from sear.runtime.simulation import Simulation
 
     resources.copy_demo(folder / "demo")
     project = folder / "demo" / "demo.prj"
-    mcap, csv = folder / "run.mcap", folder / "run.csv"
-    simulation = Simulation(load_project(project), seed=seed, log_path=csv, observer=Recorder(mcap),
+    mcap, csv, ros2_path = folder / "run.mcap", folder / "run.csv", folder / "run-ros2.mcap"
+    observer = Observers(Recorder(mcap), Ros2Recorder(ros2_path)) if ros2 else Recorder(mcap)
+    simulation = Simulation(load_project(project), seed=seed, log_path=csv, observer=observer,
                             output=lambda text: None)
     try:
         simulation.start_user_code()
@@ -49,9 +55,9 @@ def record_demo(folder: Path, seconds: float, *, keys: tuple = KEYS, seed: int =
         assert simulation.user_error is None
     finally:
         simulation.close()
-    return RecordedRun(folder, project, mcap, csv, seconds)
+    return RecordedRun(folder, project, mcap, csv, seconds, ros2_path if ros2 else None)
 
 
 @pytest.fixture(scope="package")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> RecordedRun:
-    return record_demo(tmp_path_factory.mktemp("recorded"), RECORDED_SECONDS)
+    return record_demo(tmp_path_factory.mktemp("recorded"), RECORDED_SECONDS, ros2=True)

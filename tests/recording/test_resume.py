@@ -55,8 +55,9 @@ def test_resimulated_moments_equal_the_recording_and_driving_goes_on(recorded, t
     moments = [1.2, random.Random(27).uniform(0.5, recorded.seconds)]  # inside the keyboard input, and one at random
     for index, moment in enumerate(moments):
         log = tmp_path / f"resumed{index}.csv"
-        reports = []
-        simulation = resimulate(rec, moment, log_path=log, progress=lambda done, total: reports.append((done, total)))
+        reports: list[tuple[int, int]] = []
+        simulation = resimulate(rec, moment, log_path=log, progress=lambda done, total, reports=reports: reports.append(
+            (done, total)))
         try:
             assert simulation.steps == resume_step(rec, moment) and simulation.steps % rec.control_every == 0
             assert simulation.world.time <= moment + 1e-9 and moment - simulation.world.time < 1 / 60 + 1e-9
