@@ -252,8 +252,9 @@ class SimulationWindow(QMainWindow):
         add("debug", "Physics Shapes", True, self.scene.set_debug_shapes, "Ctrl+D",
             checked=self.simulation.project.code.debug_shapes, tool="Physics shapes")
         add("record", "Record Log…", True, self.set_recording, "Ctrl+L", tool="Record log…")
-        add("record_run", "Record Run…", True, self.set_recording_run, "Ctrl+R", tool="Record run…")
-        add("film", "Record Video…", True, self.set_filming, "Ctrl+Shift+R", tool="Video…")
+        # In the File menu only: two more toolbar buttons would push the Camera box off a 1280-pixel-wide window.
+        add("record_run", "Record Run…", True, self.set_recording_run, "Ctrl+R")
+        add("film", "Record Video…", True, self.set_filming, "Ctrl+Shift+R")
         add("picture", "Save Picture of the View", False, lambda: self.capture.save_picture(), "F12")
         add("picture_as", "Save Picture As…", False, lambda: self.capture.save_picture(ask=True), "Shift+F12")
         add("help", "Keyboard Shortcuts", True, self.show_key_help, "F1", tool="Help (F1)")
