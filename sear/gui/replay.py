@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -284,7 +285,7 @@ class ReplayWindow(SimulationWindow):
         simulation_menu.addAction(self.continue_action)
         for key, delta in ((Qt.Key.Key_Comma, -1), (Qt.Key.Key_Period, 1)):
             action = self.addAction(f"step {delta}")
-            action.setShortcut(key)
+            action.setShortcut(QKeySequence(key))
             action.triggered.connect(lambda _checked=False, d=delta: self.step(d))
 
     # --- the moment shown ------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ def replay(qtbot, recorded):
     w.resize(1100, 700)
     w.show()
     qtbot.waitExposed(w)
+    w.activateWindow()  # its shortcuts (. , N P) answer keys once it is the active window
     w.start()
     yield w
     w.close()
@@ -130,6 +131,15 @@ def test_dragging_the_slider_shows_the_recorded_pose_and_lidar_scan(replay, reco
     expected_x, expected_y = cross_marks(*lidar.plot_points(scan).T, 0.04)
     np.testing.assert_allclose(drawn_x, expected_x, atol=1e-5)
     np.testing.assert_allclose(drawn_y, expected_y, atol=1e-5)
+    # . and , step one control tick forward and back (the pose with them: the log's next row).
+    w.view.setFocus()
+    QTest.keyClick(w.view, Qt.Key.Key_Period)
+    assert w.moment == pytest.approx(moment + w.recording.control_period)
+    w._update_hud()
+    following = min(rows, key=lambda r: abs(float(r["time"]) - w.moment))
+    assert f"x {float(following['truth.x']):8.3f}" in w.hud.text()
+    QTest.keyClick(w.view, Qt.Key.Key_Comma)
+    assert w.moment == pytest.approx(moment)
 
 
 def test_play_at_4x_runs_the_replay_clock_at_four_simulated_seconds_a_wall_second(replay, qtbot):
