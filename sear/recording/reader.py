@@ -129,7 +129,8 @@ class Input(NamedTuple):
     robot: int
     """The robot's index (-1: every robot, a reset)."""
     kind: str
-    """'call' (a `sim` call of user code), 'manual' (keyboard throttle, steer, brake), 'gripper', 'reset'."""
+    """'call' (a `sim` call of user code), 'manual' (keyboard throttle, steer, brake), 'gripper', 'reset',
+    'pull' (the mouse grabs body args[0] at args[1:4] m), 'pull_to' (target m), 'release'."""
     name: str
     args: list[Any]
 

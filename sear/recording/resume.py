@@ -61,6 +61,12 @@ def _apply(simulation: Simulation, item: Input, observer: RunObserver | None) ->
             simulation.driven = driven
     elif item.kind == "reset":
         simulation.reset()
+    elif item.kind == "pull":
+        simulation.start_pull(int(item.args[0]), [float(c) for c in item.args[1:4]])
+    elif item.kind == "pull_to":
+        simulation.pull_to([float(c) for c in item.args[:3]])
+    elif item.kind == "release":
+        simulation.release_pull()
     else:
         raise RecordingError(f"the recording holds an input of an unknown kind {item.kind!r}; update SEAR.")
 

@@ -27,6 +27,7 @@ import numpy as np
 from sear.errors import ProjectError, UserCodeError
 from sear.loading import Loaded
 from sear.models.loaded import load_models
+from sear.physics.picking import Pull
 from sear.physics.world import World
 from sear.project import Project, Robot
 from sear.runtime.logs import CsvLog, LogFull, check_log_path
@@ -111,6 +112,8 @@ class Simulation:
         """Why the log stopped being written, when a write failed during the run (the disk was full)."""
         self.run_end: float | None = None
         """s: the simulated time run() runs to (for the free space a failed log needs)."""
+        self.pull: Pull | None = None
+        """The mouse's pull on a movable body (the window's picking), put on it before every physics step."""
         self.observer: RunObserver | None = None
         """Told of every tick, input and output (a recording), set before the controllers' init turns."""
         try:
@@ -348,6 +351,32 @@ class Simulation:
             gripper.stop_lift()
         gripper.command(open=open, height=gripper.travel if lift > 0 else 0.0 if lift < 0 else None)
 
+    def start_pull(self, body_id: int, point: np.ndarray | list[float]) -> Pull:
+        """The mouse grabs movable body `body_id` at `point` (m, world frame): it is pulled towards the
+        point given to pull_to() before every physics step until release_pull() (ValueError for a fixed body)."""
+        point = [float(c) for c in point]
+        self.pull = Pull(self.world, body_id, np.array(point))
+        if self.observer is not None:
+            self.observer.input(-1, "pull", [body_id, *point])
+        return self.pull
+
+    def pull_to(self, target: np.ndarray | list[float]) -> None:
+        """Where the grabbed point is pulled to now (m, world frame)."""
+        if self.pull is None:
+            return
+        target = [float(c) for c in target]
+        self.pull.target = np.array(target)
+        if self.observer is not None:
+            self.observer.input(-1, "pull_to", target)
+
+    def release_pull(self) -> None:
+        """The mouse lets go."""
+        if self.pull is None:
+            return
+        self.pull = None
+        if self.observer is not None:
+            self.observer.input(-1, "release", [])
+
     # --- the loop ----------------------------------------------------------------------------------------
 
     def tick(self) -> TickResult:
@@ -356,6 +385,8 @@ class Simulation:
         written while they think, then each turn is finished."""
         world = self.world
         robots = self.robots
+        if self.pull is not None:
+            self.pull.apply()
         if world.step():
             for index, (t, x, y) in zip(world.fell, world.falls[-len(world.fell):], strict=True):
                 who = "The robot" if len(robots) == 1 else f"Robot {robots[index].name}"

@@ -146,3 +146,41 @@ def test_sixty_seconds_five_moments(tmp_path):
             assert float(np.linalg.norm(simulation.state.position[:2] - start[:2])) > 0.3
         finally:
             simulation.close()
+
+
+def test_a_mouse_pull_is_recorded_and_replayed(tmp_path):
+    """The window's mouse pull on a movable box (Simulation.start_pull / pull_to / release_pull) is an input
+    of the recording: the re-simulated box ends where the recorded one did, and it moved."""
+    from sear import resources
+    from sear.loading import load_project
+    from sear.recording.writer import Recorder
+    from sear.runtime.simulation import Simulation
+
+    resources.copy_demo(tmp_path / "demo")
+    mcap = tmp_path / "pulled.mcap"
+    simulation = Simulation(load_project(tmp_path / "demo" / "demo.prj"), seed=1, observer=Recorder(mcap),
+                            output=lambda text: None)
+    try:
+        world = simulation.world
+        box = next(i for i, o in enumerate(world.obstacles) if o.kind == "box" and o.dynamic)
+        start = world.obstacle_pose(world.obstacles[box])[0].copy()
+        simulation.run(0.3)
+        simulation.start_pull(world.obstacles[box].body_id, world.obstacle_pose(world.obstacles[box])[0])
+        for step in range(120):
+            simulation.pull_to(start + np.array([0.0, 0.004 * step, 0.3]))
+            simulation.tick()
+        simulation.release_pull()
+        simulation.run(0.2)
+        end = world.obstacle_pose(world.obstacles[box])[0].copy()
+        time_end = simulation.world.time
+    finally:
+        simulation.close()
+    assert np.linalg.norm(end[:2] - start[:2]) > 0.1  # the pull moved it
+    rec = Recording.open(mcap)
+    assert [i.kind for i in rec.inputs() if i.kind in ("pull", "release")] == ["pull", "release"]
+    again = resimulate(rec, time_end + 1e-9)
+    try:
+        assert abs(again.world.time - time_end) < 1e-9
+        np.testing.assert_array_equal(again.world.obstacle_pose(again.world.obstacles[box])[0], end)
+    finally:
+        again.close()
