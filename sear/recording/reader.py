@@ -202,6 +202,9 @@ class Recording:
                 raise RecordingError(f"{self.path}: not a readable MCAP recording ({exc}).") from None
         if not self._meta:
             raise RecordingError(f"{self.path}: not a SEAR recording (it has no 'sear' metadata).")
+        if self._meta.get("encoding") == "ros2":
+            raise RecordingError(f"{self.path}: recorded with --record-format ros2, for ROS 2 tools (ros2 bag); SEAR "
+                                 "replays and resumes recordings of the default format (--record without it).")
         if int(self._meta.get("format", "0")) > SUPPORTED_FORMAT:
             raise RecordingError(f"{self.path}: recorded by a newer SEAR (format {self._meta['format']}); "
                                  "update SEAR to read it.")
