@@ -84,6 +84,10 @@ def resimulate(recording: Recording | str | Path, until: float, *,
     is garbage collected or the process ends. The caller closes the simulation."""
     if not isinstance(recording, Recording):
         recording = Recording.open(recording)
+    if not recording.resumable:
+        raise RecordingError(f"{recording.path}: recording started at t = {recording.start_time:.2f} s in a run that "
+                             "kept no journal of its inputs, so the run cannot be re-simulated from its start; "
+                             "record from the start (sear run --record, or a window's Record Run).")
     folder = Path(tempfile.mkdtemp(prefix="sear-resume-"))
     try:
         project_path = recording.extract(folder)
