@@ -187,8 +187,10 @@ def _simulate(project_path: Path, progress: StartupProgress | None, window: Wind
             return listener.accept(welcome, timeout=timeout, on_refused=lambda why: print(
                 f"sear: refused a connection: {why}", file=sys.stderr, flush=True))
     try:
+        # A window's run keeps a journal of its inputs: a recording ticked on later (Record Run) re-simulates.
         simulation = Simulation(loaded, seed=seed, log_path=log, controller=controller, observer=observer,
-                                realtime=bool(realtime) if realtime is not None else window is not None)
+                                realtime=bool(realtime) if realtime is not None else window is not None,
+                                journal=window is not None)
     except BaseException as exc:
         if listener is not None:  # once a controller is connected its connection closes the listener
             listener.close()

@@ -504,9 +504,8 @@ class SimulationWindow(QMainWindow):
     # --- stepping --------------------------------------------------------------------------------------------
 
     def _before_tick(self) -> None:
-        """Each tick's inputs: the held keys, and the mouse's pull on a body."""
+        """Each tick's inputs: the held keys (the mouse's pull on a body the simulation puts on itself)."""
         self._drive_input()
-        self.picker.before_tick()
 
     def _drive_input(self) -> None:
         held = {DRIVE_KEYS[k] for k in self.view.held if k in DRIVE_KEYS}

@@ -13,6 +13,8 @@ The API (stable: later versions add to it, never rename)::
     rec.duration                       # s of simulated time recorded (the last message's time)
     rec.tick                           # s: one physics step (1 / physics_hz); rec.control_period likewise
     rec.seed, rec.sear_version, rec.physics_hz, rec.control_hz
+    rec.start_time                     # s: when recording started (0, or later for one started mid-run)
+    rec.resumable                      # every input since t = 0 is in the file: resimulate() works
 
     rec.pose(t, "rover")               # Pose(time, position (3,) m, orientation (4,) x y z w, roll, pitch, yaw)
                                        #   at the last control tick at or before t (None before the first)
@@ -129,7 +131,8 @@ class Input(NamedTuple):
     robot: int
     """The robot's index (-1: every robot, a reset)."""
     kind: str
-    """'call' (a `sim` call of user code), 'manual' (keyboard throttle, steer, brake), 'gripper', 'reset'."""
+    """'call' (a `sim` call of user code), 'manual' (keyboard throttle, steer, brake), 'gripper', 'reset',
+    'pull' (the mouse grabs body args[0] at args[1:4] m), 'pull_to' (target m), 'release'."""
     name: str
     args: list[Any]
 
@@ -201,6 +204,9 @@ class Recording:
                 raise RecordingError(f"{self.path}: not a readable MCAP recording ({exc}).") from None
         if not self._meta:
             raise RecordingError(f"{self.path}: not a SEAR recording (it has no 'sear' metadata).")
+        if self._meta.get("encoding") == "ros2":
+            raise RecordingError(f"{self.path}: recorded with --record-format ros2, for ROS 2 tools (ros2 bag); SEAR "
+                                 "replays and resumes recordings of the default format (--record without it).")
         if int(self._meta.get("format", "0")) > SUPPORTED_FORMAT:
             raise RecordingError(f"{self.path}: recorded by a newer SEAR (format {self._meta['format']}); "
                                  "update SEAR to read it.")
@@ -218,6 +224,11 @@ class Recording:
         self.tick = 1.0 / self.physics_hz if self.physics_hz else 0.0
         self.control_period = self.tick * self.control_every
         self.csv_header: str = self._meta.get("csv_header", "")
+        self.resumable = self._meta.get("from_start", "1") != "0"
+        """Whether the file holds every input since t = 0, so resimulate() can re-simulate it: a recording
+        from the run's start, or one started later in a run that kept its journal (the window's runs)."""
+        self.start_time = float(self._meta.get("started_at", "0"))
+        """s: when the recording started (0 unless Record Run was ticked during the run)."""
         self.project_file: str = self._meta.get("project", "")
         self._sensor_info: dict[str, list[SensorInfo]] = {}
         declared = json.loads(self._meta.get("sensors", "{}"))

@@ -61,6 +61,12 @@ def _apply(simulation: Simulation, item: Input, observer: RunObserver | None) ->
             simulation.driven = driven
     elif item.kind == "reset":
         simulation.reset()
+    elif item.kind == "pull":
+        simulation.start_pull(int(item.args[0]), [float(c) for c in item.args[1:4]])
+    elif item.kind == "pull_to":
+        simulation.pull_to([float(c) for c in item.args[:3]])
+    elif item.kind == "release":
+        simulation.release_pull()
     else:
         raise RecordingError(f"the recording holds an input of an unknown kind {item.kind!r}; update SEAR.")
 
@@ -78,6 +84,10 @@ def resimulate(recording: Recording | str | Path, until: float, *,
     is garbage collected or the process ends. The caller closes the simulation."""
     if not isinstance(recording, Recording):
         recording = Recording.open(recording)
+    if not recording.resumable:
+        raise RecordingError(f"{recording.path}: recording started at t = {recording.start_time:.2f} s in a run that "
+                             "kept no journal of its inputs, so the run cannot be re-simulated from its start; "
+                             "record from the start (sear run --record, or a window's Record Run).")
     folder = Path(tempfile.mkdtemp(prefix="sear-resume-"))
     try:
         project_path = recording.extract(folder)

@@ -216,7 +216,9 @@ class Ros2Recorder(Recorder):
                 mounts.append({"header": _header(0, run.name), "child_frame_id": frame, "transform": {
                     "translation": {"x": mx, "y": my, "z": mz}, "rotation": {"x": qx, "y": qy, "z": qz, "w": qw}}})
         self._send("/tf_static", "tf2_msgs/msg/TFMessage", 0, {"transforms": mounts})
-        self._poses(simulation, 0)
+        self._poses(simulation, round(simulation.world.time * NS))
+        if simulation.steps > 0:
+            self._write_journal(simulation)
         self._flush()
 
     def _flush(self) -> None:
@@ -234,6 +236,8 @@ class Ros2Recorder(Recorder):
         self._send("/tf", "tf2_msgs/msg/TFMessage", ns, {"transforms": transforms})
 
     def ticked(self, simulation: Simulation, result: TickResult) -> None:
+        if simulation.world.fell:
+            self._released(simulation.world.fell)
         if self._ros is None or not (result.sampled or result.control):
             return
         time = simulation.world.time
@@ -260,13 +264,14 @@ class Ros2Recorder(Recorder):
             self._flush()
             self._next_flush = (math.floor(time / FLUSH_EVERY + 1e-9) + 1) * FLUSH_EVERY
 
-    def _input(self, robot: int, kind: str, name: str, args: list[Any]) -> None:
+    def _input(self, robot: int, kind: str, name: str, args: list[Any],
+               at: tuple[float, int] | None = None) -> None:
         simulation = self._sim
         if self._ros is None or simulation is None:
             return
-        ns = round(simulation.world.time * NS)
-        self._send("/sear/inputs", "std_msgs/msg/String", ns, {"data": json.dumps(
-            {"step": simulation.steps, "robot": robot, "kind": kind, "name": name, "args": wire_to_json(args)})})
+        time, step = at if at is not None else (simulation.world.time, simulation.steps)
+        self._send("/sear/inputs", "std_msgs/msg/String", round(time * NS), {"data": json.dumps(
+            {"step": step, "robot": robot, "kind": kind, "name": name, "args": wire_to_json(args)})})
 
     def output(self, text: str, error: bool) -> None:
         simulation = self._sim

@@ -119,9 +119,11 @@ LOG_ROW = _obj("sear.LogRow", {"timestamp": TIME, "row": STRING},
                description="One row of the run's CSV log, exactly as `sear run --log` writes it (CR LF included)")
 INPUT = _obj("sear.Input", {
     "timestamp": TIME, "step": {"type": "integer", "minimum": 0}, "robot": {"type": "integer", "minimum": -1},
-    "kind": {"enum": ["call", "manual", "gripper", "reset"]}, "name": STRING, "args": {"type": "array"}},
+    "kind": {"enum": ["call", "manual", "gripper", "reset", "pull", "pull_to", "release"]}, "name": STRING,
+    "args": {"type": "array"}},
     description="An input of the run: a `sim` call of user code (name and arguments as the protocol carries them; "
-                "bytes as {\"$bytes\": base64}) or a keyboard input, made after physics step `step`")
+                "bytes as {\"$bytes\": base64}), a keyboard input or a mouse pull on a body, made after physics step "
+                "`step`")
 
 SCHEMAS: dict[str, JsonSchema] = {schema["title"]: schema for schema in (
     LASER_SCAN, POINT_CLOUD, RAW_IMAGE, LOCATION_FIX, FRAME_TRANSFORMS, LOG, SCENE_UPDATE, SENSOR_READING, LOG_ROW,

@@ -210,6 +210,9 @@ def embed_project(writer: Any, simulation: Simulation, **extra: str) -> None:
         "sensors": json.dumps({r.name: [{"name": s.name, "type": s.TYPE, "fields": list(s.log_fields),
                                          "units": sensor_units(s)} for s in r.sensors.sensors] for r in robots}),
         "csv_header": csv_header(blocks),
+        # every input since t = 0 is in the file (a recording from the start, or one whose run kept a journal)
+        "from_start": "1" if simulation.steps == 0 or simulation.journal is not None else "0",
+        "started_at": repr(float(simulation.world.time)),
         **extra,
     })
 
@@ -370,7 +373,10 @@ class Recorder:
         self._write(self._tf, 0.0, {"transforms": mounts})
         self._robot_frames = [json_string(run.name) for run in robots]
         self._scene_update(simulation, terrain=True)
-        self._write_poses(simulation, 0, '{"sec":0,"nsec":0}')
+        ns = round(simulation.world.time * NS)
+        self._write_poses(simulation, ns, f'{{"sec":{ns // NS},"nsec":{ns % NS}}}')
+        if simulation.steps > 0:
+            self._write_journal(simulation)
         writer.flush()
 
     def _scene_update(self, simulation: Simulation, *, terrain: bool = False) -> None:
@@ -440,6 +446,9 @@ class Recorder:
         """The tick's sensor samples, and on a control tick the poses and the log row; a chunk every
         simulated second."""
         writer = self._writer
+        fell = simulation.world.fell
+        if fell:
+            self._released(fell)
         if writer is None or not (result.sampled or result.control):
             return
         time = simulation.world.time
@@ -472,15 +481,34 @@ class Recorder:
             writer.flush()
             self._next_flush = (math.floor(time / FLUSH_EVERY + 1e-9) + 1) * FLUSH_EVERY
 
-    def _input(self, robot: int, kind: str, name: str, args: list[Any]) -> None:
+    def _input(self, robot: int, kind: str, name: str, args: list[Any],
+               at: tuple[float, int] | None = None) -> None:
+        """An input on /inputs, made now or `at` (time s, steps done) for one from the run's journal."""
         simulation = self._sim
         if self._writer is None or simulation is None:
             return
-        time = simulation.world.time
-        self._write(self._inputs, time, {"timestamp": stamp(time), "step": simulation.steps, "robot": robot,
+        time, step = at if at is not None else (simulation.world.time, simulation.steps)
+        self._write(self._inputs, time, {"timestamp": stamp(time), "step": step, "robot": robot,
                                          "kind": kind, "name": name, "args": wire_to_json(args)})
 
-    def call(self, robot: int, name: str, args: Any) -> None:
+    def _released(self, robots: list[int]) -> None:
+        """Robots whose inputs were released (a fall off the terrain's edge puts a robot back at its
+        start with its inputs released): their next commands are kept even if they repeat the last ones."""
+        for robot in robots:
+            self._held.pop(robot, None)
+            self._last_manual.pop(robot, None)
+
+    def _write_journal(self, simulation: Simulation) -> None:
+        """A recording started after the run's start: the inputs made before it, from the run's journal
+        (Simulation(journal=True)), so it can be re-simulated from t = 0 all the same."""
+        for entry in simulation.journal or ():
+            at = (entry.time, entry.step)
+            if entry.kind == "call":
+                self.call(entry.robot, entry.name, entry.args, at=at)
+            else:
+                self.input(entry.robot, entry.kind, entry.args, at=at)
+
+    def call(self, robot: int, name: str, args: Any, *, at: tuple[float, int] | None = None) -> None:
         """A `sim` call served: kept unless it only reads (a property) or it sets a held input (the
         engine force, the brake, the steering) to what the same call last set it to with nothing else
         made on that robot in between (a controller that sends its commands every tick)."""
@@ -495,9 +523,9 @@ class Recorder:
             held[name] = values
         else:
             held.clear()
-        self._input(robot, "call", str(name), values)
+        self._input(robot, "call", str(name), values, at)
 
-    def input(self, robot: int, kind: str, args: list[Any]) -> None:
+    def input(self, robot: int, kind: str, args: list[Any], *, at: tuple[float, int] | None = None) -> None:
         """A keyboard input: a held key's manual input repeated every tick is kept once."""
         if robot < 0:
             self._held.clear()
@@ -510,7 +538,7 @@ class Recorder:
             self._last_manual[robot] = args
         elif kind == "reset":
             self._last_manual.clear()
-        self._input(robot, kind, kind, list(args))
+        self._input(robot, kind, kind, list(args), at)
 
     def output(self, text: str, error: bool) -> None:
         """User output (level INFO) or an error report (ERROR) on /console."""

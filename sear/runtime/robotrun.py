@@ -41,8 +41,7 @@ class Owner(Protocol):
     @property
     def log(self) -> CsvLog | None: ...
 
-    @property
-    def observer(self) -> RunObserver | None: ...
+    def note_call(self, robot: int, name: str, args: Any) -> None: ...
 
     def emit(self, text: str, *, error: bool = False) -> None: ...
 
@@ -164,11 +163,10 @@ class RobotRun:
         runner.turn("init", self._turn_fields())
 
     def _serve(self, name: Any, args: Any) -> Any:
-        """A controller's call message made on this robot's sim; an observer is told of it once served."""
+        """A controller's call message made on this robot's sim; the simulation notes it once served (its
+        journal, its observer)."""
         result = serve_call(self.sim, name, args)
-        observer = self.simulation.observer
-        if observer is not None:
-            observer.call(self.index, name, args)
+        self.simulation.note_call(self.index, name, args)
         return result
 
     def _turn_fields(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import websocket
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
+from sear.recording.reader import Recording, RecordingError
 from sear.runtime.logs import load_arrays
 
 ROS2_TYPES = {"/tf": "tf2_msgs/msg/TFMessage", "/tf_static": "tf2_msgs/msg/TFMessage",
@@ -77,6 +78,8 @@ def test_ros2_recording_decodes_completely_and_carries_the_run(recorded):
     compass = json.loads(decoded["/robot/compass"][-1].data)
     assert format(compass["values"]["heading"], ".10g") == last[col["compass.heading"]]
     assert decoded["/rosout"][0].msg.startswith("demo: route of") and decoded["/rosout"][0].level == 20
+    with pytest.raises(RecordingError, match="ros2"):  # SEAR's reader says what the file is for
+        Recording.open(recorded.ros2)
 
 
 def test_foxglove_websocket_client_receives_the_lidar_at_real_time(demo_copy):

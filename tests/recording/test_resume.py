@@ -146,3 +146,58 @@ def test_sixty_seconds_five_moments(tmp_path):
             assert float(np.linalg.norm(simulation.state.position[:2] - start[:2])) > 0.3
         finally:
             simulation.close()
+
+
+def test_a_recording_started_mid_run_with_a_pull_resumes_from_the_journal(tmp_path):
+    """The window's Record Run ticked at t = 1 s in a run that kept its journal (a window's runs keep one):
+    the file holds every input since t = 0 - user code's calls, a held key, the mouse pulling a movable box
+    (Simulation.start_pull / pull_to / release_pull, which the window's picker calls) - and re-simulates
+    exactly. The same recording from a run without a journal says it cannot be re-simulated."""
+    from sear import resources
+    from sear.loading import load_project
+    from sear.recording.fanout import Observers
+    from sear.recording.reader import RecordingError
+    from sear.recording.writer import Recorder
+    from sear.runtime.simulation import Simulation
+
+    resources.copy_demo(tmp_path / "demo")
+    with_journal, without = tmp_path / "late.mcap", tmp_path / "late-no-journal.mcap"
+    simulation = Simulation(load_project(tmp_path / "demo" / "demo.prj"), seed=5, journal=True,
+                            output=lambda text: None)
+    try:
+        world = simulation.world
+        box = next(i for i, o in enumerate(world.obstacles) if o.kind == "box" and o.dynamic)
+        start = world.obstacle_pose(world.obstacles[box])[0].copy()
+        simulation.start_user_code()
+        simulation.start_pull(world.obstacles[box].body_id, start)
+        for step in range(240):  # a second with a held key, the box pulled north
+            simulation.set_manual_input(1.0, 0.3, False)
+            simulation.pull_to(start + np.array([0.0, 0.004 * step, 0.3]))
+            simulation.tick()
+        simulation.release_pull()
+        first, second = Recorder(with_journal), Recorder(without)
+        first.started(simulation)  # as the window's Record Run does, mid-run
+        journal, simulation.journal = simulation.journal, None
+        second.started(simulation)  # the same, in a run that kept no journal
+        simulation.journal = journal
+        simulation.observer = Observers(first, second)
+        simulation.run(0.5)
+        end, box_end = simulation.state.position.copy(), world.obstacle_pose(world.obstacles[box])[0].copy()
+    finally:
+        simulation.close()
+    assert np.linalg.norm(box_end[:2] - start[:2]) > 0.1  # the pull moved the box
+    rec = Recording.open(with_journal)
+    assert rec.start_time == pytest.approx(1.0) and rec.resumable
+    assert rec.csv_rows()[0][0] > 1.0 and rec.pose(0.5) is None
+    kinds = [i.kind for i in rec.inputs(until=1.0)]
+    assert {"call", "manual", "pull", "pull_to", "release"} <= set(kinds)  # from the journal
+    again = resimulate(rec, 1.5 + 1e-9)
+    try:
+        np.testing.assert_array_equal(again.state.position, end)
+        np.testing.assert_array_equal(again.world.obstacle_pose(again.world.obstacles[box])[0], box_end)
+    finally:
+        again.close()
+    late = Recording.open(without)
+    assert not late.resumable and late.inputs(until=1.0) == []
+    with pytest.raises(RecordingError, match="journal"):
+        resimulate(late, 1.5)
