@@ -271,14 +271,13 @@ class ReplayWindow(SimulationWindow):
         self.continue_action = bar.addAction("Continue from here…", lambda: self.continue_from_here())
         self.continue_action.setToolTip("Re-simulate the run to this moment, then drive it yourself or "
                                         "give it to user code")
-        scene_times = rec.times("/scene")
-        self.begins = float(scene_times[0]) if len(scene_times) else 0.0
+        self.begins = float(rec.start_time)
         """Simulated time (s) the recording began at: after 0 when Record Run was ticked mid-run."""
-        if self.begins > 1e-9 or self.extra_obstacles:
+        if not rec.resumable or self.extra_obstacles:  # inputs before the recording began are not in it
             self.continue_action.setEnabled(False)
-            self.continue_action.setToolTip(f"This recording began at t = {self.begins:.2f} s of its run, after "
-                                            "its user code's init: re-simulating needs every input from the "
-                                            "start (`sear run --record`)")
+            self.continue_action.setToolTip(f"This recording began at t = {self.begins:.2f} s of a run that kept "
+                                            "no journal of its inputs before: it cannot be re-simulated (record "
+                                            "with `sear run --record`, or Record Run in the simulation window)")
         simulation_menu = next(a.menu() for a in self.menuBar().actions() if a.text() == "&Simulation")
         assert isinstance(simulation_menu, QMenu)
         simulation_menu.addSeparator()

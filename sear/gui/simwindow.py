@@ -446,9 +446,9 @@ class SimulationWindow(QMainWindow):
     def set_recording_run(self, on: bool, path: str | Path | None = None) -> None:
         """File > Record Run (Ctrl+R): record the run from now into an MCAP file (sear.recording.writer: poses,
         every sensor sample, the log rows, prints, inputs and the project itself, for `sear replay`), or
-        finish the recording. A recording started after t = 0 replays from its start, but cannot be
-        re-simulated (Continue from here needs every input since t = 0: tick Record Run before the run
-        starts, or use `sear run --record`)."""
+        finish the recording. Started after t = 0 it replays from then on; it re-simulates (Continue from
+        here) when the run kept a journal of its inputs (Simulation(journal=True), as `sear run` opens the
+        window)."""
         from sear.recording.writer import Recorder, check_record_path
 
         sim = self.simulation
@@ -480,8 +480,8 @@ class SimulationWindow(QMainWindow):
             self.console.note(f"Not recording: {exc}\n")
             self._untick("record_run")
             return
-        later = "" if sim.steps == 0 else (" (from the middle of the run: it replays, but Continue from here needs "
-                                           "a recording from t = 0)")
+        later = "" if sim.steps == 0 or sim.journal is not None else (
+            " (from the middle of a run that kept no journal of its inputs: it replays, but cannot be re-simulated)")
         self.console.note(f"Recording the run to {path} from t = {sim.world.time:.2f} s{later}\n")
 
     def _untick(self, key: str) -> None:

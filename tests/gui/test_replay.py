@@ -227,17 +227,19 @@ def test_file_open_recording_in_the_settings_window_starts_sear_replay(demo_wind
 def test_record_run_in_the_live_window_writes_a_recording_the_replay_opens(qtbot, demo_copy, answers, tmp_path):
     from sear.gui.simwindow import SimulationWindow
 
-    simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=1)
+    # As `sear run` opens the window: a journal of the run's inputs, so a recording ticked on later re-simulates.
+    simulation = Simulation(Project.load(demo_copy / "demo.prj"), seed=1, journal=True)
     w = SimulationWindow(simulation)
     qtbot.addWidget(w)
     try:
         w.timer.stop()
+        w.start_user_code()
+        w.advance(1.0)
         answers.save_path = str(tmp_path / "live.mcap")
         w.commands["record_run"].trigger()  # File > Record Run…: the dialog gives the path
         assert w.commands["record_run"].isChecked()
         w._update_status()
         assert "recording the run" in w.status.text()
-        w.start_user_code()
         w.advance(1.0)
         pose = simulation.state.position.copy()
         w.commands["record_run"].trigger()  # unticked: the file is finished
@@ -245,6 +247,17 @@ def test_record_run_in_the_live_window_writes_a_recording_the_replay_opens(qtbot
     finally:
         simulation.close()
     rec = Recording.open(tmp_path / "live.mcap")
-    assert rec.complete
-    assert rec.duration == pytest.approx(1.0, abs=rec.tick)
+    assert rec.complete and rec.resumable
+    assert rec.start_time == pytest.approx(1.0, abs=rec.tick)
+    assert rec.duration == pytest.approx(2.0, abs=rec.tick)
     np.testing.assert_allclose(rec.pose(rec.duration).position, pose, atol=1e-9)
+    replay = open_replay(tmp_path / "live.mcap")
+    qtbot.addWidget(replay)
+    try:
+        assert replay.moment == pytest.approx(rec.start_time)  # it opens where the recording begins
+        assert replay.continue_action.isEnabled()
+        assert not replay.extra_obstacles  # the demo's trees and boxes from the journal's calls
+        assert len(replay.simulation.world.obstacles) == 5
+    finally:
+        replay.close()
+        replay.simulation.close()
