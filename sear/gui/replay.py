@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import signal
 import time
 from collections import deque
 from collections.abc import Callable
@@ -588,12 +589,21 @@ def run_replay(path: str | Path) -> int:
     app = QApplication.instance() or QApplication([])
     set_window_icon()
     window = open_replay(path)
+    stopped: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:  # Ctrl-C, kill: every window closed from the event loop
+        stopped.append(signum)
+        QTimer.singleShot(0, QApplication.closeAllWindows)
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         window.show()
         window.start()
         app.exec()
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         for _window, simulation in window.taken_over:
             simulation.close()
         window.simulation.close()
-    return exitcodes.OK
+    return exitcodes.for_signal(stopped[0]) if stopped else exitcodes.OK
