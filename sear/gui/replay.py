@@ -459,7 +459,8 @@ class ReplayWindow(SimulationWindow):
         if pose is not None:
             x, y, z = pose.position
             text = self.hud.text().split("\n")
-            text.insert(1, f"pose x {x:8.3f}  y {y:8.3f}  z {z:6.3f} m  yaw {np.degrees(pose.yaw):7.2f}°")
+            after = next((i + 1 for i, line in enumerate(text) if line.startswith("t =")), 1)  # under the time
+            text.insert(after, f"pose x {x:8.3f}  y {y:8.3f}  z {z:6.3f} m  yaw {np.degrees(pose.yaw):7.2f}°")
             self.hud.setText("\n".join(text))
             self.hud.adjustSize()
 
