@@ -168,7 +168,7 @@ def test_record_path_never_overwrites_the_project(demo_copy):
 
 
 def test_a_full_disk_stops_the_recording_not_the_run(demo_copy, tmp_path):
-    """A write of the recording fails (the disk fills up 30 kB after its start): the recording stops with a sentence,
+    """A write of the recording fails (the disk fills up 10 kB after its start): the recording stops with a sentence,
     the run goes on to its end, and the file reads back up to its last whole chunk."""
     import errno
 
@@ -220,7 +220,7 @@ def test_a_full_disk_stops_the_recording_not_the_run(demo_copy, tmp_path):
     recorder = Recording_(tmp_path / "full.mcap")
     simulation = Simulation(load_project(demo_copy / "demo.prj"), seed=1, observer=recorder, user_code=False,
                             output=said.append)
-    recorder._file.room = 30_000  # the project and the scene are written: 30 kB more fit
+    recorder._file.room = 10_000  # the project and the scene are written: 10 kB more fit
     try:
         for _ in range(288):  # 1.2 s, keyboard driving
             simulation.set_manual_input(1.0, 0.0, False)
