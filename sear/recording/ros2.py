@@ -17,6 +17,7 @@ replay window read the default format only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from typing import Any
@@ -25,6 +26,7 @@ import numpy as np
 from mcap.writer import CompressionType
 from mcap_ros2.writer import Writer as Ros2Writer
 
+from sear.errors import ProjectError
 from sear.recording.wire import wire_to_json
 from sear.recording.writer import (
     FLUSH_EVERY,
@@ -193,6 +195,9 @@ class Ros2Recorder(Recorder):
         self._ros_schemas: dict[str, Any] = {}
         self._frames: dict[int, tuple[str, str, Sensor]] = {}
 
+    def _drop_sink(self) -> None:
+        self._ros = None
+
     def _send(self, topic: str, schema: str, ns: int, message: dict[str, Any]) -> None:
         assert self._ros is not None
         found = self._ros_schemas.get(schema)
@@ -203,7 +208,11 @@ class Ros2Recorder(Recorder):
 
     def started(self, simulation: Simulation) -> None:
         self._sim = simulation
-        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by closed()
+        try:
+            self._file = open(self.path, "wb")  # noqa: SIM115 - closed by closed()
+        except OSError as exc:
+            raise ProjectError(f"the recording cannot be written ({exc.strerror or exc}); choose another path.",
+                               file=self.path) from None
         ros = self._ros = Ros2Writer(self._file, chunk_size=4 << 20, compression=CompressionType.ZSTD)
         embed_project(ros, simulation, encoding="ros2")
         mounts = []
@@ -235,7 +244,7 @@ class Ros2Recorder(Recorder):
                 "translation": {"x": x, "y": y, "z": z}, "rotation": {"x": qx, "y": qy, "z": qz, "w": qw}}})
         self._send("/tf", "tf2_msgs/msg/TFMessage", ns, {"transforms": transforms})
 
-    def ticked(self, simulation: Simulation, result: TickResult) -> None:
+    def _ticked(self, simulation: Simulation, result: TickResult) -> None:
         if simulation.world.fell:
             self._released(simulation.world.fell)
         if self._ros is None or not (result.sampled or result.control):
@@ -270,22 +279,31 @@ class Ros2Recorder(Recorder):
         if self._ros is None or simulation is None:
             return
         time, step = at if at is not None else (simulation.world.time, simulation.steps)
-        self._send("/sear/inputs", "std_msgs/msg/String", round(time * NS), {"data": json.dumps(
-            {"step": step, "robot": robot, "kind": kind, "name": name, "args": wire_to_json(args)})})
+        try:
+            self._send("/sear/inputs", "std_msgs/msg/String", round(time * NS), {"data": json.dumps(
+                {"step": step, "robot": robot, "kind": kind, "name": name, "args": wire_to_json(args)})})
+        except OSError as exc:
+            self._fail(exc)
 
     def output(self, text: str, error: bool) -> None:
         simulation = self._sim
         if self._ros is None or simulation is None or not text:
             return
         ns = round(simulation.world.time * NS)
-        self._send("/rosout", "rcl_interfaces/msg/Log", ns, {"stamp": _stamp(ns), "level": 40 if error else 20,
-                                                             "name": "sear", "msg": text, "file": "", "function": "",
-                                                             "line": 0})
+        try:
+            self._send("/rosout", "rcl_interfaces/msg/Log", ns, {
+                "stamp": _stamp(ns), "level": 40 if error else 20, "name": "sear", "msg": text, "file": "",
+                "function": "", "line": 0})
+        except OSError as exc:
+            self._fail(exc)
 
     def closed(self, simulation: Simulation) -> None:
         ros, self._ros = self._ros, None
         if ros is not None:
             try:
                 ros.finish()
+            except OSError as exc:
+                self._fail(exc)
             finally:
-                self._file.close()
+                with contextlib.suppress(OSError):
+                    self._file.close()

@@ -24,6 +24,7 @@ leaves a file readable (sear.recording.reader) up to its last whole chunk.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import os
@@ -317,6 +318,8 @@ class Recorder:
         """The pose last written of each moving obstacle (position m, quaternion)."""
         self.messages = 0
         """Messages written so far."""
+        self.failure: str | None = None
+        """Why the recording stopped during the run (a write failed), else None."""
 
     # --- the file -------------------------------------------------------------------------------------
 
@@ -341,7 +344,11 @@ class Recorder:
 
     def _open(self) -> Any:
         """The sink the messages go to: an MCAP file at `path` (a live server overrides it)."""
-        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by closed()
+        try:
+            self._file = open(self.path, "wb")  # noqa: SIM115 - closed by closed()
+        except OSError as exc:
+            raise ProjectError(f"the recording cannot be written ({exc.strerror or exc}); choose another path.",
+                               file=self.path) from None
         # No message indexes: their (time, offset) pair per message, kept until the chunk closes, made the
         # interpreter's garbage collector walk a growing heap (a message cost ~20 µs instead of ~1 µs);
         # readers find messages through the chunk indexes and read a chunk whole.
@@ -442,9 +449,31 @@ class Recorder:
         self._writer.add(self._tf, ns, ('{"transforms":[' + ",".join(parts) + "]}").encode())
         self.messages += 1
 
+    def _drop_sink(self) -> None:
+        """Write nothing more (after a failed write)."""
+        self._writer = None
+
+    def _fail(self, exc: OSError) -> None:
+        """A write failed (the disk is full): the recording stops, keeping its chunks written so far (it
+        reads as a killed run's does); the run goes on, and says so."""
+        self._drop_sink()
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+        self.failure = (f"the recording could not be written to {self.path} ({exc.strerror or exc}); the run "
+                        "goes on without it, and the file keeps what was written up to the last whole second.")
+        if self._sim is not None:
+            self._sim.emit(f"sear: {self.failure}\n", error=True)
+
     def ticked(self, simulation: Simulation, result: TickResult) -> None:
         """The tick's sensor samples, and on a control tick the poses and the log row; a chunk every
-        simulated second."""
+        simulated second (a failed write stops the recording: _fail)."""
+        try:
+            self._ticked(simulation, result)
+        except OSError as exc:
+            self._fail(exc)
+
+    def _ticked(self, simulation: Simulation, result: TickResult) -> None:
         writer = self._writer
         fell = simulation.world.fell
         if fell:
@@ -488,8 +517,11 @@ class Recorder:
         if self._writer is None or simulation is None:
             return
         time, step = at if at is not None else (simulation.world.time, simulation.steps)
-        self._write(self._inputs, time, {"timestamp": stamp(time), "step": step, "robot": robot,
-                                         "kind": kind, "name": name, "args": wire_to_json(args)})
+        try:
+            self._write(self._inputs, time, {"timestamp": stamp(time), "step": step, "robot": robot,
+                                             "kind": kind, "name": name, "args": wire_to_json(args)})
+        except OSError as exc:
+            self._fail(exc)
 
     def _released(self, robots: list[int]) -> None:
         """Robots whose inputs were released (a fall off the terrain's edge puts a robot back at its
@@ -546,8 +578,11 @@ class Recorder:
         if self._writer is None or simulation is None or not text:
             return
         time = simulation.world.time
-        self._write(self._console, time, {"timestamp": stamp(time), "level": 4 if error else 2, "message": text,
-                                          "name": "sear", "file": "", "line": 0})
+        try:
+            self._write(self._console, time, {"timestamp": stamp(time), "level": 4 if error else 2,
+                                              "message": text, "name": "sear", "file": "", "line": 0})
+        except OSError as exc:
+            self._fail(exc)
 
     def closed(self, simulation: Simulation) -> None:
         """Finish the file: the last chunk, the summary and the footer."""
@@ -555,6 +590,9 @@ class Recorder:
         if writer is not None:
             try:
                 writer.finish()
+            except OSError as exc:
+                self._fail(exc)
             finally:
                 if self._file is not None:
-                    self._file.close()
+                    with contextlib.suppress(OSError):
+                        self._file.close()

@@ -165,3 +165,71 @@ def test_record_path_never_overwrites_the_project(demo_copy):
     with pytest.raises(ProjectError, match="--force"):
         check_record_path(demo_copy / "old.mcap", project)
     assert check_record_path(demo_copy / "old.mcap", project, force=True)
+
+
+def test_a_full_disk_stops_the_recording_not_the_run(demo_copy, tmp_path):
+    """A write of the recording fails (the disk fills up 10 kB after its start): the recording stops with a sentence,
+    the run goes on to its end, and the file reads back up to its last whole chunk."""
+    import errno
+
+    from mcap.writer import CompressionType, IndexType
+
+    from sear.loading import load_project
+    from sear.recording.mcapwriter import FastWriter
+    from sear.recording.writer import Recorder
+    from sear.runtime.simulation import Simulation
+
+    class FillingDisk(io.RawIOBase):
+        def __init__(self, path, room):
+            self.file, self.room = open(path, "wb"), room  # noqa: SIM115
+
+        def writable(self):
+            return True
+
+        def seekable(self):
+            return True
+
+        def tell(self):
+            return self.file.tell()
+
+        def seek(self, offset, whence=0):
+            return self.file.seek(offset, whence)
+
+        def write(self, data):
+            if len(data) > self.room:
+                taken = self.file.write(bytes(data[:self.room]))
+                self.room = 0
+                self.file.flush()
+                if taken:
+                    return taken
+                raise OSError(errno.ENOSPC, "No space left on device")
+            self.room -= len(data)
+            return self.file.write(bytes(data))
+
+        def close(self):
+            self.file.close()
+            super().close()
+
+    class Recording_(Recorder):
+        def _open(self):
+            self._file = FillingDisk(self.path, 1 << 40)
+            return FastWriter(self._file, compression=CompressionType.ZSTD, chunk_size=4 << 20,
+                              index_types=IndexType.CHUNK | IndexType.ATTACHMENT | IndexType.METADATA)
+
+    said = []
+    recorder = Recording_(tmp_path / "full.mcap")
+    simulation = Simulation(load_project(demo_copy / "demo.prj"), seed=1, observer=recorder, user_code=False,
+                            output=said.append)
+    recorder._file.room = 10_000  # the project and the scene are written: 10 kB more fit
+    try:
+        for _ in range(288):  # 1.2 s, keyboard driving
+            simulation.set_manual_input(1.0, 0.0, False)
+            simulation.tick()
+        assert simulation.world.time == pytest.approx(1.2)
+    finally:
+        simulation.close()
+    assert recorder.failure is not None and "No space left on device" in recorder.failure
+    assert any("the recording could not be written" in text for text in said)
+    rec = Recording.open(tmp_path / "full.mcap")
+    assert not rec.complete and 0.0 <= rec.duration < 1.0 and rec.scene()
+    assert rec.files["demo.prj"] == (demo_copy / "demo.prj").read_bytes()
