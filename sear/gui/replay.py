@@ -182,6 +182,14 @@ class ReplayWindow(SimulationWindow):
             self.commands[key].setEnabled(False)
         for key in ("pause", "step"):  # on the Replay bar instead (and in the Simulation menu)
             self.toolbar.removeAction(self.commands[key])
+        previous_shown = None
+        for action in self.toolbar.actions():  # no separator left first or doubled by the actions taken off
+            if not action.isVisible():
+                continue
+            if action.isSeparator() and (previous_shown is None or previous_shown.isSeparator()):
+                self.toolbar.removeAction(action)
+                continue
+            previous_shown = action
         self.extra_obstacles: list[tuple[float, str, Any, bool]] = []
         """Obstacles the recording's scene holds but its inputs did not add (a recording begun after the
         user code's init: File > Record Run): (time added, frame, item, movable), drawn from the scene."""
