@@ -66,12 +66,13 @@ system-deps:
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(call INSTALL,-e '.[test]')
+	$(call INSTALL,$(WITH_TEST))
 	touch $(STAMP)
 
-# The Ray extra (~20 s of CPU time to install) only for the tier that runs its test. (In a variable: a comma
-# written in $(call ...)'s argument would split it.)
-WITH_RAY := -e '.[test,ray]'
+# The extras, in variables: a comma written in $(call ...)'s argument would split it. The Ray extra (~20 s of
+# CPU time to install) only for the tier that runs its test.
+WITH_TEST := -e '.[test,tools]'
+WITH_RAY := -e '.[test,tools,ray]'
 $(RAY_STAMP): $(STAMP)
 	$(call INSTALL,$(WITH_RAY))
 	touch $(RAY_STAMP)

@@ -5,6 +5,9 @@
     sear validate PROJECT.prj               check a project and everything it refers to
     sear new DIR [--blank]                  copy the demo project into DIR (or a new project that
                                             simulates at once, as File > New makes)
+    sear replay FILE.mcap                   open a recording in the replay window (docs/simulation-window.md)
+    sear render FILE.mcap OUT.mp4 [--camera follow|top|fixed|free]
+                                            film a recording's 3-D view without a screen
     sear batch SWEEP.toml [-j N] [--ray]    run a parameter sweep (docs/batch.md); --rerun RESULTS RUN_ID
                                             reproduces one run's log
 
@@ -89,12 +92,52 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sear.launcher import run_from_cli
+    from sear.launcher import resume_from_cli, run_from_cli
 
+    usage: Callable[[str], NoReturn] = args.parser.error
+    if args.resume is not None:
+        if args.project is not None:
+            usage("--resume FILE.mcap takes no project file (the recording holds its project)")
+        if args.at is None:
+            usage("--resume FILE.mcap needs --at SECONDS (the moment to take over at)")
+        if args.external or args.foxglove is not None:
+            usage("--external and --foxglove go with a project's run, not with --resume")
+        return resume_from_cli(Path(args.resume), at=args.at, headless=args.headless, duration=args.duration,
+                               log=args.log, code=args.code, record=args.record, realtime=args.realtime,
+                               force=args.force, record_format=args.record_format)
+    if args.project is None:
+        usage("give a project file (sear run PROJECT.prj), or --resume FILE.mcap --at SECONDS")
+    if args.at is not None or args.code is not None:
+        usage("--at and --code go with --resume FILE.mcap")
     return run_from_cli(
         Path(args.project), headless=args.headless, duration=args.duration, log=args.log,
-        seed=args.seed, realtime=args.realtime, force=args.force, external=args.external,
+        seed=args.seed, realtime=args.realtime, force=args.force, external=args.external, record=args.record,
+        record_format=args.record_format, foxglove=args.foxglove,
     )
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from sear.launcher import replay_from_cli
+
+    return replay_from_cli(Path(args.recording))
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from sear.launcher import render_from_cli
+
+    return render_from_cli(Path(args.recording), Path(args.output), camera=args.camera, start=args.start,
+                           end=args.end, size=args.size, force=args.force)
+
+
+def _size(text: str) -> tuple[int, int]:
+    """WIDTHxHEIGHT in pixels, each 16 to 4096."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT (e.g. 1280x720)") from None
+    if not (16 <= width <= 4096 and 16 <= height <= 4096):
+        raise argparse.ArgumentTypeError(f"{text!r}: width and height must be 16 to 4096 pixels")
+    return width, height
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -158,6 +201,28 @@ def _positive(text: str) -> float:
     return value
 
 
+def _non_negative(text: str) -> float:
+    """A finite number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds, 0 or more")
+    return value
+
+
+def _port(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)")
+    return value
+
+
 def _workers(text: str) -> int:
     """A whole number of worker processes, at least 1."""
     try:
@@ -175,14 +240,29 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     run = sub.add_parser("run", help="simulate a project (in a window, or --headless)")
-    run.add_argument("project", help="the project file (.prj)")
+    run.add_argument("project", nargs="?", default=None, help="the project file (.prj)")
     run.add_argument("--headless", action="store_true", help="no window: run the simulation loop only")
     run.add_argument("--duration", type=_positive, default=None, metavar="SECONDS",
                      help="stop after this many simulated seconds (headless default: 60)")
     run.add_argument("--log", default=None, metavar="FILE.csv",
                      help="write a CSV log of ground truth and sensors (array outputs such as LIDAR scans go "
                           "into the folder FILE.arrays beside it); never the project or a file it uses")
-    run.add_argument("--force", action="store_true", help="let --log overwrite an existing log")
+    run.add_argument("--force", action="store_true", help="let --log or --record overwrite an existing file")
+    run.add_argument("--record", default=None, metavar="FILE.mcap",
+                     help="record the run into an MCAP file (Foxglove's schemas; the project embedded; see "
+                          "docs/recording.md)")
+    run.add_argument("--record-format", choices=("foxglove", "ros2"), default="foxglove",
+                     help="with --record: Foxglove's JSON schemas (the default; replay and --resume read it) or ROS 2 "
+                          "messages (CDR) for ros2 bag and ROS tools")
+    run.add_argument("--foxglove", nargs="?", type=_port, const=8765, default=None, metavar="PORT",
+                     help="serve the run live over Foxglove's WebSocket protocol on 127.0.0.1 (port 8765 unless "
+                          "given; keeps pace with the wall clock unless --fast)")
+    run.add_argument("--resume", default=None, metavar="FILE.mcap",
+                     help="re-simulate a recording up to --at SECONDS, then let user code take over (headless)")
+    run.add_argument("--at", type=_non_negative, default=None, metavar="SECONDS",
+                     help="with --resume: the simulated time to take over at")
+    run.add_argument("--code", default=None, metavar="FILE.py",
+                     help="with --resume: the user code that takes over (default: the recorded project's)")
     run.add_argument("--external", action="store_true",
                      help="wait for an external controller (any language) to connect on 127.0.0.1 instead of "
                           "running the project's user code; prints the port and a one-time token")
@@ -191,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     pace.add_argument("--fast", dest="realtime", action="store_false",
                       help="as fast as possible (the headless default)")
     pace.add_argument("--realtime", dest="realtime", action="store_true", help="keep pace with the wall clock")
-    run.set_defaults(func=cmd_run, realtime=None)
+    run.set_defaults(func=cmd_run, realtime=None, parser=run)
 
     validate = sub.add_parser("validate", help="check a project, its sensors file, models and user code")
     validate.add_argument("project", help="the project file (.prj)")
@@ -203,6 +283,24 @@ def build_parser() -> argparse.ArgumentParser:
                      help="instead of the demo: flat ground, a box robot on four wheels, the template user code "
                           "and a sensors file (what File > New makes)")
     new.set_defaults(func=cmd_new)
+
+    replay = sub.add_parser("replay", help="open a recording (sear run --record) in the replay window")
+    replay.add_argument("recording", help="the recording (.mcap)")
+    replay.set_defaults(func=cmd_replay)
+
+    render = sub.add_parser("render", help="film a recording's 3-D view into an MP4, without a screen")
+    render.add_argument("recording", help="the recording (.mcap)")
+    render.add_argument("output", help="the film to write (.mp4)")
+    render.add_argument("--camera", default="follow", choices=("follow", "top", "fixed", "free"),
+                        help="follow: behind the robot (default); top: from above it; fixed: over the terrain's "
+                             "centre; free: the first view of the robot, kept")
+    render.add_argument("--start", type=float, default=0.0, metavar="SECONDS", help="from this moment (default 0)")
+    render.add_argument("--end", type=float, default=None, metavar="SECONDS",
+                        help="to this moment (default: the recording's end)")
+    render.add_argument("--size", type=_size, default=(1280, 720), metavar="WxH",
+                        help="the film's size in pixels (default 1280x720)")
+    render.add_argument("--force", action="store_true", help="overwrite an existing film")
+    render.set_defaults(func=cmd_render)
 
     batch = sub.add_parser("batch", help="run a parameter sweep or Monte-Carlo batch of a project (docs/batch.md)")
     batch.add_argument("sweep", nargs="?", help="the sweep file (.toml)")

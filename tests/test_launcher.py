@@ -50,7 +50,8 @@ def test_the_scan_sees_imports_at_the_top_and_inside_functions():
     assert "sear.launcher" in _imported(SEAR_DIR / "cli.py")
     assert _up(_imported(SEAR_DIR / "launcher.py"), ("sear.gui",)) == {
         "sear.gui.simwindow", "sear.gui.simwindow.run_window", "sear.gui.startup", "sear.gui.startup.show_startup",
-        "sear.gui.startup.StartupProgress"}
+        "sear.gui.startup.StartupProgress", "sear.gui.replay", "sear.gui.replay.run_replay", "sear.gui.render",
+        "sear.gui.render.render"}
 
 
 def test_the_loop_imports_no_front_end():

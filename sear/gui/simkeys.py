@@ -70,6 +70,8 @@ on the spot alone)</td></tr>
 <tr><td><b>P</b> / <b>N</b></td><td>pause / single step</td></tr>
 <tr><td><b>R</b></td><td>show sensor rays</td></tr>
 <tr><td><b>Esc</b></td><td>back to the 3-D view from a text field</td></tr>
+<tr><td><b>F12</b></td><td>save a picture of the view (Shift+F12: ask where)</td></tr>
+<tr><td><b>Ctrl+R</b> / <b>Ctrl+Shift+R</b></td><td>record the run (MCAP) / a video (MP4): again to stop</td></tr>
 <tr><td><b>Ctrl+W</b> / <b>Ctrl+Q</b></td><td>close the window / quit</td></tr>
 <tr><td><b>F1</b></td><td>this help</td></tr>
 </table>

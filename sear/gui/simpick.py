@@ -82,7 +82,7 @@ class Picker:
             return False
         if body_mass(self.simulation.world, found.body_id) <= 0.0:
             return False
-        self.pull = Pull(self.simulation.world, found.body_id, found.point)
+        self.pull = self.simulation.start_pull(found.body_id, found.point)  # put on the body before every step
         self._plane_z = float(found.point[2])
         self.select(found.kind, found.index)
         self.selection_changed(self.selected)
@@ -104,10 +104,11 @@ class Picker:
         offset = target - self.pull.grabbed_point()
         if np.linalg.norm(offset) > reach:  # near the horizon: keep the target within reach
             target = self.pull.grabbed_point() + offset * (reach / np.linalg.norm(offset))
-        self.pull.target = target
+        self.simulation.pull_to(target)
         self.refresh()
 
     def release(self) -> None:
+        self.simulation.release_pull()
         self.pull = None
         self.line.setVisible(False)
 
@@ -168,11 +169,6 @@ class Picker:
         self.label.adjustSize()
         self.label.move(12, max(0, self.view.height() - self.label.height() - 12))
         self.label.setVisible(True)
-
-    def before_tick(self) -> None:
-        """Put the pull on its body for the step about to run."""
-        if self.pull is not None:
-            self.pull.apply()
 
 
 class ObjectsPanel(QTreeWidget):

@@ -37,6 +37,7 @@ from sear.errors import ProjectError
 from sear.gui.geometry import restore_window, save_window
 from sear.gui.help import add_help_menu
 from sear.gui.simcamera import Cameras
+from sear.gui.simcapture import ViewCapture
 from sear.gui.simconsole import Console
 from sear.gui.simdocks import Hud, PlotsPanel, SensorDocks, collapse_empty_plots, give_pictures_room
 from sear.gui.simkeys import CAMERA_KEYS, DRIVE_KEYS, HELP, KeyRouter
@@ -138,6 +139,10 @@ class SimulationWindow(QMainWindow):
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.frame)
         self._restore_layout()
+        if simulation.observer is not None:  # `sear run --record`: Record Run unticked finishes it
+            self.commands["record_run"].blockSignals(True)
+            self.commands["record_run"].setChecked(True)
+            self.commands["record_run"].blockSignals(False)
 
     # --- construction ---------------------------------------------------------------------------------
 
@@ -178,6 +183,9 @@ class SimulationWindow(QMainWindow):
         # The right-hand docks reach down to the status bar; the console lies under the 3-D view only.
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
+        self.capture = ViewCapture(self, self.view, lambda text: self.console.note(text),
+                                   lambda: self.simulation.project.name, lambda: self.simulation.world.time)
+        """Pictures and films of the 3-D view (File > Save Picture, Record Video)."""
         self._build_toolbar()
         self.status = QLabel()
         self.statusBar().addWidget(self.status, 1)
@@ -245,6 +253,11 @@ class SimulationWindow(QMainWindow):
         add("debug", "Physics Shapes", True, self.scene.set_debug_shapes, "Ctrl+D",
             checked=self.simulation.project.code.debug_shapes, tool="Physics shapes")
         add("record", "Record Log…", True, self.set_recording, "Ctrl+L", tool="Record log…")
+        # In the File menu only: two more toolbar buttons would push the Camera box off a 1280-pixel-wide window.
+        add("record_run", "Record Run…", True, self.set_recording_run, "Ctrl+R")
+        add("film", "Record Video…", True, self.set_filming, "Ctrl+Shift+R")
+        add("picture", "Save Picture of the View", False, lambda: self.capture.save_picture(), "F12")
+        add("picture_as", "Save Picture As…", False, lambda: self.capture.save_picture(ask=True), "Shift+F12")
         add("help", "Keyboard Shortcuts", True, self.show_key_help, "F1", tool="Help (F1)")
         add("close", "Close Window", False, lambda: self.close(), QKeySequence.StandardKey.Close)
         add("quit", "Quit", False, quit_application, QKeySequence.StandardKey.Quit)
@@ -262,7 +275,11 @@ class SimulationWindow(QMainWindow):
         c = self.commands
         menus = self.menuBar()
         file = menus.addMenu("&File")
+        file.addAction(c["record_run"])
         file.addAction(c["record"])
+        file.addAction(c["film"])
+        file.addAction(c["picture"])
+        file.addAction(c["picture_as"])
         file.addSeparator()
         file.addAction(c["close"])
         file.addAction(c["quit"])
@@ -433,12 +450,69 @@ class SimulationWindow(QMainWindow):
             if written is not None:
                 self.console.note(f"Log written to {written}\n")
 
+    def set_recording_run(self, on: bool, path: str | Path | None = None) -> None:
+        """File > Record Run (Ctrl+R): record the run from now into an MCAP file (sear.recording.writer: poses,
+        every sensor sample, the log rows, prints, inputs and the project itself, for `sear replay`), or
+        finish the recording. Started after t = 0 it replays from then on; it re-simulates (Continue from
+        here) when the run kept a journal of its inputs (Simulation(journal=True), as `sear run` opens the
+        window)."""
+        from sear.recording.writer import Recorder, check_record_path
+
+        sim = self.simulation
+        if not on:
+            recorder = sim.observer
+            if recorder is not None:
+                sim.observer = None
+                recorder.closed(sim)
+                if isinstance(recorder, Recorder):
+                    self.console.note(f"Recording written to {recorder.path} (t = {sim.world.time:.2f} s; "
+                                      f"open it with File > Open Recording or `sear replay`)\n")
+            return
+        if sim.observer is not None:
+            return
+        if path is None:
+            start = sim.project.path.parent if sim.project.path else Path.cwd()
+            chosen, _ = QFileDialog.getSaveFileName(self, "Record the run", str(start / "run.mcap"),
+                                                    "MCAP recordings (*.mcap)")
+            if not chosen:
+                self._untick("record_run")
+                return
+            path = chosen if chosen.lower().endswith(".mcap") else chosen + ".mcap"
+        try:
+            recorder = Recorder(check_record_path(path, sim.project, force=True))  # the dialog asked to replace
+            sim.observer = recorder
+            recorder.started(sim)
+        except (ProjectError, OSError) as exc:
+            sim.observer = None
+            self.console.note(f"Not recording: {exc}\n")
+            self._untick("record_run")
+            return
+        later = "" if sim.steps == 0 or sim.journal is not None else (
+            " (from the middle of a run that kept no journal of its inputs: it replays, but cannot be re-simulated)")
+        self.console.note(f"Recording the run to {path} from t = {sim.world.time:.2f} s{later}\n")
+
+    def _untick(self, key: str) -> None:
+        action = self.commands[key]
+        action.blockSignals(True)
+        action.setChecked(False)
+        action.blockSignals(False)
+
+    def set_filming(self, on: bool, path: str | Path | None = None) -> None:
+        """File > Record Video: film the 3-D view into an MP4 (a file dialog unless `path`), or finish it."""
+        if on:
+            if not self.capture.start_film(path):
+                self.commands["film"].blockSignals(True)
+                self.commands["film"].setChecked(False)
+                self.commands["film"].blockSignals(False)
+        else:
+            self.capture.stop_film()
+        self._update_status()
+
     # --- stepping --------------------------------------------------------------------------------------------
 
     def _before_tick(self) -> None:
-        """Each tick's inputs: the held keys, and the mouse's pull on a body."""
+        """Each tick's inputs: the held keys (the mouse's pull on a body the simulation puts on itself)."""
         self._drive_input()
-        self.picker.before_tick()
 
     def _drive_input(self) -> None:
         held = {DRIVE_KEYS[k] for k in self.view.held if k in DRIVE_KEYS}
@@ -502,6 +576,7 @@ class SimulationWindow(QMainWindow):
                 self._update_status()
             if not self._panel_count % 2 or forced:
                 self.refresh_docks()
+        self.capture.frame_drawn()
 
     def refresh_docks(self) -> None:
         """The plots, the sensor docks and the grids, from the latest readings."""
@@ -537,8 +612,9 @@ class SimulationWindow(QMainWindow):
         speed = "paused" if self.paused else self.rate_display.text(self.realtime)
         robot = f"driving {sim.driven_robot.name} (Tab: next of {len(sim.robots)} robots)   |   " \
             if len(sim.robots) > 1 else ""
-        self.status.setText(f"{robot}{code}   |   t = {sim.world.time:7.2f} s   |   {speed}   |   "
-                            f"{fps:4.1f} frames/s   |   F1: keys")
+        recording = "● recording the run   |   " if sim.observer is not None else ""
+        self.status.setText(f"{recording}{self.capture.status()}{robot}{code}   |   t = {sim.world.time:7.2f} s   |   "
+                            f"{speed}   |   {fps:4.1f} frames/s   |   F1: keys")
 
     # --- life cycle -------------------------------------------------------------------------------------------
 
@@ -551,6 +627,10 @@ class SimulationWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.timer.stop()
+        if self.capture.film is not None:
+            self.commands["film"].setChecked(False)  # the film finished and its file closed
+        if self.commands["record_run"].isChecked():
+            self.commands["record_run"].setChecked(False)  # the recording's last chunk and index written
         self.view.held.clear()
         if self.plots_collapsed:  # collapsed for this run only: saved as the user had it
             self.plots_dock.show()

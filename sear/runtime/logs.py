@@ -311,6 +311,39 @@ _REASONS = {errno.ENOSPC: "the disk is full", errno.EFBIG: "the file reached the
             "write (ulimit -f)", getattr(errno, "EDQUOT", errno.ENOSPC): "the disk quota is used up"}
 
 
+def csv_header(blocks: list[tuple[str, list[str]]]) -> str:
+    """A log's header line (CR LF at its end): time, then for each (prefix, sensor columns) block the
+    robot's truth and sensor columns with its prefix."""
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\r\n").writerow(
+        ["time", *(f"{prefix}{column}" for prefix, columns in blocks for column in (*TRUTH_COLUMNS, *columns))])
+    return header.getvalue()
+
+
+def _truth(state: VehicleState) -> str:
+    """The TRUTH_COLUMNS cells of a state."""
+    roll, pitch, yaw = quaternion_to_euler(state.orientation)
+    x, y, z = state.position.tolist()
+    speed = math.hypot(*state.linear_velocity.tolist())
+    return f"{x:.9g},{y:.9g},{z:.9g},{roll:.9g},{pitch:.9g},{yaw:.9g},{speed:.9g}"
+
+
+def csv_row(state: VehicleState, sensor_cells: list[str]) -> str:
+    """A one-robot log row as the file holds it (CR LF at its end): time, ground truth, sensor cells."""
+    row = f"{state.time:.9g},{_truth(state)}"
+    return f"{row},{','.join(sensor_cells)}\r\n" if sensor_cells else f"{row}\r\n"
+
+
+def csv_robots_row(time: float, robots: list[tuple[VehicleState, list[str]]]) -> str:
+    """A log row of a run with several robots as the file holds it: time (s), then each robot's truth
+    and sensor cells."""
+    parts = [f"{time:.9g}"]
+    for state, cells in robots:
+        parts.append(_truth(state))
+        parts.extend(cells)
+    return ",".join(parts) + "\r\n"
+
+
 class CsvLog:
     """CSV log of ground truth and sensor readings, one row per control tick (SI units), and the sensors'
     array outputs (LIDAR scans) streamed into FILE.arrays/ beside it.
@@ -339,12 +372,9 @@ class CsvLog:
         """Why the log stopped being written, once a write failed during the run."""
         self.on_failure = on_failure
         blocks = [("", sensor_columns)] if robots is None else robots
-        header = io.StringIO()
-        csv.writer(header, lineterminator="\r\n").writerow(
-            ["time", *(f"{prefix}{column}" for prefix, columns in blocks for column in (*TRUTH_COLUMNS, *columns))])
         try:
             self._file = _RawFile(self.path)
-            self._file.write(header.getvalue().encode("utf-8"))
+            self._file.write(csv_header(blocks).encode("utf-8"))
             self._file.flush()
         except OSError as exc:
             if hasattr(self, "_file"):
@@ -362,36 +392,26 @@ class CsvLog:
             for stale in self.arrays_dir.glob("*.npy"):
                 stale.unlink(missing_ok=True)
         self.rows = 0
+        self.last_row = ""
+        """The text of the last row written (a recording of the run keeps the same text)."""
         self._dirty = False
         self._next_flush = FLUSH_EVERY
-
-    @staticmethod
-    def _truth(state: VehicleState) -> str:
-        """The TRUTH_COLUMNS cells of a state."""
-        roll, pitch, yaw = quaternion_to_euler(state.orientation)
-        x, y, z = state.position.tolist()
-        speed = math.hypot(*state.linear_velocity.tolist())
-        return f"{x:.9g},{y:.9g},{z:.9g},{roll:.9g},{pitch:.9g},{yaw:.9g},{speed:.9g}"
 
     def write(self, state: VehicleState, sensor_cells: list[str]) -> None:
         """One row: time, ground truth, then the sensors' cells (numbers or empty, so no quoting)."""
         if self.failure is not None:
             return
-        row = f"{state.time:.9g},{self._truth(state)}"
-        self._row(f"{row},{','.join(sensor_cells)}\r\n" if sensor_cells else f"{row}\r\n", state.time)
+        self._row(csv_row(state, sensor_cells), state.time)
 
     def write_robots(self, time: float, robots: list[tuple[VehicleState, list[str]]]) -> None:
         """One row of a run with several robots: time (s), then each robot's truth and sensor cells, in
         the order of the `robots` blocks given when the log was made."""
         if self.failure is not None:
             return
-        parts = [f"{time:.9g}"]
-        for state, cells in robots:
-            parts.append(self._truth(state))
-            parts.extend(cells)
-        self._row(",".join(parts) + "\r\n", time)
+        self._row(csv_robots_row(time, robots), time)
 
     def _row(self, text: str, time: float) -> None:
+        self.last_row = text
         data = text.encode("utf-8")
         self.rows += 1
         self.bytes += len(data)

@@ -7,7 +7,6 @@ Simulation (sear.runtime.simulation) makes one per robot of the project and adva
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,7 +41,32 @@ class Owner(Protocol):
     @property
     def log(self) -> CsvLog | None: ...
 
+    def note_call(self, robot: int, name: str, args: Any) -> None: ...
+
     def emit(self, text: str, *, error: bool = False) -> None: ...
+
+
+class RunObserver(Protocol):
+    """What watches a run from inside (a recording, sear.recording.writer): Simulation tells it of the
+    start (before any controller's init turn), every tick, every input and every piece of output."""
+
+    def started(self, simulation: Any) -> None:
+        """The robots, their sensors and the world are built; no controller has had a turn yet."""
+
+    def ticked(self, simulation: Any, result: Any) -> None:
+        """A tick (a sear.runtime.simulation.TickResult) is done, its log row written."""
+
+    def call(self, robot: int, name: str, args: Any) -> None:
+        """A controller's `sim` call `name` with its wire arguments was served on robot `robot`."""
+
+    def input(self, robot: int, kind: str, args: list[Any]) -> None:
+        """A keyboard input of the window ('manual', 'gripper', 'reset') for robot `robot` (-1: all)."""
+
+    def output(self, text: str, error: bool) -> None:
+        """User output or an error report of the run."""
+
+    def closed(self, simulation: Any) -> None:
+        """The run is over (Simulation.close)."""
 
 
 class RobotRun:
@@ -134,9 +158,16 @@ class RobotRun:
         """Make `runner` the controller and give it its init turn (before the first physics step)."""
         self.runner = runner
         runner.emit = self.emit
-        runner.dispatch = partial(serve_call, self.sim)  # its call messages, made on this robot's sim
+        runner.dispatch = self._serve  # its call messages, made on this robot's sim
         self._sent = {}
         runner.turn("init", self._turn_fields())
+
+    def _serve(self, name: Any, args: Any) -> Any:
+        """A controller's call message made on this robot's sim; the simulation notes it once served (its
+        journal, its observer)."""
+        result = serve_call(self.sim, name, args)
+        self.simulation.note_call(self.index, name, args)
+        return result
 
     def _turn_fields(self) -> dict[str, Any]:
         """A turn's time (s) and the readings of the sensors sampled since the last turn."""

@@ -27,12 +27,13 @@ import numpy as np
 from sear.errors import ProjectError, UserCodeError
 from sear.loading import Loaded
 from sear.models.loaded import load_models
+from sear.physics.picking import Pull
 from sear.physics.world import World
 from sear.project import Project, Robot
 from sear.runtime.logs import CsvLog, LogFull, check_log_path
 from sear.runtime.pacer import Pacer
-from sear.runtime.robotrun import RobotRun
-from sear.runtime.sim import GridImage, Sim
+from sear.runtime.robotrun import RobotRun, RunObserver
+from sear.runtime.sim import GridImage, Sim, calls
 from sear.runtime.stdstreams import reopen_std_streams, silence_closed_pipe
 from sear.sensors.base import Sensor, SensorContext
 from sear.sensors.config import SensorConfig
@@ -45,6 +46,34 @@ from sear.usercode import ControllerHost, SwarmProcess
 
 HISTORY_PIECE = 100_000
 """Characters of one piece of output Simulation.output_history keeps (its end)."""
+
+
+class JournalEntry(NamedTuple):
+    """One input of a run, as Simulation.journal keeps it."""
+
+    time: float
+    """s of simulated time when it was made."""
+    step: int
+    """The physics steps done before it (it acts from the next one)."""
+    robot: int
+    """The robot's index (-1: every robot, or none in particular)."""
+    kind: str
+    """'call', 'manual', 'gripper', 'reset', 'pull', 'pull_to' or 'release'."""
+    name: str
+    """The call's name (the kind for the others)."""
+    args: list[Any]
+    """Its arguments (a call's as the protocol carries them)."""
+
+
+_PROPERTIES: frozenset[str] | None = None
+
+
+def _property_calls() -> frozenset[str]:
+    """The `sim` calls that only read (properties): not inputs."""
+    global _PROPERTIES
+    if _PROPERTIES is None:
+        _PROPERTIES = frozenset(name for name, call in calls().items() if call.kind == "property")
+    return _PROPERTIES
 
 
 class TickResult(NamedTuple):
@@ -70,12 +99,17 @@ class Simulation:
     def __init__(self, project: Project | Loaded, *, seed: int = 0, log_path: str | Path | None = None,
                  realtime: bool = False, output: Callable[[str], None] | None = None,
                  sensor_configs: list[SensorConfig] | None = None,
-                 controller: Callable[[dict[str, Any]], ControllerHost] | None = None) -> None:
+                 controller: Callable[[dict[str, Any]], ControllerHost] | None = None,
+                 observer: RunObserver | None = None, user_code: bool = True, journal: bool = False) -> None:
         """`project` is what sear.loading.load_project loaded (its sensors, compiled user code and models
         are used as they are: nothing is read twice), or a bare Project, whose files are read here.
         `sensor_configs`: the first robot's sensors instead of its sensors file's. `controller`: instead of
         the first robot's user code, the controller it returns when given the protocol's welcome fields
-        (an external controller: sear.usercode.ExternalListener.accept)."""
+        (an external controller: sear.usercode.ExternalListener.accept). `observer`: told of every tick,
+        input and output of the run from before the controllers' init turns (a recording:
+        sear.recording.writer). `user_code` False starts no robot's user code (a re-simulation replays
+        recorded inputs instead: sear.recording.resume). `journal`: keep every input from the start
+        (`journal`), so a recording started later (the window's Record Run) can still be re-simulated."""
         models = None
         robot_sensors: list[list[SensorConfig] | None] = []
         robot_code: list[CodeType | None] = []
@@ -109,6 +143,12 @@ class Simulation:
         """Why the log stopped being written, when a write failed during the run (the disk was full)."""
         self.run_end: float | None = None
         """s: the simulated time run() runs to (for the free space a failed log needs)."""
+        self.pull: Pull | None = None
+        """The mouse's pull on a movable body (the window's picking), put on it before every physics step."""
+        self.observer: RunObserver | None = None
+        """Told of every tick, input and output (a recording), set before the controllers' init turns."""
+        self.journal: list[JournalEntry] | None = [] if journal else None
+        """Every input so far (`sim` calls that are not properties, keys, pulls), when asked for."""
         try:
             count = len(project.robots)
             robot_sensors += [None] * (count - len(robot_sensors))
@@ -123,10 +163,14 @@ class Simulation:
             self.steps = 0
             if log_path is not None:  # before the controllers' init turns: a run whose init fails keeps its log
                 self.start_log(log_path)
+            if observer is not None:
+                self.observer = observer
+                observer.started(self)
             first = self.robots[0]
             if controller is not None:
                 first._attach(controller(first._welcome()))
-            coded = [run for run in self.robots if run.runner is None and run.robot.code.user_code is not None]
+            coded = [run for run in self.robots
+                     if user_code and run.runner is None and run.robot.code.user_code is not None]
             if project.simulation.swarm and len(coded) > 1:
                 self._start_swarm(coded)
             else:
@@ -239,6 +283,25 @@ class Simulation:
         self.driven = index
         return self.driven_robot
 
+    # --- inputs ------------------------------------------------------------------------------------------
+
+    def _note(self, robot: int, kind: str, args: list[Any]) -> None:
+        """A keyboard or mouse input (`kind`: 'manual', 'gripper', 'reset', 'pull', 'pull_to', 'release'),
+        into the journal and to the observer."""
+        if self.journal is not None:
+            self.journal.append(JournalEntry(self.world.time, self.steps, robot, kind, kind, list(args)))
+        if self.observer is not None:
+            self.observer.input(robot, kind, args)
+
+    def note_call(self, robot: int, name: str, args: Any) -> None:
+        """A controller's `sim` call served on robot `robot` (RobotRun): into the journal (unless it only
+        reads, a property) and to the observer."""
+        if self.journal is not None and name not in _property_calls():
+            self.journal.append(JournalEntry(self.world.time, self.steps, robot, "call", str(name),
+                                             list(args) if isinstance(args, list | tuple) else [args]))
+        if self.observer is not None:
+            self.observer.call(robot, name, args)
+
     # --- output ------------------------------------------------------------------------------------------
 
     def emit(self, text: str, *, error: bool = False) -> None:
@@ -247,6 +310,8 @@ class Simulation:
         2,000 pieces, each cut to its last HISTORY_PIECE characters), so a console opened later can show
         what came before."""
         self.output_history.append(text if len(text) <= HISTORY_PIECE else text[-HISTORY_PIECE:])
+        if self.observer is not None:
+            self.observer.output(text, error)
         if not self.output_listeners:
             stream = sys.stderr if error else sys.stdout
             if stream is None or stream.closed:  # user code closed it: SEAR's console stays
@@ -338,11 +403,13 @@ class Simulation:
         self.world.reset_vehicle()
         for run in self.robots:
             run._state = None
+        self._note(-1, "reset", [])
 
     def set_manual_input(self, throttle: float, steer: float, brake: bool) -> None:
         """Keyboard driving of the driven robot: throttle and steer in -1..1 of its engine force and
         steering limit; brake applies its full brake force."""
         self.driven_robot.set_manual_input(throttle, steer, brake)
+        self._note(self.driven, "manual", [throttle, steer, brake])
 
     def set_gripper_input(self, open: bool | None = None, lift: int = 0) -> None:
         """Keyboard gripper of the driven robot (on a key's press or release, not every tick): `open`
@@ -351,9 +418,33 @@ class Simulation:
         gripper = self.world.grippers.get(self.driven)
         if gripper is None:
             return
+        self._note(self.driven, "gripper", [open, lift])
         if lift == 0:
             gripper.stop_lift()
         gripper.command(open=open, height=gripper.travel if lift > 0 else 0.0 if lift < 0 else None)
+
+    def start_pull(self, body_id: int, point: np.ndarray | list[float]) -> Pull:
+        """The mouse grabs movable body `body_id` at `point` (m, world frame): it is pulled towards the
+        point given to pull_to() before every physics step until release_pull() (ValueError for a fixed body)."""
+        point = [float(c) for c in point]
+        self.pull = Pull(self.world, body_id, np.array(point))
+        self._note(-1, "pull", [body_id, *point])
+        return self.pull
+
+    def pull_to(self, target: np.ndarray | list[float]) -> None:
+        """Where the grabbed point is pulled to now (m, world frame)."""
+        if self.pull is None:
+            return
+        target = [float(c) for c in target]
+        self.pull.target = np.array(target)
+        self._note(-1, "pull_to", target)
+
+    def release_pull(self) -> None:
+        """The mouse lets go."""
+        if self.pull is None:
+            return
+        self.pull = None
+        self._note(-1, "release", [])
 
     # --- the loop ----------------------------------------------------------------------------------------
 
@@ -363,6 +454,8 @@ class Simulation:
         written while they think, then each turn is finished."""
         world = self.world
         robots = self.robots
+        if self.pull is not None:
+            self.pull.apply()
         if world.step():
             for index, (t, x, y) in zip(world.fell, world.falls[-len(world.fell):], strict=True):
                 who = "The robot" if len(robots) == 1 else f"Robot {robots[index].name}"
@@ -405,9 +498,10 @@ class Simulation:
                 runner = run.runner
                 if runner is not None and not runner.failed:  # a swarm ended by another robot's hang: no turn left
                     run.guard(runner.finish_turn)
-        if sampled:
-            return TickResult(control, tuple(sampled))
-        return _CONTROL_TICK if control else _QUIET_TICK
+        result = TickResult(control, tuple(sampled)) if sampled else _CONTROL_TICK if control else _QUIET_TICK
+        if self.observer is not None:
+            self.observer.ticked(self, result)
+        return result
 
     def steps_until(self, time: float) -> int:
         """Ticks from now until simulated `time` (s), 0 when it has passed: a run stops exactly there."""
@@ -454,5 +548,8 @@ class Simulation:
         swarm = getattr(self, "swarm", None)
         if swarm is not None:
             swarm.close()
+        observer, self.observer = getattr(self, "observer", None), None
+        if observer is not None:
+            observer.closed(self)
         self.stop_log()
         self.world.close()

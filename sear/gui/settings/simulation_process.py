@@ -38,13 +38,14 @@ class SimulationProcess(QObject):
     def is_running(self) -> bool:
         return self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning
 
-    def start(self, path: Path) -> None:
-        """Run the saved project `path` (in its folder), its output replacing the console's."""
+    def start(self, path: Path, command: str = "run") -> None:
+        """Run the saved project `path` (in its folder), or with `command` "replay" open the recording `path`
+        in the replay window; its output replaces the console's."""
         self.console.clear()
-        self.append(f"$ sear run {path}\n")
+        self.append(f"$ sear {command} {path}\n")
         process = QProcess(self._parent)
         process.setProgram(sys.executable)
-        process.setArguments(["-m", "sear", "run", str(path)])
+        process.setArguments(["-m", "sear", command, str(path)])
         process.setWorkingDirectory(str(path.parent))
         process.readyReadStandardOutput.connect(
             lambda: self.append(bytes(process.readAllStandardOutput().data()).decode(errors="replace")))
@@ -55,7 +56,7 @@ class SimulationProcess(QObject):
         self.process = process
         process.start()
         self.running.emit(True)
-        self.status.emit("Simulating…")
+        self.status.emit("Simulating…" if command == "run" else "Replaying a recording…")
 
     def append(self, text: str, *, error: bool = False) -> None:
         """Add process output at the end of the console; the process's stderr is shown in red."""

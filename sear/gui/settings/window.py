@@ -13,11 +13,13 @@ load/save and the validation module; simulations run as a separate process.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -174,6 +176,11 @@ class SettingsWindow(ProjectWindow):
                 demo.setToolTip("Copy the demo project into a folder you choose and open the copy")
                 demo.triggered.connect(lambda: self.open_demo())
                 self.commands["open_demo"] = demo
+                replay = menu.addAction("Open Re&cording…")
+                replay.setToolTip("Replay a recorded run (sear run --record, or Record Run in the simulation "
+                                  "window) in the replay window")
+                replay.triggered.connect(lambda: self.open_recording())
+                self.commands["open_recording"] = replay
         menu.addSeparator()
         quit_action = QAction(icon(sp.SP_DialogCloseButton), "&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
@@ -335,6 +342,21 @@ class SettingsWindow(ProjectWindow):
                                 "to its field):\n\n" + "\n\n".join(str(p) for p in problems))
             return False
         self.sim_process.start(path)
+        return True
+
+    def open_recording(self, path: str | Path | None = None) -> bool:
+        """File > Open Recording: `sear replay FILE.mcap` as a separate process (as Simulate runs `sear run`);
+        the recording holds its own project, so the one open here is neither needed nor changed."""
+        if self.sim_process.is_running():
+            QMessageBox.information(self, "Already simulating", "A simulation is running; stop it first.")
+            return False
+        if path is None:
+            start = str(self.project.path.parent) if self.project.path is not None else str(Path.home())
+            chosen, _ = QFileDialog.getOpenFileName(self, "Open a recording", start, "MCAP recordings (*.mcap)")
+            if not chosen:
+                return False
+            path = chosen
+        self.sim_process.start(Path(path), command="replay")
         return True
 
     def show_problems(self, problems: list[Problem]) -> None:
