@@ -51,6 +51,8 @@ FORMAT_VERSION = "1"
 FLUSH_EVERY = 1.0
 """s of simulated time: a chunk is closed and written at least this often (what a kill can lose)."""
 NS = 1_000_000_000
+ROBOT_COLOUR = {"r": 0.2, "g": 0.45, "b": 0.85, "a": 1.0}
+"""The robots' bodies in the recorded scene."""
 OBSTACLE_PERIOD_NS = 100_000_000
 """ns: moving obstacles' poses go on /tf at most this often (10 Hz), and only when they moved."""
 HELD_COMMANDS = frozenset({"accelerate", "brake", "steer"})
@@ -431,6 +433,18 @@ class Recorder:
                              "lifetime": {"sec": 0, "nsec": 0}, "frame_locked": False, "metadata": [], **empty,
                              "models": [{"pose": _pose(), "scale": unit, "color": white, "override_color": False,
                                          "url": "", "media_type": "model/gltf-binary", "data": data}]})
+        if terrain:  # each robot's body, drawn in its ground-truth frame (/tf), so it follows the robot
+            for index, vehicle in enumerate(world.vehicles):
+                mesh = getattr(vehicle, "body_mesh", None)
+                if mesh is None or not len(mesh.faces):
+                    continue
+                name = simulation.robots[index].name
+                entities.append({"timestamp": stamp(time), "frame_id": name, "id": f"robot/{name}",
+                                 "lifetime": {"sec": 0, "nsec": 0}, "frame_locked": True,
+                                 "metadata": [{"key": "kind", "value": "robot"}], **empty,
+                                 "models": [{"pose": _pose(), "scale": unit, "color": ROBOT_COLOUR,
+                                             "override_color": True, "url": "", "media_type": "model/gltf-binary",
+                                             "data": base64.b64encode(_mesh_glb(mesh)).decode("ascii")}]})
         for index in range(self._obstacles, len(world.obstacles)):
             obstacle = world.obstacles[index]
             position, orientation = world.obstacle_pose(obstacle)
