@@ -141,9 +141,10 @@ def test_foxglove_websocket_client_receives_the_lidar_at_real_time(demo_copy):
         while len(received) < len(counter.published) and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
-        simulation.close()
         if client is not None:
-            client.close()
+            client.close()  # while the server is up: its close handshake
+            client.shutdown()  # the socket closed whatever close() found (it returns early once the peer left)
+        simulation.close()
     assert len(counter.published) >= 20  # 10 Hz for 2 s
     stamps = {stamp for stamp, _message in received}
     delivered = sum(stamp in stamps for stamp in counter.published)
