@@ -58,7 +58,8 @@ def run_child(project: Path, seconds: float, record: str | None) -> None:
     finally:
         simulation.close()
     size = Path(record).stat().st_size if record else 0
-    print(json.dumps({"cpu_rtf": seconds / (cpu + controllers), "wall_rtf": seconds / wall, "bytes": size}))
+    print(json.dumps({"cpu_rtf": seconds / (cpu + controllers), "wall_rtf": seconds / wall, "bytes": size,
+                      "main_cpu": cpu, "controller_cpu": controllers}))
 
 
 def child(project: Path, seconds: float, record: Path | None) -> dict[str, float]:
@@ -97,7 +98,10 @@ def main() -> int:
             ratios.append(ratio)
             print(f"round {round_ + 1}: CPU RTF not recorded {found[False]['cpu_rtf']:.1f}, recorded "
                   f"{found[True]['cpu_rtf']:.1f} (ratio {ratio:.3f}); wall RTF {found[False]['wall_rtf']:.1f} / "
-                  f"{found[True]['wall_rtf']:.1f}; {found[True]['bytes'] / 1e6:.2f} MB for {args.seconds:g} s",
+                  f"{found[True]['wall_rtf']:.1f}; CPU s of the simulation / its user code: "
+                  f"{found[False]['main_cpu']:.2f} / {found[False]['controller_cpu']:.2f} not recorded, "
+                  f"{found[True]['main_cpu']:.2f} / {found[True]['controller_cpu']:.2f} recorded; "
+                  f"{found[True]['bytes'] / 1e6:.2f} MB for {args.seconds:g} s",
                   flush=True)
         print(f"median ratio recorded / not recorded: {statistics.median(ratios):.3f} (target >= 0.90)")
         if args.size_minutes > 0:

@@ -7,9 +7,13 @@ from typing import Any
 
 import numpy as np
 
+_PLAIN = (float, int, str, bool, type(None))
+
 
 def wire_to_json(value: Any) -> Any:
     """A protocol value (msgpack's types) as JSON holds it: bytes as {"$bytes": base64}."""
+    if type(value) is list and all(type(item) in _PLAIN for item in value):  # a call's numbers, most often
+        return value
     if isinstance(value, bytes | bytearray):
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, dict):

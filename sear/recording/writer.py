@@ -51,6 +51,10 @@ FORMAT_VERSION = "1"
 FLUSH_EVERY = 1.0
 """s of simulated time: a chunk is closed and written at least this often (what a kill can lose)."""
 NS = 1_000_000_000
+ROBOT_COLOUR = {"r": 0.2, "g": 0.45, "b": 0.85, "a": 1.0}
+"""The robots' bodies in the recorded scene."""
+OBSTACLE_PERIOD_NS = 100_000_000
+"""ns: moving obstacles' poses go on /tf at most this often (10 Hz), and only when they moved."""
 HELD_COMMANDS = frozenset({"accelerate", "brake", "steer"})
 """`sim` calls that set one held input each and nothing else: made again with the same arguments, with no
 other input on the robot in between, they change nothing, so a recording keeps them once."""
@@ -112,6 +116,17 @@ def _json_value(value: float | int | bool | None) -> str:
     if value is False:
         return "false"
     return repr(value)
+
+
+def _json_number(value: Any) -> str:
+    """A reading's field as JSON text in one step (_json_value(_number(value)), the common float first)."""
+    if type(value) is float:
+        return repr(value) if value - value == 0.0 else "null"  # NaN and infinities fail x - x == 0
+    return _json_value(_number(value))
+
+
+_compact = json.JSONEncoder(separators=(",", ":")).encode
+"""json.dumps with compact separators, without building an encoder on every call."""
 
 
 def _json_float(value: float) -> str:
@@ -241,22 +256,37 @@ class _SensorChannel:
             metadata["shape"] = json.dumps([int(n) for n in shape])
         self.channel = recorder.channel(self.topic, self.schema, metadata)
         self._pairs = [(json_string(field) + ":", field) for field in sensor.log_fields]
+        self._keys = [key for key, _field in self._pairs]
+        self._fields = tuple(sensor.log_fields)
         self._nulls = ",".join(key + "null" for key, _field in self._pairs)
         self._prefix = (f'{{"frame_id":{json_string(self.frame)},"sensor":{json_string(sensor.name)},'
                         f'"type":{json_string(kind)},"units":{json.dumps(self.units)},"timestamp":')
+        if self.schema == "foxglove.LaserScan":
+            angles = sensor.scan_angles  # type: ignore[attr-defined]
+            self._prefix_scan = (f'{{"frame_id":{json_string(self.frame)},"pose":{json.dumps(_pose())},'
+                                 f'"start_angle":{float(angles[0])!r},"end_angle":{float(angles[-1])!r},'
+                                 '"intensities":[],"timestamp":')
 
     def text(self, time_stamp: str) -> str | None:
         """A sear.SensorReading message of the latest reading as JSON text (None for the other schemas),
         `time_stamp` its timestamp's JSON."""
+        if self.schema == "foxglove.LaserScan":
+            reading = self.sensor.reading
+            if reading is None:
+                return None
+            ranges = np.nan_to_num(np.asarray(reading, dtype=float), nan=0.0).tolist()
+            return f'{self._prefix_scan}{time_stamp},"ranges":{json.dumps(ranges)}}}'
         if self.schema != "sear.SensorReading":
             return None
         reading = self.sensor.reading
         if reading is None:
             body = self._nulls
         elif len(self._pairs) == 1 and not isinstance(reading, tuple):
-            body = self._pairs[0][0] + _json_value(_number(reading))
+            body = self._pairs[0][0] + _json_number(reading)
+        elif getattr(reading, "_fields", None) == self._fields:  # a NamedTuple of exactly the log fields
+            body = ",".join([key + _json_number(value) for key, value in zip(self._keys, reading, strict=True)])
         else:
-            body = ",".join([key + _json_value(_number(getattr(reading, name, None))) for key, name in self._pairs])
+            body = ",".join([key + _json_number(getattr(reading, name, None)) for key, name in self._pairs])
         return f'{self._prefix}{time_stamp},"values":{{{body}}}}}'
 
     def message(self, time: float) -> dict[str, Any]:
@@ -315,6 +345,8 @@ class Recorder:
         self._log = self._tf = self._console = self._inputs = self._scene = 0
         self._moving: list[int] = []
         self._placed: dict[int, tuple[float, ...]] = {}
+        self._next_obstacles = 0
+        """ns: when the moving obstacles' poses are written next (OBSTACLE_PERIOD_NS apart)."""
         """The pose last written of each moving obstacle (position m, quaternion)."""
         self.messages = 0
         """Messages written so far."""
@@ -339,7 +371,7 @@ class Recorder:
     def _write(self, channel: int, time: float, message: dict[str, Any]) -> None:
         """A message (JSON-encoded here: the messages that are not written on most ticks)."""
         assert self._writer is not None
-        self._writer.add(channel, round(time * NS), json.dumps(message, separators=(",", ":")).encode())
+        self._writer.add(channel, round(time * NS), _compact(message).encode())
         self.messages += 1
 
     def _open(self) -> Any:
@@ -401,6 +433,18 @@ class Recorder:
                              "lifetime": {"sec": 0, "nsec": 0}, "frame_locked": False, "metadata": [], **empty,
                              "models": [{"pose": _pose(), "scale": unit, "color": white, "override_color": False,
                                          "url": "", "media_type": "model/gltf-binary", "data": data}]})
+        if terrain:  # each robot's body, drawn in its ground-truth frame (/tf), so it follows the robot
+            for index, vehicle in enumerate(world.vehicles):
+                mesh = getattr(vehicle, "body_mesh", None)
+                if mesh is None or not len(mesh.faces):
+                    continue
+                name = simulation.robots[index].name
+                entities.append({"timestamp": stamp(time), "frame_id": name, "id": f"robot/{name}",
+                                 "lifetime": {"sec": 0, "nsec": 0}, "frame_locked": True,
+                                 "metadata": [{"key": "kind", "value": "robot"}], **empty,
+                                 "models": [{"pose": _pose(), "scale": unit, "color": ROBOT_COLOUR,
+                                             "override_color": True, "url": "", "media_type": "model/gltf-binary",
+                                             "data": base64.b64encode(_mesh_glb(mesh)).decode("ascii")}]})
         for index in range(self._obstacles, len(world.obstacles)):
             obstacle = world.obstacles[index]
             position, orientation = world.obstacle_pose(obstacle)
@@ -436,7 +480,10 @@ class Recorder:
                              f'"rotation":{{"x":{qx!r},"y":{qy!r},"z":{qz!r},"w":{qw!r}}}}}')
         world = simulation.world
         placed = self._placed
-        for index in self._moving:
+        moving = self._moving if ns >= self._next_obstacles else ()
+        if moving:
+            self._next_obstacles = ns + OBSTACLE_PERIOD_NS
+        for index in moving:
             position, orientation = world.obstacle_pose(world.obstacles[index])
             pose = (*position.tolist(), *orientation.tolist())
             if placed.get(index) == pose:  # at rest: its last transform holds
@@ -517,9 +564,13 @@ class Recorder:
         if self._writer is None or simulation is None:
             return
         time, step = at if at is not None else (simulation.world.time, simulation.steps)
+        ns = round(time * NS)
         try:
-            self._write(self._inputs, time, {"timestamp": stamp(time), "step": step, "robot": robot,
-                                             "kind": kind, "name": name, "args": wire_to_json(args)})
+            self._writer.add(self._inputs, ns, (
+                f'{{"timestamp":{{"sec":{ns // NS},"nsec":{ns % NS}}},"step":{step},"robot":{robot},'
+                f'"kind":{json_string(kind)},"name":{json_string(name)},'
+                f'"args":{_compact(wire_to_json(args))}}}').encode())
+            self.messages += 1
         except OSError as exc:
             self._fail(exc)
 

@@ -107,7 +107,7 @@ def test_foxglove_websocket_client_receives_the_lidar_at_real_time(demo_copy):
     port = server.listen()
     simulation = Simulation(load_project(demo_copy / "demo.prj"), seed=3, observer=Observers(server, counter),
                             realtime=True, output=lambda text: None)
-    client = None
+    client = reader = None
     received: list[tuple[int, dict]] = []
     try:
         client = websocket.create_connection(f"ws://127.0.0.1:{port}", subprotocols=["foxglove.sdk.v1"], timeout=10)
@@ -141,9 +141,12 @@ def test_foxglove_websocket_client_receives_the_lidar_at_real_time(demo_copy):
         while len(received) < len(counter.published) and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
-        simulation.close()
         if client is not None:
-            client.close()
+            client.close()  # while the server is up: its close handshake
+            client.shutdown()  # the socket closed whatever close() found (it returns early once the peer left)
+        if reader is not None:
+            reader.join(timeout=5)  # its recv() fails on the closed socket: no thread is left behind
+        simulation.close()
     assert len(counter.published) >= 20  # 10 Hz for 2 s
     stamps = {stamp for stamp, _message in received}
     delivered = sum(stamp in stamps for stamp in counter.published)

@@ -147,6 +147,7 @@ def test_recording_embeds_the_project_and_its_inputs(recorded):
     scene = rec.scene()
     ids = [entity["id"] for _t, update in scene for entity in update["entities"]]
     assert ids[0] == "terrain" and sum(i.startswith("obstacle/") for i in ids) >= 4  # 2 trees + 2 boxes
+    assert "robot/robot" in ids  # the body, locked to the robot's frame
     with io.BytesIO(rec.files["demo.prj"]) as prj:
         assert b"<physics_hz>240" in prj.read()
 
