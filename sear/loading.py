@@ -28,7 +28,7 @@ from sear.models.meshfiles import TerrainModel
 from sear.models.robotdesc.drive import drive_facts, drive_warnings
 from sear.models.robotdesc.parse import is_urdf
 from sear.models.robotdesc.report import collision_report
-from sear.motors import motor_problem
+from sear.motors import MOTOR_FIELDS, motor_problem
 from sear.project import Project
 from sear.sensors.checks import read_robot_sensors
 from sear.sensors.config import SensorConfig
@@ -111,7 +111,8 @@ def load_project(source: str | Path | Project) -> Loaded:
         prefix, who = project.robot_prefix(index), project.robot_who(index)
         motor = motor_problem(robot.dynamics, f"{prefix}dynamics")
         if motor is not None:
-            problems.append(Problem(who + motor[0], file=project.path, field=motor[1]))
+            problems.append(Problem(who + motor[0], file=project.path, field=motor[1],
+                                    line=_motor_line(project.path, None if index == 0 else robot.name)))
         description, models = read_robot_models(project, index, choices, problems)
         report = [who + str(finding) for finding in collision_report(description)] if description is not None else []
         sensors_choice = choices[f"{prefix}code.sensors"]
@@ -139,3 +140,24 @@ def check_project(project: Project) -> list[str]:
     """Every problem that would stop `project` from simulating, as the lines `sear validate` prints; an
     empty list when it is ready."""
     return [str(problem) for problem in load_project(project).problems]
+
+
+def _motor_line(path: Path | None, robot: str | None) -> int | None:
+    """The line of the first motor field in the <dynamics> of the project file at `path` (the first
+    robot's when `robot` is None, else that of <robot name=ROBOT> under <extra_robots>), or of <dynamics>
+    itself: where a motor whose figures do not go together is written. None when it cannot be read."""
+    from lxml import etree
+
+    try:
+        root = etree.parse(str(path)).getroot() if path is not None else None
+    except (OSError, etree.XMLSyntaxError):
+        return None
+    if root is None:
+        return None
+    holder = root if robot is None else next(
+        (r for r in root.iterfind("extra_robots/robot") if r.get("name") == robot), None)
+    dynamics = holder.find("dynamics") if holder is not None else None
+    if dynamics is None:
+        return None
+    first = next((child for child in dynamics if child.tag in MOTOR_FIELDS), dynamics)
+    return int(first.sourceline) if first.sourceline is not None else None

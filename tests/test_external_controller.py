@@ -120,15 +120,16 @@ def _hello(port: int, token: str) -> protocol.Connection:
 
 
 def test_idle_connections_keep_the_real_controller_out_no_longer_than_the_hello_deadline(demo_copy):
-    """20 connections that never say hello, then the real controller: it is welcomed within 3 s (the hello
-    deadline is HELLO_DEADLINE, 2 s, and handshakes are served side by side), and every idle one is told
-    why and closed."""
+    """20 connections that never say hello, then the real controller: it is welcomed within 12 s, where
+    handshakes served one after the other would keep it out for 20 x HELLO_DEADLINE (2 s) = 40 s (the
+    bound leaves room for a loaded machine: 3 s failed under a load of 6 on 2 cores), and every idle one is
+    told why and closed."""
     proc, port, token = _start(demo_copy / "demo.prj", "--duration", "1")
     idle = _idle_connections(port, 20)
     try:
         conn = _hello(port, token)
         try:
-            assert conn.recv(3.0)["t"] == "welcome"  # TimeoutError when the idle ones hold it up
+            assert conn.recv(12.0)["t"] == "welcome"  # TimeoutError when the idle ones hold it up
         finally:
             conn.close()
         for sock in idle:  # each: an error reply saying why, then the end of the stream

@@ -155,7 +155,8 @@ def test_gets_a_wizard_tab(altimeter, tmp_path, qtbot, answers):
     titles = [wizard.tabs.tabText(i) for i in range(wizard.tabs.count())]
     assert titles[-1] == "Altimeter" and titles.count("Altimeter") == 1
     form = wizard.forms[-1]
-    assert set(form.editors) == {"offset_m", "update_rate_hz"}
+    # Its own fields, and the latency every sensor type has (sear.sensors.config).
+    assert set(form.editors) == {"offset_m", "update_rate_hz", "latency_s"}
     offset = form.editors["offset_m"]
     assert isinstance(offset, NumberField) and (offset.minimum(), offset.maximum()) == (-10.0, 10.0)
     offset.setValue(50.0)  # refused: held at the declared maximum
