@@ -128,20 +128,34 @@ def resimulate(recording: Recording | str | Path, until: float, *,
 def attach_user_code(simulation: Simulation, index: int = 0, path: str | Path | None = None) -> None:
     """Give robot `index` of a re-simulated run user code to take over with: its project's (None) or the
     file at `path` (edited code). Its init turn runs now (UserCodeError when it fails); start it with
-    simulation.start_user_code()."""
+    simulation.start_user_code().
+
+    The world already holds what the recorded run's init built (its obstacles were re-made with the
+    recorded calls), so the world-building calls of this init turn (add_tree, add_box, add_wall, add_table,
+    add_shelf) are left out, and the console says how many; the rest of init (its variables, its prints)
+    runs as written, and later turns build as usual."""
     run = simulation.robots[index]
     if path is None:
         if run.robot.code.user_code is None:
             raise SearError(f"robot {run.name!r} has no user code in the recorded project; give a file.")
-        run.attach(run._spawn)
-        return
-    code_path = Path(path)
-    timeout = run.robot.code.hook_timeout
+        spawn = run._spawn
+    else:
+        code_path = Path(path)
+        timeout = run.robot.code.hook_timeout
 
-    def spawn(welcome: dict) -> UserCodeRunner:
-        runner = UserCodeRunner(code_path, timeout)
-        runner.emit = run.emit
-        runner.start(welcome)
-        return runner
+        def spawn(welcome: dict) -> UserCodeRunner:
+            runner = UserCodeRunner(code_path, timeout)
+            runner.emit = run.emit
+            runner.start(welcome)
+            return runner
 
-    run.attach(spawn)
+    run.world_kept = []
+    try:
+        run.attach(spawn)
+    finally:
+        kept, run.world_kept = run.world_kept, None
+    if kept:
+        names = ", ".join(sorted(set(kept)))
+        run.emit(f"sear: taking over at t = {simulation.world.time:.3f} s: {len(kept)} world-building call"
+                 f"{'s' if len(kept) != 1 else ''} of init ({names}) left out: the world already holds what the "
+                 "recorded run built.\n")

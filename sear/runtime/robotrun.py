@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from sear.physics.world import World
 
 
+WORLD_BUILDING_CALLS = frozenset({"add_tree", "add_box", "add_wall", "add_table", "add_shelf"})
+"""The `sim` calls that add to the world (each returns nothing): a re-simulated run already holds what
+they built, so a taking-over init's are left out (RobotRun.world_kept)."""
+
+
 class Owner(Protocol):
     """What a RobotRun needs of the simulation it belongs to (a sear.runtime.simulation.Simulation)."""
 
@@ -98,6 +103,10 @@ class RobotRun:
         """The user code's last failure was a hook that did not return in time."""
         self.with_arrays = any(s.HAS_ARRAYS for s in sensors.sensors)
         self.sim = Sim(self)
+        self.world_kept: list[str] | None = None
+        """While user code takes over a re-simulated run (sear.recording.resume.attach_user_code): the
+        world-building calls (WORLD_BUILDING_CALLS) its init turn made and that were left out, since the
+        world already holds what the recorded run's init built; None otherwise."""
 
     @property
     def state(self) -> VehicleState:
@@ -165,6 +174,9 @@ class RobotRun:
     def _serve(self, name: Any, args: Any) -> Any:
         """A controller's call message made on this robot's sim; the simulation notes it once served (its
         journal, its observer)."""
+        if self.world_kept is not None and name in WORLD_BUILDING_CALLS:
+            self.world_kept.append(str(name))
+            return None
         result = serve_call(self.sim, name, args)
         self.simulation.note_call(self.index, name, args)
         return result

@@ -70,7 +70,10 @@ def test_resimulated_moments_equal_the_recording_and_driving_goes_on(recorded, t
                     simulation.set_manual_input(1.0, 0.0, False)
                     simulation.tick()
             else:  # the recorded project's user code takes over
+                obstacles = len(simulation.world.obstacles)
+                assert obstacles >= 5  # the demo's init built its trees, boxes and wall in the recorded run
                 attach_user_code(simulation)
+                assert len(simulation.world.obstacles) == obstacles  # its init again did not build them twice
                 simulation.start_user_code()
                 simulation.run(1.0)
                 assert simulation.user_error is None and simulation.user_code_running
@@ -83,18 +86,23 @@ def test_resimulated_moments_equal_the_recording_and_driving_goes_on(recorded, t
 def test_edited_user_code_takes_over(recorded, tmp_path):
     rec = Recording.open(recorded.mcap)
     code = tmp_path / "edited.py"
-    code.write_text("def init(sim):\n    sim.print('edited code here')\n\n"
-                    "def main_loop(sim):\n    sim.accelerate(-40.0)\n    sim.steer(0.0)\n", encoding="utf-8")
+    code.write_text("built = []\n\ndef init(sim):\n    sim.print('edited code here')\n    sim.add_box(30.0, 30.0)\n\n"
+                    "def main_loop(sim):\n    sim.accelerate(-40.0)\n    sim.steer(0.0)\n"
+                    "    if not built:\n        sim.add_box(-30.0, -30.0)\n        built.append(1)\n", encoding="utf-8")
     printed = []
     simulation = resimulate(rec, 2.0)
     try:
         simulation.output_listeners.append(printed.append)
         heading = simulation.robots[0].state.orientation.copy()
+        obstacles = len(simulation.world.obstacles)
         attach_user_code(simulation, 0, code)
+        assert len(simulation.world.obstacles) == obstacles  # init's add_box left out: the world is as recorded
+        assert any("1 world-building call of init (add_box) left out" in text for text in printed), printed
         simulation.start_user_code()
         start = simulation.state.position.copy()
         simulation.run(1.5)
         assert simulation.user_error is None and "edited code here\n" in printed
+        assert len(simulation.world.obstacles) == obstacles + 1  # main_loop's add_box is made as usual
         # reversing: the robot ends up behind where it was facing
         from sear.state import quaternion_to_euler
 
