@@ -65,6 +65,16 @@ def pytest_configure(config: pytest.Config) -> None:
     configure_qt()
 
 
+@pytest.fixture(autouse=True)
+def own_config_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own XDG_CONFIG_HOME (for the processes it starts; Qt in this process may keep the
+    session's): a window's geometry or docks saved by one test (the replay window's, say) must not open
+    the next test's window at that size, which hid the Camera box in the toolbar's overflow."""
+    folder = tmp_path_factory.mktemp("config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def demo_dir() -> Path:
     """The bundled demo project folder (sear/data/demo): read it only; `demo_copy` gives one to change."""
