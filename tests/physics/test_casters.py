@@ -321,7 +321,10 @@ def test_a_urdf_robot_on_a_swivel_caster_drives_straight_and_its_caster_swings_r
     balance about the wheels' contact line, the caster wheel trailing at x = -0.18) leave
     (F − c_rr·N_c)·t²/(2·m_eff) of it, over 90 % (its wheel joints' velocity limit raised to 40 rad/s as in
     the ball's test, so that the 2 s are all acceleration). With the guide's own limit (20 rad/s, 1.6 m/s),
-    equal commands drive it 5 m within 2° of the heading; then backed,
+    equal commands drive it 5 m within 2° of the heading: pushed on by equal forces past 2.5 m/s, its centre
+    of mass 6 cm behind its axle makes it a Chaplygin sleigh running backwards, whose heading error grows as
+    exp(λt), λ ≈ 2/s per m/s, on a ball transfer as on this caster (docs/project-format.md, Casters);
+    then backed,
     the caster, trailing at first, swings round to lead (a trailing wheel's lag δ obeys
     tan(δ/2) = tan(δ0/2)·exp(−d/e) as its axis goes d, e = 3 cm its trail: from 1e-9 rad off balance to
     within 10° of round in 0.69 m)."""
