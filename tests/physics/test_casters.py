@@ -1,5 +1,5 @@
-"""Casters roll: the differential-drive example robot (sear/data/diffbot: two driven wheels, two ball
-casters in the front slots) driven straight with equal wheel forces.
+"""Casters roll: the differential-drive example robot (sear/data/diffbot: two driven wheels, two swivel
+casters with a 2 cm offset in the front slots, or ball transfers) driven straight with equal wheel forces.
 
 A caster passes to the ground only rolling resistance, c_rr times its load, so with drive force F on a
 robot of mass m on flat ground it covers d = (F - c_rr * N_casters) t^2 / 2m in t seconds from rest: at
@@ -22,12 +22,16 @@ from .helpers import G, run, yaw
 EXAMPLE = Path(__file__).resolve().parents[2] / "sear" / "data" / "diffbot" / "diffbot.prj"
 
 
-def _example(make_world, trail: float | None = None):
+AS_SHIPPED = -1.0
+"""`_example`'s trail for the example's own casters."""
+
+
+def _example(make_world, trail: float | None = AS_SHIPPED):
     """The example robot alone on its floor (its code adds the table), its casters swivel casters with
-    offset `trail` (m; None: as the example has them)."""
+    offset `trail` (m; None: ball transfers; AS_SHIPPED: as the example has them)."""
     project = Project.load(EXAMPLE)
     project.world = None
-    if trail is not None:
+    if trail != AS_SHIPPED:
         project.dynamics.caster_trail = trail
     return project, make_world(project)
 
@@ -86,9 +90,10 @@ def test_the_example_uses_rolling_casters_in_its_front_slots():
     project = Project.load(EXAMPLE)
     assert project.dynamics.drive_type == "differential"
     assert "caster" in project.wheels["left_front"].file.name and "caster" in project.wheels["right_front"].file.name
+    assert project.dynamics.caster_trail == 0.02  # swivel casters with a 2 cm offset, as most small robots'
 
 
-@pytest.mark.parametrize("trail", [None, 0.02], ids=["ball transfers", "swivel casters"])
+@pytest.mark.parametrize("trail", [None, AS_SHIPPED], ids=["ball transfers", "swivel casters as shipped"])
 def test_equal_forces_hold_the_heading_over_5_m_and_lose_only_rolling_resistance(make_world, trail):
     project, world = _example(make_world, trail)
     vehicle = world.vehicles[0]
