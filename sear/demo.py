@@ -8,7 +8,7 @@ height), a small rover's body and four wheels in several common formats, and a t
 demo files (demo.prj, sensors.xml, demo_code.py) refer to these names. The package ships the output in
 sear/data/demo (tests/test_demo.py fails when it differs): after a change here, run
 `python -m sear.demo sear/data/demo`. With --diffbot: the differential-drive demo's floor, round body,
-two driven wheels and a ball caster, shipped in sear/data/diffbot (`python -m sear.demo --diffbot
+two driven wheels and a swivel caster's wheel, shipped in sear/data/diffbot (`python -m sear.demo --diffbot
 sear/data/diffbot`; tests/test_diffbot.py checks them).
 """
 
@@ -101,12 +101,13 @@ def write_demo_models(folder: Path) -> None:
     make_tree().export(folder / "tree.obj")
 
 
-DIFFBOT_MODEL_FILES = ("floor.obj", "diffbot_body.stl", "drive_wheel.obj", "ball_caster.obj")
+DIFFBOT_MODEL_FILES = ("floor.obj", "diffbot_body.stl", "drive_wheel.obj", "swivel_caster.obj")
 """The differential-drive demo robot's models (sear/data/diffbot; its diffbot.prj, diffbot_code.py and
 sensors.xml are written by hand)."""
 DIFFBOT_WHEEL_RADIUS_M = 0.05
 DIFFBOT_WHEEL_WIDTH_M = 0.025
 DIFFBOT_CASTER_RADIUS_M = 0.025
+DIFFBOT_CASTER_WIDTH_M = 0.015
 
 
 def make_diffbot_body() -> trimesh.Trimesh:
@@ -125,9 +126,12 @@ def make_drive_wheel() -> trimesh.Trimesh:
     return wheel
 
 
-def make_ball_caster() -> trimesh.Trimesh:
-    """A ball caster: a sphere of radius 0.025 m centred on the origin."""
-    return trimesh.creation.icosphere(subdivisions=2, radius=DIFFBOT_CASTER_RADIUS_M)
+def make_swivel_caster() -> trimesh.Trimesh:
+    """A swivel caster's wheel of radius 0.025 m and width 0.015 m, axle along y, centred on the origin (the
+    project's `caster_trail` makes it swivel; the model sets its radius and collision body)."""
+    wheel = trimesh.creation.cylinder(radius=DIFFBOT_CASTER_RADIUS_M, height=DIFFBOT_CASTER_WIDTH_M, sections=24)
+    wheel.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, (1, 0, 0)))
+    return wheel
 
 
 def make_floor() -> trimesh.Trimesh:
@@ -144,7 +148,7 @@ def write_diffbot_models(folder: Path) -> None:
     make_floor().export(folder / "floor.obj")
     make_diffbot_body().export(folder / "diffbot_body.stl")
     make_drive_wheel().export(folder / "drive_wheel.obj")
-    make_ball_caster().export(folder / "ball_caster.obj")
+    make_swivel_caster().export(folder / "swivel_caster.obj")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,7 +15,7 @@ GUIDE = Path(__file__).resolve().parent.parent / "docs" / "urdf.md"
 
 
 def _diffbot(tmp_path: Path, wheel_x: str = "0.08") -> Path:
-    (block,) = re.findall(r"```xml\n(.*?)```", GUIDE.read_text(encoding="utf-8"), flags=re.S)
+    block = re.findall(r"```xml\n(.*?)```", GUIDE.read_text(encoding="utf-8"), flags=re.S)[0]
     moved = block.replace('xyz="0.08 0.18 -0.02"', f'xyz="{wheel_x} 0.18 -0.02"').replace(
         'xyz="0.08 -0.18 -0.02"', f'xyz="{wheel_x} -0.18 -0.02"')
     assert (moved != block) == (wheel_x != "0.08")  # the page's wheel origins are where this test moves them

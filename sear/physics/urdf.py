@@ -33,7 +33,11 @@ sear.models.robotdesc.wheels' proposal):
 - casters: a link on a fixed joint named like a caster (CASTER_WORDS) is a ball transfer: its contacts
   have no friction, and before each step it is held back by rolling resistance c_rr·N against its motion
   along the ground (N its contacts' normal force on the last step), as a ball that rolls is; a ball with
-  friction would slide, dragging μ·N.
+  friction would slide, dragging μ·N. A swivel caster with offset (sear.models.robotdesc.wheels.
+  swivel_casters: a free vertical swivel joint, below it a free wheel joint trailing the swivel axis) keeps
+  its joints free and its wheel's friction, whose side grip swings the wheel into its path as a real
+  caster's does; before each step its wheel's joint motor holds it back with at most c_rr·N·r (N its
+  contacts' normal force on the last step, r its radius): it rolls against rolling resistance only.
 - wheels: a wheel link's <cylinder> is a true cylinder (URDF_USE_IMPLICIT_CYLINDER: pybullet's default
   faceted hull hops), crowned (`crowned`) so that it is carried at the middle of its tread; and the robot has
   none of pybullet's default damping (0.04/s), which no URDF gives.
@@ -64,7 +68,7 @@ from sear.errors import ProjectError
 from sear.gravity import GRAVITY
 from sear.models.loaded import RobotModels
 from sear.models.robotdesc.model import RobotDescription
-from sear.models.robotdesc.wheels import UrdfWheels, wheel_ids
+from sear.models.robotdesc.wheels import UrdfWheels, swivel_casters, wheel_ids, wheel_info
 from sear.motors import GearMotor, motor_of
 from sear.physics.inputs import DriveInputs
 from sear.project import Dynamics
@@ -106,9 +110,13 @@ class UrdfVehicle(DriveInputs):
         self.desc = desc
         self.dynamics = dynamics
         self.wheels = wheels
+        marked = {w.joint for w in wheels.wheels} | set(wheels.steering)
+        swivels = [(swivel, wheel) for swivel, wheel in swivel_casters(desc)
+                   if swivel not in marked and wheel not in marked]
         with tempfile.TemporaryDirectory(prefix="sear-urdf-") as folder:
             resolved = Path(folder) / desc.path.name
-            resolved.write_bytes(crowned(desc.resolved, {w.link for w in wheels.wheels}))
+            resolved.write_bytes(crowned(desc.resolved, {w.link for w in wheels.wheels}
+                                         | {desc.joints[wheel].child for _, wheel in swivels}))
             with _captured_output() as said:
                 try:
                     self.body_id = p.loadURDF(str(resolved), basePosition=position, baseOrientation=orientation,
@@ -174,7 +182,6 @@ class UrdfVehicle(DriveInputs):
         self.wheel_meshes = wheel_meshes or {}
         # Continuous joints that are neither wheels nor steering (casters, idler wheels) turn freely:
         # pybullet's default motor would hold them. Limited joints (arms, pan-tilt heads) keep it.
-        marked = {w.joint for w in self._wheel_list} | set(wheels.steering)
         free = [self.joint_index[j.name] for j in desc.joints.values()
                 if j.type == "continuous" and j.name not in marked]
         if free:
@@ -187,6 +194,10 @@ class UrdfVehicle(DriveInputs):
         for link in self.caster_links:
             p.changeDynamics(self.body_id, link, lateralFriction=0.0, rollingFriction=0.0, spinningFriction=0.0,
                              physicsClientId=client)
+        self.swivel_casters = [(self.joint_index[swivel], self.joint_index[wheel],
+                                wheel_info(desc, wheel, poses).radius) for swivel, wheel in swivels]
+        """The swivel casters with offset, as (swivel joint, wheel joint, wheel radius m): both joints free,
+        the wheel held back by rolling resistance only (`_roll_swivel_casters`)."""
         self.engine_force = 0.0
         self.brake_force = 0.0
         self.steering = 0.0
@@ -304,9 +315,11 @@ class UrdfVehicle(DriveInputs):
         passes under it, plus MIN_SLIP (and never past its top speed), as a tyre grips best at a small slip: a
         wheel pushed harder than its grip then slides along, instead of spinning up to its top speed, which
         takes away its side grip (a skid steer pushed to its grip veered 45° off a straight line in 5 s).
-        And each ball transfer's rolling resistance (`_roll_casters`)."""
+        And each caster's rolling resistance (`_roll_casters`, `_roll_swivel_casters`)."""
         if self.caster_links:
             self._roll_casters()
+        if self.swivel_casters:
+            self._roll_swivel_casters()
         if not self._pushing:
             return
         client = self.client
@@ -355,6 +368,21 @@ class UrdfVehicle(DriveInputs):
             force = -c_rr * load * along / max(speed, CASTER_CREEP)
             p.applyExternalForce(self.body_id, link, force.tolist(), contacts[0][5], p.WORLD_FRAME,
                                  physicsClientId=client)
+
+
+    def _roll_swivel_casters(self) -> None:
+        """Each swivel caster's wheel (`swivel_casters`) is held back by its joint motor with at most
+        c_rr·N·r N·m (N its contacts' normal force on the last step, r its radius): a force of c_rr·N
+        against its rolling at the ground, as rolling resistance is; its swivel turns freely."""
+        client, c_rr = self.client, self.dynamics.rolling_resistance
+        joints, limits = [], []
+        for _, wheel, radius in self.swivel_casters:
+            load = sum(contact[9] for contact in p.getContactPoints(bodyA=self.body_id, linkIndexA=wheel,
+                                                                   physicsClientId=client))
+            joints.append(wheel)
+            limits.append(max(0.0, c_rr * load * radius))
+        p.setJointMotorControlArray(self.body_id, joints, p.VELOCITY_CONTROL, targetVelocities=[0.0] * len(joints),
+                                    forces=limits, physicsClientId=client)
 
 
 def crowned(urdf: bytes, wheel_links: set[str]) -> bytes:

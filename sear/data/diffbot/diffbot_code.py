@@ -1,6 +1,6 @@
 """SEAR differential-drive demo: drive a 2 m square by wheel odometry, turning on the spot at the corners.
 
-The robot has two driven wheels and two ball casters (Vehicle Dynamics: drive type differential). It
+The robot has two driven wheels and two swivel casters (Vehicle Dynamics: drive type differential). It
 works out where it is from its two wheel encoders alone (differential odometry: the mean of the wheels'
 distances moves it ahead, their difference turns it), steers towards the next corner by asking each
 wheel for a speed, and holds those speeds with a PI controller per wheel that sets the wheel forces with

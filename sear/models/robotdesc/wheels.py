@@ -3,6 +3,7 @@ choice checked against the URDF, and what the vehicle needs of each wheel joint 
 way it rolls forward).
 
     propose_wheels(desc)            # UrdfWheels: left/right wheel joints, steering joints
+    swivel_casters(desc)            # ((swivel joint, wheel joint), ...): the swivel casters with offset
     choose_wheels(desc, ("left_wheel",), None, None)   # the project's marks, SEAR's proposal for None
 """
 
@@ -116,21 +117,60 @@ def _wheel_radius(desc: RobotDescription, link: str, axis: np.ndarray, poses: di
     return 0.0
 
 
+CASTER_MIN_TRAIL = 0.002
+"""m: a swivel caster's wheel trails its swivel axis by at least this (less: a wheel on a free turntable)."""
+
+
+def _unlimited(joint: Joint) -> bool:
+    return joint.type == "continuous" or (joint.type == "revolute" and joint.lower is None and joint.upper is None)
+
+
+def swivel_casters(desc: RobotDescription, poses: dict[str, np.ndarray] | None = None) -> tuple[tuple[str, str], ...]:
+    """The swivel casters with offset, as (swivel joint, wheel joint) pairs: a joint that turns without
+    limits about a vertical axis (within 25° at the zero pose), and below it a joint that turns without
+    limits about a horizontal axle (more than 65° from vertical) whose wheel centre trails the swivel axis
+    by at least CASTER_MIN_TRAIL m across its axle, the common URDF model of a real robot's caster (a
+    fork on a free vertical bearing, its wheel behind the bearing). Whatever their names, the wheel is
+    neither driven nor steered: its contact's side grip turns the fork, so the wheel swings into its path."""
+    poses = poses or desc.link_poses()
+    found: list[tuple[str, str]] = []
+    for swivel in desc.joints.values():
+        if not _unlimited(swivel):
+            continue
+        axis = _axis_in_root(desc, swivel, poses)
+        if abs(axis[2]) < ACROSS:
+            continue
+        below = set(desc.subtree(swivel.child))
+        pivot = poses[swivel.child][:3, 3]
+        for joint in desc.joints.values():
+            if joint.parent not in below or not _unlimited(joint):
+                continue
+            axle = _axis_in_root(desc, joint, poses)
+            if abs(axle[2]) > math.cos(math.radians(65)):
+                continue
+            offset = poses[joint.child][:3, 3] - pivot
+            offset -= axis * float(offset @ axis)  # across the swivel axis
+            offset -= axle * float(offset @ axle) / float(axle @ axle)  # and across the wheel's axle
+            if float(np.linalg.norm(offset)) >= CASTER_MIN_TRAIL:
+                found.append((swivel.name, joint.name))
+    return tuple(found)
+
+
 def propose_wheels(desc: RobotDescription) -> UrdfWheels:
     """SEAR's proposal of wheels: continuous joints (and revolute ones without limits) whose axis lies
     across the robot (within 25° of the root's y axis at the zero pose) and whose joint or link name is
     not a steering, caster or arm part; left when their centre lies at y > 0 in the root frame, right
-    when at y < 0 (by the name, 'left'/'right', when y is 0). Steering joints: joints with an axis within
-    25° of vertical whose subtree holds a proposed wheel."""
+    when at y < 0 (by the name, 'left'/'right', when y is 0), and not the wheel of a swivel caster
+    (`swivel_casters`). Steering joints: joints with an axis within 25° of vertical whose subtree holds a
+    proposed wheel."""
     poses = desc.link_poses()
+    caster_wheels = {wheel for _, wheel in swivel_casters(desc, poses)}
     left: list[WheelInfo] = []
     right: list[WheelInfo] = []
     refused: list[tuple[str, str]] = []
     for joint in desc.joints.values():
-        unlimited = joint.type == "continuous" or (joint.type == "revolute" and joint.lower is None
-                                                   and joint.upper is None)
         names = f"{joint.name} {joint.child}".lower()
-        if not unlimited or any(word in names for word in _NOT_WHEEL):
+        if not _unlimited(joint) or joint.name in caster_wheels or any(word in names for word in _NOT_WHEEL):
             continue
         axis = _axis_in_root(desc, joint, poses)
         if abs(axis[1]) < ACROSS:
