@@ -393,6 +393,39 @@ class RayCaster:
             lo = hi
         return results  # type: ignore[return-value]
 
+    def occluded(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """(N,) bool: whether each ray from starts to ends ((N, 3), world frame, m) meets anything but the
+        ignored bodies: `cast(starts, ends).fraction < 1`, for rays that need no more (a shadow ray: is the
+        sun hidden?). The fixed world's scenes answer with Embree's occlusion query (first triangle found,
+        no distance: TriangleScene.occluded); only the rays they leave open go to the paged grid and the
+        moving bodies, exactly as `cast` casts them there."""
+        starts = np.ascontiguousarray(starts, dtype=np.float64).reshape(-1, 3)
+        ends = np.ascontiguousarray(ends, dtype=np.float64).reshape(-1, 3)
+        shared = self._sync() if self.embree is not None else None
+        if shared is None:
+            return self.cast(starts, ends).fraction < 1.0
+        direction = ends - starts
+        blocked: np.ndarray | None = None
+        for scene in shared.scenes:
+            if blocked is None:
+                blocked = scene.occluded(starts, direction)
+                continue
+            open_rays = np.flatnonzero(~blocked)
+            if len(open_rays):
+                blocked[open_rays[scene.occluded(starts[open_rays], direction[open_rays])]] = True
+        if blocked is None:
+            blocked = np.zeros(len(starts), dtype=bool)
+        moving = shared.sync_moving()
+        if shared.world.grid is None and moving is None and not shared.fallback:
+            return blocked
+        # The rest as `cast` casts them, a blocked ray's reach 0: it is left out of every test.
+        count_rays(len(starts))
+        n = len(starts)
+        result = RayResult(np.where(blocked, 0.0, 1.0), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
+        _cast_grid(shared.world, starts, direction, result)
+        self._cast_moving(shared, moving, starts, ends, direction, result)
+        return result.fraction < 1.0
+
     def _world_rays(self, begin: np.ndarray, end: np.ndarray, parent: int | None, compiled: Kernels | None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Starts, ends and directions (end - start) of rays in the world frame (m), given in it or (with
