@@ -81,6 +81,8 @@ which would break the run's memory and start-up limits for large terrains (large
 models are paged grids, which the grid walk casts instead)."""
 BOX_PADDING = 0.01
 """Margin added around each moving body's bounding box (m) when choosing the rays pybullet casts too."""
+TOP_MARGIN = 1e-3
+"""m: how far above the highest moving body, or the paged grid, RayCaster.occluded follows a rising ray."""
 _FRACTION, _BODY, _NORMAL = operator.itemgetter(2), operator.itemgetter(0), operator.itemgetter(4)
 _embree_warned = False
 
@@ -418,13 +420,33 @@ class RayCaster:
         moving = shared.sync_moving()
         if shared.world.grid is None and moving is None and not shared.fallback:
             return blocked
-        # The rest as `cast` casts them, a blocked ray's reach 0: it is left out of every test.
+        # The rest as `cast` casts them, a blocked ray's reach 0: it is left out of every test. A rising
+        # ray can meet none of them once above the highest of them: its reach ends there, and the moving
+        # bodies' boxes are tested against that much shorter segment (a shadow ray is 1 km long).
         count_rays(len(starts))
         n = len(starts)
-        result = RayResult(np.where(blocked, 0.0, 1.0), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
+        reach = np.where(blocked, 0.0, 1.0)
+        top = self._top(shared, moving)
+        rising = direction[:, 2] > 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            leave = np.where(rising, (top + TOP_MARGIN - starts[:, 2]) / direction[:, 2], 1.0)
+        np.minimum(reach, np.maximum(leave, 0.0), out=reach)
+        result = RayResult(reach.copy(), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64))
         _cast_grid(shared.world, starts, direction, result)
         self._cast_moving(shared, moving, starts, ends, direction, result)
-        return result.fraction < 1.0
+        return blocked | (result.fraction < reach)
+
+    def _top(self, shared: _SharedScenes, moving: MovingScene | None) -> float:
+        """m: the highest point of the paged grid, of the moving bodies this caster sees and of those
+        pybullet casts (their bounding boxes)."""
+        tops = [-np.inf]
+        if shared.world.grid is not None:
+            tops.append(float(shared.world.grid.blocks()[1].max()))
+        if moving is not None and len(moving.part_high):
+            tops.append(float(moving.part_high[:, 2].max()))
+        tops.extend(p.getAABB(body, link, physicsClientId=self.client)[1][2] + BOX_PADDING
+                    for body, link in shared.fallback if body not in self.ignore)
+        return max(tops)
 
     def _world_rays(self, begin: np.ndarray, end: np.ndarray, parent: int | None, compiled: Kernels | None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
