@@ -14,7 +14,9 @@ with n the surface's normal facing the camera, s the unit vector towards the sun
 ray from the surface towards the sun meets anything (a shadow), else 1. A pixel whose ray meets nothing
 shows the sky: SKY_HORIZON blending to SKY_ZENITH as the ray rises. Values are display values (no gamma
 curve is applied), rounded to 8 bits; optional Gaussian pixel noise comes from the run's seeded generator,
-so the same seed gives the same frames.
+so the same seed gives the same frames. The shadow rays are occlusion queries (RayCaster.occluded: is
+anything in the way, not where); the per-pixel arithmetic runs in numba's kernels once the process has
+loaded them (sear.sensors.raykernels: camera_points, camera_shade), with the same frames to the bit.
 
 What is not modelled: lens distortion, exposure and white balance (the light is a fixed scale), motion blur
 and rolling shutter (every pixel of a frame sees the same instant), Bayer demosaicing, reflections and
