@@ -311,6 +311,72 @@ def near_boxes(starts: np.ndarray, direction: np.ndarray, reach: np.ndarray, low
     return near[:count]
 
 
+def camera_points(fraction: np.ndarray, normal: np.ndarray, reach: tuple[np.ndarray, np.ndarray, np.ndarray],
+                  rotation: np.ndarray, origin: np.ndarray, sun: np.ndarray, lift: float, sun_reach: np.ndarray,
+                  shadows: bool, x: np.ndarray, y: np.ndarray, light: np.ndarray, towards: np.ndarray,
+                  begin: np.ndarray, end: np.ndarray) -> int:
+    """An RGB camera's hits (sear.sensors.rgb_camera) in the world frame: each ray's hit point x, y (N,)
+    from the fractions (N,) of its body-frame `reach` (three (N,) columns, m) turned by `rotation` (3, 3)
+    from `origin` (3,) m; the cosine of each surface's `normal` (N, 3) with the unit vector `sun` (3,),
+    floored at 0, into `light` (N,) float32; and with `shadows`, for each ray that hit a surface facing
+    the sun, its index into `towards` and its shadow ray (from `lift` m off the surface along its normal
+    to `sun_reach` (3,) m beyond) into `begin` and `end` (K, 3). Returns K. The arithmetic, in its order,
+    of the camera's numpy path."""
+    rx, ry, rz = reach
+    count = 0
+    for i in range(len(fraction)):
+        f = fraction[i]
+        xi = (rx[i] * rotation[0, 0] + ry[i] * rotation[0, 1] + rz[i] * rotation[0, 2]) * f + origin[0]
+        yi = (rx[i] * rotation[1, 0] + ry[i] * rotation[1, 1] + rz[i] * rotation[1, 2]) * f + origin[1]
+        x[i], y[i] = xi, yi
+        n0, n1, n2 = normal[i, 0], normal[i, 1], normal[i, 2]
+        facing = (n0 * sun[0] + n1 * sun[1]) + n2 * sun[2]
+        light[i] = np.float32(max(facing, 0.0))
+        if shadows and f < 1.0 and facing > 0.0:
+            zi = (rx[i] * rotation[2, 0] + ry[i] * rotation[2, 1] + rz[i] * rotation[2, 2]) * f + origin[2]
+            b0, b1, b2 = xi + n0 * lift, yi + n1 * lift, zi + n2 * lift
+            begin[count, 0], begin[count, 1], begin[count, 2] = b0, b1, b2
+            end[count, 0], end[count, 1], end[count, 2] = b0 + sun_reach[0], b1 + sun_reach[1], b2 + sun_reach[2]
+            towards[count] = i
+            count += 1
+    return count
+
+
+def camera_shade(fraction: np.ndarray, body: np.ndarray, x: np.ndarray, y: np.ndarray, light: np.ndarray,
+                 scale: np.float32, offset: np.float32, palette: np.ndarray, terrain_body: int, first_cell: int,
+                 low: np.ndarray, inverse_size: np.ndarray, cells: int, unit: tuple[np.ndarray, np.ndarray, np.ndarray],
+                 up: np.ndarray, horizon: np.ndarray, rise: np.ndarray, noise: np.ndarray, image: np.ndarray) -> None:
+    """An RGB camera's pixels (sear.sensors.rgb_camera) into `image` (N, 3) uint8: a hit's colour (row
+    `body` of the float32 `palette`, or for the terrain (`terrain_body`, -1 for none) row first_cell + its
+    cell of the `cells` × `cells` raster from `low` (2,) m, cells 1 / `inverse_size` (2,) m wide) times
+    light × scale + offset (float32); a miss the sky, `horizon` + `rise` × how far its body-frame `unit`
+    direction (three (N,) float32 columns) rises along the world's `up` (3,) float32, clipped to 0..1;
+    plus `noise` (N, 3) float32 when it has rows; rounded half to even and clipped to 0..255. The
+    arithmetic, in float32 and its order, of the camera's numpy path."""
+    ux, uy, uz = unit
+    noisy = len(noise) > 0
+    for i in range(len(fraction)):
+        if fraction[i] < 1.0:
+            row = body[i]
+            if row == terrain_body:
+                v = (x[i] - low[0]) * inverse_size[0]
+                a = 0 if v < 0.0 else (cells - 1 if v >= cells - 1 else int(v))
+                v = (y[i] - low[1]) * inverse_size[1]
+                b = 0 if v < 0.0 else (cells - 1 if v >= cells - 1 else int(v))
+                row = first_cell + a * cells + b
+            lit = light[i] * scale + offset
+            c0, c1, c2 = palette[row, 0] * lit, palette[row, 1] * lit, palette[row, 2] * lit
+        else:
+            r = ux[i] * up[0] + uy[i] * up[1] + uz[i] * up[2]
+            r = min(max(r, np.float32(0.0)), np.float32(1.0))
+            c0, c1, c2 = horizon[0] + r * rise[0], horizon[1] + r * rise[1], horizon[2] + r * rise[2]
+        if noisy:
+            c0, c1, c2 = c0 + noise[i, 0], c1 + noise[i, 1], c2 + noise[i, 2]
+        image[i, 0] = np.uint8(min(max(np.rint(c0), np.float32(0.0)), np.float32(255.0)))
+        image[i, 1] = np.uint8(min(max(np.rint(c1), np.float32(0.0)), np.float32(255.0)))
+        image[i, 2] = np.uint8(min(max(np.rint(c2), np.float32(0.0)), np.float32(255.0)))
+
+
 class Kernels(NamedTuple):
     """The compiled kernels (see the module's docstring)."""
 
@@ -319,6 +385,8 @@ class Kernels(NamedTuple):
     refine: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
     moving_refine: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
     near_boxes: Callable[..., np.ndarray]
+    camera_points: Callable[..., int]
+    camera_shade: Callable[..., None]
 
 
 LOAD_AFTER_RAYS = 2_000_000
@@ -375,7 +443,8 @@ def compile_kernels() -> Kernels:
     them, or loads them from its cache, at the first call, which is then here and not inside a sample."""
     from sear.jit import compile_functions
 
-    compiled = Kernels(*compile_functions(to_world, prepare, refine, moving_refine, near_boxes))
+    compiled = Kernels(*compile_functions(to_world, prepare, refine, moving_refine, near_boxes,
+                                                 camera_points, camera_shade))
     _warm(compiled)
     return compiled
 
@@ -395,3 +464,12 @@ def _warm(chosen: Kernels) -> None:
                          np.zeros(1, dtype=bool), np.zeros((1, 3, 3)), one, one, index, np.ones(1), np.zeros((1, 3)),
                          index.copy())
     chosen.near_boxes(one, one, np.ones(1), one, one)
+    column, unit = np.ones(1), np.ones(1, dtype=np.float32)
+    single = np.ones(1, dtype=np.float32)
+    chosen.camera_points(np.full(1, 0.5), np.ones((1, 3)), (column, column, column), np.eye(3), np.zeros(3),
+                         np.ones(3), 1e-4, np.ones(3), True, np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.float32),
+                         index.copy(), np.zeros((1, 3)), np.zeros((1, 3)))
+    chosen.camera_shade(np.full(1, 0.5), index, np.zeros(1), np.zeros(1), single, np.float32(1.0), np.float32(0.0),
+                        np.ones((2, 3), dtype=np.float32), -1, 1, np.zeros(2), np.ones(2), 1, (unit, unit, unit),
+                        single.repeat(3), single.repeat(3), single.repeat(3), np.zeros((0, 3), dtype=np.float32),
+                        np.zeros((1, 3), dtype=np.uint8))

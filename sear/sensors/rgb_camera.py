@@ -14,7 +14,9 @@ with n the surface's normal facing the camera, s the unit vector towards the sun
 ray from the surface towards the sun meets anything (a shadow), else 1. A pixel whose ray meets nothing
 shows the sky: SKY_HORIZON blending to SKY_ZENITH as the ray rises. Values are display values (no gamma
 curve is applied), rounded to 8 bits; optional Gaussian pixel noise comes from the run's seeded generator,
-so the same seed gives the same frames.
+so the same seed gives the same frames. The shadow rays are occlusion queries (RayCaster.occluded: is
+anything in the way, not where); the per-pixel arithmetic runs in numba's kernels once the process has
+loaded them (sear.sensors.raykernels: camera_points, camera_shade), with the same frames to the bit.
 
 What is not modelled: lens distortion, exposure and white balance (the light is a fixed scale), motion blur
 and rolling shutter (every pixel of a frame sees the same instant), Bayer demosaicing, reflections and
@@ -35,6 +37,7 @@ from sear.fields import param
 from sear.sensors.base import RayHits, Sensor
 from sear.sensors.config import SensorConfig
 from sear.sensors.depth_camera import pinhole_directions
+from sear.sensors.raykernels import Kernels, kernels
 from sear.state import VehicleState, body_rotation
 
 SKY_HORIZON = np.array([0.80, 0.87, 0.95])
@@ -48,6 +51,8 @@ SHADOW_LIFT = 1e-4
 SHADOW_REACH = 1000.0
 """m: how far a shadow ray looks towards the sun."""
 TERRAIN_RASTER_MAX = 1024
+_NO_NOISE = np.zeros((0, 3), dtype=np.float32)
+_ZERO2 = np.zeros(2)
 """Most cells along a side of the terrain colour raster (see _TerrainColours)."""
 
 
@@ -168,6 +173,11 @@ class RgbCameraSensor(Sensor):
         """Rows of the palette that are bodies' colours (the terrain raster's cells follow)."""
         self._terrain_body = -1
         self._terrain: _TerrainColours | None = None
+        self._reach_tuple = tuple(self._reach_columns)
+        self._unit_tuple = tuple(self._unit_body)
+        self._x: np.ndarray | None = None
+        """Work arrays of the compiled path (_sample_compiled), kept from frame to frame."""
+        self._y = self._light = self._towards = self._begin = self._end = np.zeros(0)
 
     def use_world(self, caster: Any, world: StaticWorld | None) -> None:
         """The suite's ray caster (for the shadow rays) and the world's colours."""
@@ -177,8 +187,18 @@ class RgbCameraSensor(Sensor):
     def _colours_of(self, bodies: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """(N, 3) float32 colours of the surfaces hit: bodies (N,) pybullet ids at world points x, y ((N,)
         each, m). One table holds every body's colour, then the terrain raster's cells: one gather a pixel."""
+        self._refresh_palette(int(bodies.max(initial=0)) + 1)
+        # np.take, not palette[index]: a fifth of fancy indexing's time for rows of a small table.
+        if self._terrain is None:
+            return np.take(self._palette, bodies, axis=0)
+        cell = self._terrain.cell_of(x, y)
+        cell += self._bodies
+        return np.take(self._palette, np.where(bodies == self._terrain_body, cell, bodies), axis=0)
+
+    def _refresh_palette(self, top: int) -> None:
+        """Make the colour table again when the world's colours changed or a body id reaches `top` - 1 that
+        it has no row for."""
         world = self._world
-        top = int(bodies.max(initial=0)) + 1
         if (world is not None and world.colour_version != self._palette_version) or top > self._bodies:
             colours = world.colours if world is not None else {}
             self._bodies = max([top, *(body + 1 for body in colours)])
@@ -194,23 +214,21 @@ class RgbCameraSensor(Sensor):
                     palette = np.concatenate([palette, self._terrain.raster])
                 self._palette_version = world.colour_version
             self._palette = palette.astype(np.float32)
-        # np.take, not palette[index]: a fifth of fancy indexing's time for rows of a small table.
-        if self._terrain is None:
-            return np.take(self._palette, bodies, axis=0)
-        cell = self._terrain.cell_of(x, y)
-        cell += self._bodies
-        return np.take(self._palette, np.where(bodies == self._terrain_body, cell, bodies), axis=0)
 
     def sample(self, state: VehicleState, hits: RayHits | None) -> None:
         assert hits is not None
-        cfg = self.config
         rotation = body_rotation(state)
+        origin = state.position + rotation @ hits.origin
+        compiled = kernels()
+        if compiled is not None:
+            self.reading = self._sample_compiled(compiled, rotation, origin, hits).reshape(*self.shape, 3)
+            return
+        cfg = self.config
         fraction = hits.fraction
         hit = fraction < 1.0
         # Whole-image arrays, column by column (misses computed too, then replaced by the sky): cheaper
         # than gathering the hits out and scattering them back, and no (N, 3) @ (3, 3) product, which goes
         # to BLAS.
-        origin = state.position + rotation @ hits.origin
         rx, ry, rz = self._reach_columns
 
         def world(axis: int) -> np.ndarray:
@@ -224,14 +242,16 @@ class RgbCameraSensor(Sensor):
 
         x, y = world(0), world(1)
         normals = hits.normal
-        facing = normals @ self.sun
+        facing = normals[:, 0] * self.sun[0]
+        facing += normals[:, 1] * self.sun[1]
+        facing += normals[:, 2] * self.sun[2]
         light = np.maximum(facing, 0.0).astype(np.float32)
         if cfg.shadows and self._caster is not None:
             towards = np.flatnonzero(hit & (facing > 0.0))
             if len(towards):
                 begin = np.column_stack([x[towards], y[towards], world(2)[towards]])
                 begin += np.take(normals, towards, axis=0) * SHADOW_LIFT
-                blocked = self._caster.cast(begin, begin + self._sun_reach).fraction < 1.0
+                blocked = self._caster.occluded(begin, begin + self._sun_reach)
                 light[towards[blocked]] = 0.0
         light *= (1.0 - cfg.ambient) * 255.0
         light += cfg.ambient * 255.0
@@ -251,6 +271,39 @@ class RgbCameraSensor(Sensor):
         np.rint(image, out=image)
         np.clip(image, 0.0, 255.0, out=image)
         self.reading = image.astype(np.uint8).reshape(*self.shape, 3)
+
+    def _sample_compiled(self, compiled: Kernels, rotation: np.ndarray, origin: np.ndarray, hits: RayHits
+                         ) -> np.ndarray:
+        """The frame (N, 3) uint8 with numba's kernels (raykernels.camera_points, camera_shade): the numpy
+        path's arithmetic in one pass a pixel, into arrays kept from frame to frame, to the bit the same."""
+        cfg = self.config
+        n = len(hits.fraction)
+        if self._x is None or len(self._x) != n:
+            self._x, self._y = np.empty(n), np.empty(n)
+            self._light = np.empty(n, dtype=np.float32)
+            self._towards = np.empty(n, dtype=np.int64)
+            self._begin, self._end = np.empty((n, 3)), np.empty((n, 3))
+        shadows = cfg.shadows and self._caster is not None
+        light = self._light
+        count = compiled.camera_points(hits.fraction, hits.normal, self._reach_tuple, rotation, origin, self.sun,
+                                       SHADOW_LIFT, self._sun_reach, shadows, self._x, self._y, light,
+                                       self._towards, self._begin, self._end)
+        if count:
+            blocked = self._caster.occluded(self._begin[:count], self._end[:count])
+            light[self._towards[:count][blocked]] = 0.0
+        body = hits.body
+        self._refresh_palette(int(body.max(initial=0)) + 1)
+        terrain = self._terrain
+        noise = (self.rng.normal(0.0, cfg.noise_stddev, (n, 3)).astype(np.float32) if cfg.noise and cfg.noise_stddev > 0
+                 else _NO_NOISE)
+        image = np.empty((n, 3), dtype=np.uint8)
+        compiled.camera_shade(
+            hits.fraction, body, self._x, self._y, light, np.float32((1.0 - cfg.ambient) * 255.0),
+            np.float32(cfg.ambient * 255.0), self._palette, self._terrain_body if terrain is not None else -1,
+            self._bodies, terrain.low if terrain is not None else _ZERO2,
+            1.0 / terrain.size if terrain is not None else _ZERO2, terrain.cells if terrain is not None else 1,
+            self._unit_tuple, rotation[2].astype(np.float32), self._sky_horizon, self._sky_rise, noise, image)
+        return image
 
     # --- presentation ---------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from sear.sensors.config import Pose
 from sear.sensors.depth_camera import DepthCameraConfig
 from sear.sensors.lidar import LidarConfig
 from sear.sensors.range import InfraredConfig, UltrasonicConfig
+from sear.sensors.raycast import RayCaster
 from sear.sensors.suite import SensorSuite
 from sear.state import VehicleState
 from tests.physics.helpers import rover_project
@@ -245,3 +246,24 @@ def test_a_box_moved_between_two_samples_is_seen_where_it_is_now(scene):
                                    equal_nan=True)
     finally:
         p.resetBasePositionAndOrientation(box, *pose, physicsClientId=world.client)
+
+
+def test_occlusion_queries_answer_as_nearest_hits_do_among_moving_bodies(scene):
+    """RayCaster.occluded (the RGB camera's shadow rays) says, ray by ray, what cast().fraction < 1 says,
+    among the fixed ground, a tilted box and another robot, the casting robot's own bodies ignored."""
+    world, box = scene
+    caster = RayCaster(world.client, world.robot_body_ids(0), world.static_world)
+    rng = np.random.default_rng(4)
+    starts = np.tile(MOUNT, (4000, 1)) + rng.uniform(-0.2, 0.2, (4000, 3))
+    # A third aimed near the box, a third near the other robot, a third anywhere.
+    aims = np.concatenate([np.array([-1.6, 1.0, 0.55]) + rng.uniform(-0.6, 0.6, (1333, 3)),
+                           np.asarray(world.vehicles[1].state().position) + rng.uniform(-0.6, 0.6, (1333, 3)),
+                           starts[:1334] + rng.normal(size=(1334, 3)) * 4.0])
+    ends = starts + (aims - starts) * rng.uniform(0.5, 2.0, (4000, 1))
+    cast = caster.cast(starts, ends)
+    blocked = caster.occluded(starts, ends)
+    # Positive controls: rays blocked by the box, by the other robot and by the ground, and open rays.
+    for body in (box, world.vehicles[1].body_id, world.static_world.terrain[0].body):
+        assert (blocked & (cast.body == body)).sum() >= 5
+    assert (~blocked).sum() >= 100
+    assert np.array_equal(blocked, cast.fraction < 1.0)

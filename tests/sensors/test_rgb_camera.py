@@ -2,7 +2,8 @@
 
 Every pixel's expected surface, colour and shadow is worked out in this file with slab tests of the
 pixel's ray against the scene's boxes (the camera model's pinhole geometry written out again), not with
-the sensor's caster."""
+the sensor's caster. Each test runs with the numpy path and with numba's kernels (sear.sensors.raykernels:
+camera_points, camera_shade), which give the same frames to the bit."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pybullet as p
 import pytest
 
 from sear.collision import StaticWorld
+from sear.sensors import raykernels
 from sear.sensors.config import Pose
 from sear.sensors.rgb_camera import SKY_HORIZON, SKY_ZENITH, RgbCameraConfig
 from sear.sensors.suite import SensorSuite
@@ -25,6 +27,21 @@ SCENE = (GROUND, RED_BOX, GREEN_WALL)
 CAMERA_Z, PITCH_DEG = 1.6, 15.0
 W, H, FOV = 160, 120, 70.0
 AMBIENT = 0.35
+
+
+@pytest.fixture(scope="module")
+def compiled_kernels():
+    pytest.importorskip("numba")
+    return raykernels.compile_kernels()
+
+
+@pytest.fixture(params=["numpy", "numba"], autouse=True)
+def path(request, monkeypatch):
+    """The rays' and the camera's arithmetic with numpy, or with numba's kernels."""
+    chosen = request.getfixturevalue("compiled_kernels") if request.param == "numba" else None
+    monkeypatch.setattr(raykernels, "_compiled", chosen)
+    monkeypatch.setattr(raykernels, "_tried", True)
+    return chosen
 
 
 @pytest.fixture
@@ -164,3 +181,14 @@ def test_the_same_seed_gives_the_same_frames_and_another_seed_other_noise(client
     assert not np.array_equal(first, other)
     clean = frame(client, world, camera())
     assert 2.0 < np.std(first.astype(float) - clean) < 6.0
+
+
+def test_the_kernels_give_the_numpy_paths_frames_to_the_bit(client, compiled_kernels, monkeypatch):
+    world = build(client)
+    noisy = camera(noise=True, noise_stddev=4.0)
+    frames = []
+    for chosen in (None, compiled_kernels):
+        monkeypatch.setattr(raykernels, "_compiled", chosen)
+        frames.append(frame(client, world, noisy, seed=5))
+    assert frames[0].std() > 10.0  # a picture, not a blank
+    assert np.array_equal(frames[0], frames[1])
