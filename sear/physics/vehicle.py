@@ -462,11 +462,31 @@ class Vehicle(DriveInputs):
         """The first half of `update` (a step of `dt` s): the chassis' state, and the four suspension rays
         to cast, as their starts and ends (world frame, m; each a sequence of four 3-sequences), with the
         collision mask WHEEL_RAY_MASK. `apply_wheel_hits` must follow, with their hits, before the step."""
+        kernels = self._choose_kernels()
+        wheel_rays = kernels[1]
+        chassis = self._chassis_step(dt)
+        params = self._params
+        rays = self._ray_buffer
+        if self._arrays:
+            self._chassis = np.array(chassis)
+            wheel_rays(self._chassis, params, self._hard_points_flat, self._wheels_in, rays)
+            return rays[:12].reshape(4, 3), rays[12:].reshape(4, 3)
+        self._chassis = chassis
+        wheel_rays(chassis, params, self._hard_points_flat, self._wheels_in, rays)
+        return [rays[0:3], rays[3:6], rays[6:9], rays[9:12]], [rays[12:15], rays[15:18], rays[18:21], rays[21:24]]
+
+    def _choose_kernels(self) -> tyre.Kernels:
+        """The tyre kernels for this update (sear.physics.tyre.kernels), the buffers made for them when
+        they change (the first update, or numba's kernels are loaded)."""
         kernels = tyre.kernels()
-        if kernels != self._kernels:  # the first update, or numba's kernels are loaded
+        if kernels != self._kernels:
             self._kernels, self._arrays = kernels, tyre.uses_arrays(kernels)
             self._buffers()
-        wheel_rays = kernels[1]
+        return kernels
+
+    def _chassis_step(self, dt: float) -> tuple[float, ...]:
+        """The chassis' state for this step of `dt` s as the kernels take it (sear.physics.tyre's `body`),
+        with what it sets before the kernels run: the motors' forces, the swivels' headings, the brake."""
         pos, orn = _base_pose(self.body_id, physicsClientId=self.client)
         lin, ang = _base_velocity(self.body_id, physicsClientId=self.client)
         chassis = (*pos, *lin, *ang, *_matrix_from_quaternion(orn))
@@ -480,14 +500,18 @@ class Vehicle(DriveInputs):
         params[tyre.P_BRAKE_EACH] = brake / self._braked_wheels  # casters have no brake
         params[tyre.P_BRAKING] = 1.0 if brake > 0 else 0.0
         params[tyre.P_DT] = dt
-        rays = self._ray_buffer
-        if self._arrays:
-            self._chassis = np.array(chassis)
-            wheel_rays(self._chassis, params, self._hard_points_flat, self._wheels_in, rays)
-            return rays[:12].reshape(4, 3), rays[12:].reshape(4, 3)
-        self._chassis = chassis
-        wheel_rays(chassis, params, self._hard_points_flat, self._wheels_in, rays)
-        return [rays[0:3], rays[3:6], rays[6:9], rays[9:12]], [rays[12:15], rays[15:18], rays[18:21], rays[21:24]]
+        return chassis
+
+    def _bind_rows(self, params: np.ndarray, wheels: np.ndarray, impulses: np.ndarray,
+                   hard_points: np.ndarray) -> None:
+        """Keep the kernels' parameters, wheel inputs, warm-start impulses and hard points in these rows
+        of a WheelBatch's arrays (their values copied in), so the batch's kernels read and write them in
+        place. The vehicle must use compiled kernels (numpy buffers), which it then keeps."""
+        self._choose_kernels()
+        assert self._arrays, "a WheelBatch needs the compiled tyre kernels"
+        params[:], wheels[:], impulses[:], hard_points[:] = (self._params, self._wheels_in, self._impulses,
+                                                             self._hard_points_flat)
+        self._params, self._wheels_in, self._impulses, self._hard_points_flat = params, wheels, impulses, hard_points
 
     def _motor_forces(self, chassis: Sequence[float], dt: float) -> None:
         """Each motor-driven wheel's drive force for this step (N, into the kernels' inputs) from its duty
@@ -581,6 +605,11 @@ class Vehicle(DriveInputs):
         else:
             finite = solve(chassis, params, self._wheels_in, flat, self._impulses, out, self._work)
             results = out
+        self._apply_results(results, hits, finite != 0.0)
+
+    def _apply_results(self, results: Sequence[float], hits: Sequence[tuple], finite: bool) -> None:
+        """The wheels' states from the kernel's `out` (`results`) and the rays' `hits`, and the force and
+        torque on the chassis unless `finite` is False."""
         rest = self.rest_length
         for index, (state, hit, steering) in enumerate(zip(self._states, hits, self._steerings, strict=True)):
             state.steering = steering
@@ -600,3 +629,50 @@ class Vehicle(DriveInputs):
             return  # a degenerate contact (zero-length normal): skip this step's forces rather than explode
         _apply_force(self.body_id, -1, results[0:3], self._com, _WORLD_FRAME, physicsClientId=self.client)
         _apply_torque(self.body_id, -1, results[3:6], _WORLD_FRAME, physicsClientId=self.client)
+
+
+class WheelBatch:
+    """The mesh vehicles of one world stepped together: the kernels' inputs and outputs as one row per
+    vehicle of 2-D arrays, the rays of all wheels cast in one batch, and one call of the compiled
+    `wheel_rays_many` and `solve_many` per step (sear.physics.tyre) instead of two per vehicle.
+
+    Why: with 100 robots the per-vehicle Python around the kernels (a numpy array built from each
+    chassis state and each vehicle's hits, two compiled calls that unbox seven arrays each, the output
+    copied back) cost more than the tyres' arithmetic and the rays together. The arithmetic is the same
+    kernels' in the same order, so a world's results equal those of the per-vehicle updates."""
+
+    def __init__(self, vehicles: Sequence[Vehicle], kernels: tyre.BatchKernels) -> None:
+        """Bind `vehicles`' buffers to rows of the batch's arrays (Vehicle._bind_rows). `kernels`: the
+        compiled `solve_many` and `wheel_rays_many` (sear.physics.tyre.batch_kernels)."""
+        count = len(vehicles)
+        self.vehicles = list(vehicles)
+        self.client = self.vehicles[0].client
+        self._solve_many, self._wheel_rays_many = kernels
+        self.bodies = np.zeros((count, tyre.BODY))
+        self.params = np.zeros((count, tyre.PARAMS))
+        self.wheels = np.zeros((count, tyre.WHEEL_IN * tyre.WHEELS))
+        self.impulses = np.zeros((count, 2 * tyre.WHEELS))
+        self.hard_points = np.zeros((count, 3 * tyre.WHEELS))
+        self.rays = np.zeros((count, 6 * tyre.WHEELS))
+        self.out = np.zeros((count, tyre.OUT_BODY + tyre.OUT_WHEEL * tyre.WHEELS))
+        self.work = np.zeros((count, tyre.WORK * tyre.WHEELS))
+        self.finite = np.zeros(count)
+        for index, vehicle in enumerate(self.vehicles):
+            vehicle._bind_rows(self.params[index], self.wheels[index], self.impulses[index], self.hard_points[index])
+
+    def step(self, dt: float) -> None:
+        """Every vehicle's update for a step of `dt` s (what Vehicle.update does for one)."""
+        vehicles = self.vehicles
+        count = len(vehicles)
+        self.bodies[:] = [vehicle._chassis_step(dt) for vehicle in vehicles]
+        self._wheel_rays_many(self.bodies, self.params, self.hard_points, self.wheels, self.rays)
+        rays = self.rays
+        hits = _ray_test_batch(rays[:, :12].reshape(-1, 3), rays[:, 12:].reshape(-1, 3),
+                               collisionFilterMask=WHEEL_RAY_MASK, physicsClientId=self.client)
+        flat = [(1.0, hit[2], *hit[3], *hit[4]) if hit[0] >= 0 and hit[2] < 1.0 else _NO_HIT for hit in hits]
+        self._solve_many(self.bodies, self.params, self.wheels, np.array(flat).reshape(count, -1), self.impulses,
+                         self.out, self.work, self.finite)
+        results, finite = self.out.tolist(), self.finite.tolist()
+        for index, vehicle in enumerate(vehicles):
+            at = 4 * index
+            vehicle._apply_results(results[index], hits[at:at + 4], finite[index] != 0.0)
