@@ -289,6 +289,12 @@ class Vehicle(DriveInputs):
         """The chassis state this step's kernels take (sear.physics.tyre's `body`), set by wheel_rays."""
         self._com: tuple[float, float, float] = (0.0, 0.0, 0.0)
         """The centre of mass this step (world, m), where the forces apply; set by wheel_rays."""
+        self._batch: WheelBatch | None = None
+        """The world's WheelBatch that steps this vehicle, which keeps its wheels' states (`_wheels_now`)."""
+        self._row = 0
+        """This vehicle's row in the batch's arrays."""
+        self._synced = -1
+        """The batch's step whose results the WheelStates hold."""
         self._buffers()
         self._inputs_changed()
 
@@ -335,8 +341,10 @@ class Vehicle(DriveInputs):
         self._sides = None
         self._swivels = [None if heading is None else 0.0 for heading in self._swivels]  # trailing, forward
         self._inputs_changed()
-        for state in self._state.values():
+        for state in self._wheels_now():
             state.in_contact, state.delta_rotation = False, 0.0
+        if self._batch is not None:
+            self._batch.delta[self._row] = 0.0
         self._impulses[:] = [0.0] * (2 * tyre.WHEELS)
 
     def state(self, time: float = 0.0) -> VehicleState:
@@ -355,7 +363,7 @@ class Vehicle(DriveInputs):
         return VehicleState(
             time=time, position=np.array((cx, cy, cz)), orientation=np.array(orn),
             linear_velocity=np.array((vx, vy, vz)), angular_velocity=np.array((wx, wy, wz)),
-            wheel_angles={wid: s.rotation for wid, s in self._state.items()},
+            wheel_angles={wid: s.rotation for wid, s in zip(WHEEL_IDS, self._wheels_now(), strict=True)},
             wheel_radii=dict(self._wheel_radii),
             steering=self.steering,
         )
@@ -364,6 +372,7 @@ class Vehicle(DriveInputs):
         """World position and orientation (x, y, z, w) of each wheel, with its steering and spin."""
         pos, orn = self.pose()
         out = {}
+        self._wheels_now()
         for wid, geom in self.wheels.items():
             state = self._state[wid]
             centre = geom.centre + np.array([0.0, 0.0, self.rest_length - state.suspension_length]) \
@@ -377,7 +386,17 @@ class Vehicle(DriveInputs):
 
     def wheel_states(self) -> dict[str, WheelState]:
         """Contact, suspension and skid of each wheel after the last update (for debugging and tests)."""
+        self._wheels_now()
         return self._state
+
+    def _wheels_now(self) -> list[WheelState]:
+        """The wheels' states (WHEEL_IDS order) after the last step: a WheelBatch keeps them in its arrays
+        and they are copied into the WheelState objects only when read."""
+        batch = self._batch
+        if batch is not None and self._synced != batch.steps:
+            self._synced = batch.steps
+            batch.sync(self)
+        return self._states
 
     # --- the update --------------------------------------------------------------------------------
 
@@ -513,6 +532,10 @@ class Vehicle(DriveInputs):
                                                              self._hard_points_flat)
         self._params, self._wheels_in, self._impulses, self._hard_points_flat = params, wheels, impulses, hard_points
 
+    def _join(self, batch: WheelBatch, row: int) -> None:
+        """From now on `batch` steps this vehicle (its row `row`) and keeps its wheels' states."""
+        self._batch, self._row, self._synced = batch, row, batch.steps
+
     def _motor_forces(self, chassis: Sequence[float], dt: float) -> None:
         """Each motor-driven wheel's drive force for this step (N, into the kernels' inputs) from its duty
         and its speed: the motor's torque at the wheel's rolling speed (the ground speed of the wheel
@@ -631,6 +654,10 @@ class Vehicle(DriveInputs):
         _apply_torque(self.body_id, -1, results[3:6], _WORLD_FRAME, physicsClientId=self.client)
 
 
+_CONTACT_COLUMNS = [tyre.OUT_BODY + w * tyre.OUT_WHEEL + tyre.O_CONTACT for w in range(tyre.WHEELS)]
+_DELTA_COLUMNS = [tyre.OUT_BODY + w * tyre.OUT_WHEEL + tyre.O_DELTA for w in range(tyre.WHEELS)]
+
+
 class WheelBatch:
     """The mesh vehicles of one world stepped together: the kernels' inputs and outputs as one row per
     vehicle of 2-D arrays, the rays of all wheels cast in one batch, and one call of the compiled
@@ -657,8 +684,17 @@ class WheelBatch:
         self.out = np.zeros((count, tyre.OUT_BODY + tyre.OUT_WHEEL * tyre.WHEELS))
         self.work = np.zeros((count, tyre.WORK * tyre.WHEELS))
         self.finite = np.zeros(count)
+        self.rotation = np.array([[state.rotation for state in v._states] for v in self.vehicles], dtype=float)
+        """(N, 4) rad: each wheel's rotation (WheelState.rotation)."""
+        self.delta = np.array([[state.delta_rotation for state in v._states] for v in self.vehicles], dtype=float)
+        """(N, 4) rad: each wheel's rotation on the last step (WheelState.delta_rotation)."""
+        self.steps = 0
+        """Steps done: a vehicle's WheelStates are copied from the arrays when read after a step."""
+        self._hits: Sequence[tuple] = ()
+        self._steerings: list[list[float]] = []
         for index, vehicle in enumerate(self.vehicles):
             vehicle._bind_rows(self.params[index], self.wheels[index], self.impulses[index], self.hard_points[index])
+            vehicle._join(self, index)
 
     def step(self, dt: float) -> None:
         """Every vehicle's update for a step of `dt` s (what Vehicle.update does for one)."""
@@ -672,7 +708,39 @@ class WheelBatch:
         flat = [(1.0, hit[2], *hit[3], *hit[4]) if hit[0] >= 0 and hit[2] < 1.0 else _NO_HIT for hit in hits]
         self._solve_many(self.bodies, self.params, self.wheels, np.array(flat).reshape(count, -1), self.impulses,
                          self.out, self.work, self.finite)
-        results, finite = self.out.tolist(), self.finite.tolist()
-        for index, vehicle in enumerate(vehicles):
-            at = 4 * index
-            vehicle._apply_results(results[index], hits[at:at + 4], finite[index] != 0.0)
+        out = self.out
+        # Each wheel's spin as Vehicle._apply_results turns it: this step's in contact, else the last one's
+        # fading; the same float operations on arrays.
+        self.delta = np.where(out[:, _CONTACT_COLUMNS] != 0.0, out[:, _DELTA_COLUMNS], self.delta * 0.99)
+        self.rotation += self.delta
+        self._hits = hits
+        self._steerings = [vehicle._steerings for vehicle in vehicles]
+        self.steps += 1
+        client = self.client
+        for vehicle, forces, finite in zip(vehicles, out[:, :tyre.OUT_BODY].tolist(), self.finite.tolist(),
+                                           strict=True):
+            if finite != 0.0:  # else a degenerate contact (zero-length normal): no forces this step
+                _apply_force(vehicle.body_id, -1, forces[0:3], vehicle._com, _WORLD_FRAME, physicsClientId=client)
+                _apply_torque(vehicle.body_id, -1, forces[3:6], _WORLD_FRAME, physicsClientId=client)
+
+    def sync(self, vehicle: Vehicle) -> None:
+        """`vehicle`'s WheelStates from the last step's results (what Vehicle._apply_results sets)."""
+        row = vehicle._row
+        results = self.out[row].tolist()
+        rotations, deltas = self.rotation[row].tolist(), self.delta[row].tolist()
+        steerings = self._steerings[row] if self._steerings else vehicle._steerings
+        rest = vehicle.rest_length
+        hits = self._hits
+        for index, state in enumerate(vehicle._states):
+            state.steering = steerings[index]
+            at = tyre.OUT_BODY + index * tyre.OUT_WHEEL
+            if results[at + tyre.O_CONTACT] == 0.0 or not hits:
+                state.in_contact, state.suspension_length, state.suspension_force = False, rest, 0.0
+                state.skid, state.hit_point, state.hit_normal = 1.0, None, None
+            else:
+                hit = hits[4 * row + index]
+                state.in_contact = True
+                state.suspension_length = results[at + tyre.O_SUSPENSION]
+                state.suspension_force = results[at + tyre.O_FORCE]
+                state.skid, state.hit_point, state.hit_normal = results[at + tyre.O_SKID], hit[3], hit[4]
+            state.delta_rotation, state.rotation = deltas[index], rotations[index]
