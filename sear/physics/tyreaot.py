@@ -45,7 +45,8 @@ SOLVE_SIGNATURE = "f8(f8[:], f8[:], f8[:], f8[:], f8[:], f8[:], f8[:])"
 WHEEL_RAYS_SIGNATURE = "void(f8[:], f8[:], f8[:], f8[:], f8[:])"
 """sear.physics.tyre.wheel_rays on float64 arrays (body, params, hard_points, wheels, rays)."""
 
-SOLVE_MANY_SIGNATURE = "void(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[::1])"
+SOLVE_MANY_SIGNATURE = ("void(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], "
+                        "f8[::1])")
 """sear.physics.tyre.solve_many on C-ordered 2-D float64 arrays (one row per vehicle) and the flags."""
 WHEEL_RAYS_MANY_SIGNATURE = "void(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1])"
 """sear.physics.tyre.wheel_rays_many on C-ordered 2-D float64 arrays (one row per vehicle)."""
@@ -122,9 +123,13 @@ def load_batched(source: Path, where: Path | None = None) -> tuple[Callable[...,
 
 
 def build(source: Path, solve: Callable[..., float], wheel_rays: Callable[..., None],
-          where: Path | None = None) -> tuple[Callable[..., float], Callable[..., None]] | None:
+          where: Path | None = None,
+          batched: Callable[..., tuple[Callable[..., None], Callable[..., None]]] | None = None
+          ) -> tuple[Callable[..., float], Callable[..., None]] | None:
     """Compile `solve` and `wheel_rays` (the kernels defined in `source`) with numba's pycc into their
     module in `where` (default: folder()) and load it (None where the module built cannot be loaded).
+    With `batched` (sear.physics.tyre.batched, given here since this module must not import that one) the
+    module has `solve_many` and `wheel_rays_many` too (`load_batched`).
     BuildError where it cannot be built (no numba, pycc, setuptools or C compiler; a folder that cannot be
     written). Built in a temporary folder and moved into place in one step, so a process starting at the
     same time loads a whole module or none."""
@@ -142,13 +147,12 @@ def build(source: Path, solve: Callable[..., float], wheel_rays: Callable[..., N
                 cc.verbose = False
                 cc.export("solve", SOLVE_SIGNATURE)(solve)
                 cc.export("wheel_rays", WHEEL_RAYS_SIGNATURE)(wheel_rays)
-                from numba import njit
+                if batched is not None:
+                    from numba import njit
 
-                from sear.physics.tyre import batched
-
-                solve_many, wheel_rays_many = batched(njit(solve), njit(wheel_rays))
-                cc.export("solve_many", SOLVE_MANY_SIGNATURE)(solve_many)
-                cc.export("wheel_rays_many", WHEEL_RAYS_MANY_SIGNATURE)(wheel_rays_many)
+                    solve_many, wheel_rays_many = batched(njit(solve), njit(wheel_rays))
+                    cc.export("solve_many", SOLVE_MANY_SIGNATURE)(solve_many)
+                    cc.export("wheel_rays_many", WHEEL_RAYS_MANY_SIGNATURE)(wheel_rays_many)
                 cc.compile()
                 built = Path(tmp) / cc.output_file
                 os.replace(built, path(source, target))

@@ -33,13 +33,13 @@ from sear.gravity import GRAVITY
 from sear.models.loaded import Models, RobotModels
 from sear.models.meshfiles import make_tree
 from sear.models.robotdesc.model import RobotDescription
+from sear.physics import tyre
 from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
 from sear.physics.robot import build_vehicle
 from sear.physics.settle import preroll, settle
 from sear.physics.terrainpager import Paging, TerrainPager
 from sear.physics.urdf import UrdfVehicle
-from sear.physics import tyre
 from sear.physics.vehicle import WHEEL_RAY_MASK, Vehicle, WheelBatch
 from sear.project import Body, Project, Robot
 from sear.scene import MAX_SHELF_LEVELS, Box, Scene, Shelf, Table, Tree, Wall, shelf_parts, table_parts

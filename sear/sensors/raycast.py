@@ -397,7 +397,8 @@ class RayCaster:
         return results  # type: ignore[return-value]
 
     @staticmethod
-    def _cast_moving_grouped(moving: MovingScene, joined: list[tuple[int, RayCaster, np.ndarray, np.ndarray, np.ndarray]],
+    def _cast_moving_grouped(moving: MovingScene,
+                             joined: list[tuple[int, RayCaster, np.ndarray, np.ndarray, np.ndarray]],
                              spans: list[tuple[int, int]], begin: np.ndarray, direction: np.ndarray,
                              result: RayResult) -> list[np.ndarray | None]:
         """Every joined caster's rays (world frame, at `spans` of `begin`/`direction`, their fixed-world hits

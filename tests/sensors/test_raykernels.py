@@ -250,8 +250,8 @@ def test_with_the_kernels_two_robots_rays_meet_the_moving_bodies_in_one_cast(mov
     assert grouped and grouped[0] > 300  # it ran, on rays of both robots near the other's hull
 
 
-def two_robots_cast_together_and_alone(moving_scene) -> None:
-    world, _ = moving_scene
+def two_robots_cast_together_and_alone(scene: tuple) -> None:
+    world, _ = scene
     rng = np.random.default_rng(40)
     batches = []
     for index, other in ((0, 1), (1, 0)):
