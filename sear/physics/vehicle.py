@@ -72,6 +72,7 @@ it depend on the step rate; here it is a force in newtons (impulse = force * dt)
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -700,13 +701,16 @@ class WheelBatch:
         """Every vehicle's update for a step of `dt` s (what Vehicle.update does for one)."""
         vehicles = self.vehicles
         count = len(vehicles)
-        self.bodies[:] = [vehicle._chassis_step(dt) for vehicle in vehicles]
+        chassis = itertools.chain.from_iterable([vehicle._chassis_step(dt) for vehicle in vehicles])
+        self.bodies[:] = np.fromiter(chassis, dtype=float, count=count * tyre.BODY).reshape(count, tyre.BODY)
         self._wheel_rays_many(self.bodies, self.params, self.hard_points, self.wheels, self.rays)
         rays = self.rays
         hits = _ray_test_batch(rays[:, :12].reshape(-1, 3), rays[:, 12:].reshape(-1, 3),
                                collisionFilterMask=WHEEL_RAY_MASK, physicsClientId=self.client)
-        flat = [(1.0, hit[2], *hit[3], *hit[4]) if hit[0] >= 0 and hit[2] < 1.0 else _NO_HIT for hit in hits]
-        self._solve_many(self.bodies, self.params, self.wheels, np.array(flat).reshape(count, -1), self.impulses,
+        rows = [(1.0, hit[2], *hit[3], *hit[4]) if hit[0] >= 0 and hit[2] < 1.0 else _NO_HIT for hit in hits]
+        # fromiter over the floats: about half what np.array costs on a list of 400 tuples.
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=float, count=count * tyre.HIT * tyre.WHEELS)
+        self._solve_many(self.bodies, self.params, self.wheels, flat.reshape(count, -1), self.impulses,
                          self.out, self.work, self.finite)
         out = self.out
         # Each wheel's spin as Vehicle._apply_results turns it: this step's in contact, else the last one's
