@@ -364,7 +364,7 @@ class Vehicle(DriveInputs):
         return VehicleState(
             time=time, position=np.array((cx, cy, cz)), orientation=np.array(orn),
             linear_velocity=np.array((vx, vy, vz)), angular_velocity=np.array((wx, wy, wz)),
-            wheel_angles={wid: s.rotation for wid, s in zip(WHEEL_IDS, self._wheels_now(), strict=True)},
+            wheel_angles=dict(zip(WHEEL_IDS, self._wheel_angles(), strict=True)),
             wheel_radii=dict(self._wheel_radii),
             steering=self.steering,
         )
@@ -389,6 +389,14 @@ class Vehicle(DriveInputs):
         """Contact, suspension and skid of each wheel after the last update (for debugging and tests)."""
         self._wheels_now()
         return self._state
+
+    def _wheel_angles(self) -> list[float]:
+        """Each wheel's rotation (rad, WHEEL_IDS order): read every step a robot's state is, so from a
+        WheelBatch's arrays directly, without filling the WheelStates."""
+        batch = self._batch
+        if batch is not None and self._synced != batch.steps:
+            return batch.rotation[self._row].tolist()
+        return [state.rotation for state in self._states]
 
     def _wheels_now(self) -> list[WheelState]:
         """The wheels' states (WHEEL_IDS order) after the last step: a WheelBatch keeps them in its arrays

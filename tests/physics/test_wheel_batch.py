@@ -59,8 +59,9 @@ def run(folder: Path, batched: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[n
             for vehicle in world.vehicles:
                 pos, orn = p.getBasePositionAndOrientation(vehicle.body_id, physicsClientId=world.client)
                 lin, ang = p.getBaseVelocity(vehicle.body_id, physicsClientId=world.client)
+                angles = vehicle.state().wheel_angles.values()  # read before the WheelStates are filled
                 wheels = vehicle.wheel_states().values()
-                states.append([*pos, *orn, *lin, *ang, *(w.rotation for w in wheels),
+                states.append([*pos, *orn, *lin, *ang, *angles, *(w.rotation for w in wheels),
                                *(w.suspension_length for w in wheels), *(w.suspension_force * 1e-3 for w in wheels),
                                *(float(w.in_contact) for w in wheels)])
             return np.array(states), world._wheel_batch is not None
