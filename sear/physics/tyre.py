@@ -44,8 +44,10 @@ from __future__ import annotations
 
 import math
 import os
+import types
 from collections.abc import Callable, MutableSequence, Sequence
 from pathlib import Path
+from typing import Any
 
 from sear.gravity import GRAVITY
 from sear.jit import NO_NUMBA_VARIABLE as NO_NUMBA_VARIABLE  # the variable tests and docs name here
@@ -333,6 +335,39 @@ def wheel_rays(body: Sequence[float], params: Sequence[float], hard_points: Sequ
         rays[e], rays[e + 1], rays[e + 2] = sx - ux * length, sy - uy * length, sz - uz * length
 
 
+
+def solve_many(bodies: Any, params: Any, wheels: Any, hits: Any, impulses: Any, out: Any, work: Any,
+               finite: Any) -> None:
+    """`solve` for N vehicles in one call: row v of each 2-D float array (`bodies` N x BODY, `params`
+    N x PARAMS, `wheels` N x WHEEL_IN·WHEELS, `hits` N x HIT·WHEELS, `impulses` N x 2·WHEELS, `out`
+    N x (OUT_BODY + OUT_WHEEL·WHEELS), `work` N x WORK·WHEELS) is vehicle v's argument, and `finite[v]`
+    gets its return value.
+
+    Why: a world of 100 robots called `solve` and `wheel_rays` 48,000 times per simulated second, and
+    the call of a compiled kernel from Python (unboxing seven arrays) and the Python around it cost
+    several times the arithmetic; one call per step for all of them leaves only the loop. Compiled only
+    (sear.physics.tyreaot, sear.physics.tyrejit: `batched` binds `solve` to the compiled one), the same
+    arithmetic as each vehicle's own call."""
+    for v in range(bodies.shape[0]):
+        finite[v] = solve(bodies[v], params[v], wheels[v], hits[v], impulses[v], out[v], work[v])
+
+
+def wheel_rays_many(bodies: Any, params: Any, hard_points: Any, wheels: Any, rays: Any) -> None:
+    """`wheel_rays` for N vehicles in one call (rows as in `solve_many`; `hard_points` N x 3·WHEELS,
+    `rays` N x 6·WHEELS)."""
+    for v in range(bodies.shape[0]):
+        wheel_rays(bodies[v], params[v], hard_points[v], wheels[v], rays[v])
+
+
+def batched(solve_kernel: Callable[..., float], rays_kernel: Callable[..., None]
+            ) -> tuple[Callable[..., None], Callable[..., None]]:
+    """`solve_many` and `wheel_rays_many` as new functions that call `solve_kernel` and `rays_kernel` (numba
+    dispatchers of `solve` and `wheel_rays`) in place of the plain Python ones, for numba to compile: a
+    compiled function can only call compiled ones."""
+    names = dict(globals(), solve=solve_kernel, wheel_rays=rays_kernel)
+    return (types.FunctionType(solve_many.__code__, names, "solve_many"),
+            types.FunctionType(wheel_rays_many.__code__, names, "wheel_rays_many"))
+
 AFTER_VARIABLE = "SEAR_NUMBA_AFTER"
 """The number of plain Python vehicle updates after which numba's just-in-time kernels are loaded (0: from
 the first update); COMPILE_AFTER when not set. Set, it also passes over the ahead-of-time module
@@ -352,6 +387,8 @@ start-up, a test) never pay for numba. The switch changes results by no more tha
 compiled again on every run.)"""
 
 Kernels = tuple[Callable[..., float], Callable[..., None]]
+BatchKernels = tuple[Callable[..., None], Callable[..., None]]
+"""`solve_many` and `wheel_rays_many`, compiled."""
 
 
 def compile_after() -> int:
@@ -364,6 +401,8 @@ def compile_after() -> int:
 
 _compiled: Kernels | None = None
 _tried = False
+_batch: BatchKernels | None = None
+_batch_tried = False
 _plain_updates = 0
 _threshold: int | None = None
 
@@ -412,6 +451,7 @@ def ahead_of_time_kernels() -> Kernels | None:
         return None
     from sear.physics import tyreaot
 
+    global _batch, _batch_tried
     ahead = tyreaot.load(Path(__file__))
     if ahead is None:
         return None
@@ -420,7 +460,31 @@ def ahead_of_time_kernels() -> Kernels | None:
     except Exception:  # a module that loads but does not run: the other paths then
         return None
     _compiled, _tried = ahead, True
+    _batch, _batch_tried = tyreaot.load_batched(Path(__file__)), True
     return ahead
+
+
+def batch_kernels() -> BatchKernels | None:
+    """The compiled `solve_many` and `wheel_rays_many` once the process's vehicles use compiled kernels
+    (`kernels()`): the ahead-of-time module's, or compiled by numba beside its just-in-time `solve` and
+    `wheel_rays`; None while the vehicles step as plain Python (a world then calls each vehicle's own
+    kernels), or where they cannot be compiled."""
+    global _batch, _batch_tried
+    if _compiled is None:
+        return None
+    if not _batch_tried:
+        _batch_tried = True
+        compiled = _compiled
+        _batch = compiled_or_none(lambda: _compile_batch(compiled), "the batched tyre kernels",
+                                  "each vehicle calls its own")
+    return _batch
+
+
+def _compile_batch(compiled: Kernels) -> BatchKernels:
+    """`solve_many` and `wheel_rays_many` compiled by numba around numba's `compiled` kernels."""
+    from sear.physics.tyrejit import compile_batch
+
+    return compile_batch(*batched(*compiled))
 
 
 def kernels() -> Kernels:

@@ -45,6 +45,12 @@ SOLVE_SIGNATURE = "f8(f8[:], f8[:], f8[:], f8[:], f8[:], f8[:], f8[:])"
 WHEEL_RAYS_SIGNATURE = "void(f8[:], f8[:], f8[:], f8[:], f8[:])"
 """sear.physics.tyre.wheel_rays on float64 arrays (body, params, hard_points, wheels, rays)."""
 
+SOLVE_MANY_SIGNATURE = ("void(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], "
+                        "f8[::1])")
+"""sear.physics.tyre.solve_many on C-ordered 2-D float64 arrays (one row per vehicle) and the flags."""
+WHEEL_RAYS_MANY_SIGNATURE = "void(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1])"
+"""sear.physics.tyre.wheel_rays_many on C-ordered 2-D float64 arrays (one row per vehicle)."""
+
 
 def module_name(source: Path) -> str:
     """The compiled module's name for the kernels' source file `source`: PREFIX and a hash of the source's
@@ -72,28 +78,58 @@ def path(source: Path, where: Path) -> Path:
     return where / (module_name(source) + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
-def load(source: Path, where: Path | None = None) -> tuple[Callable[..., float], Callable[..., None]] | None:
-    """The compiled `solve` and `wheel_rays` of the kernels in `source` when their module has been built
-    in `where` (default: folder()), else None (also for a module that cannot be loaded)."""
+def _module(source: Path, where: Path | None) -> Any:
+    """The compiled module of the kernels in `source` built in `where` (default: folder()), loaded once per
+    process, or None where it has not been built or cannot be loaded."""
     file = path(source, folder() if where is None else where)
     if not file.is_file():
         return None
     name = file.name.split(".")[0]
+    if str(file) in _loaded:
+        return _loaded[str(file)]
     try:
         spec = importlib.util.spec_from_file_location(name, file)
         if spec is None or spec.loader is None:
             return None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module.solve, module.wheel_rays
-    except (ImportError, OSError, AttributeError):  # damaged, or built for another platform
+    except (ImportError, OSError):  # damaged, or built for another platform
+        return None
+    _loaded[str(file)] = module
+    return module
+
+
+_loaded: dict[str, Any] = {}
+"""The modules loaded so far, by file: an extension module cannot be loaded twice in a process."""
+
+
+def load(source: Path, where: Path | None = None) -> tuple[Callable[..., float], Callable[..., None]] | None:
+    """The compiled `solve` and `wheel_rays` of the kernels in `source` when their module has been built
+    in `where` (default: folder()), else None (also for a module that cannot be loaded)."""
+    module = _module(source, where)
+    try:
+        return None if module is None else (module.solve, module.wheel_rays)
+    except AttributeError:
+        return None
+
+
+def load_batched(source: Path, where: Path | None = None) -> tuple[Callable[..., None], Callable[..., None]] | None:
+    """The compiled `solve_many` and `wheel_rays_many` (sear.physics.tyre) of the module `load` loads, or None."""
+    module = _module(source, where)
+    try:
+        return None if module is None else (module.solve_many, module.wheel_rays_many)
+    except AttributeError:
         return None
 
 
 def build(source: Path, solve: Callable[..., float], wheel_rays: Callable[..., None],
-          where: Path | None = None) -> tuple[Callable[..., float], Callable[..., None]] | None:
+          where: Path | None = None,
+          batched: Callable[..., tuple[Callable[..., None], Callable[..., None]]] | None = None
+          ) -> tuple[Callable[..., float], Callable[..., None]] | None:
     """Compile `solve` and `wheel_rays` (the kernels defined in `source`) with numba's pycc into their
     module in `where` (default: folder()) and load it (None where the module built cannot be loaded).
+    With `batched` (sear.physics.tyre.batched, given here since this module must not import that one) the
+    module has `solve_many` and `wheel_rays_many` too (`load_batched`).
     BuildError where it cannot be built (no numba, pycc, setuptools or C compiler; a folder that cannot be
     written). Built in a temporary folder and moved into place in one step, so a process starting at the
     same time loads a whole module or none."""
@@ -111,6 +147,12 @@ def build(source: Path, solve: Callable[..., float], wheel_rays: Callable[..., N
                 cc.verbose = False
                 cc.export("solve", SOLVE_SIGNATURE)(solve)
                 cc.export("wheel_rays", WHEEL_RAYS_SIGNATURE)(wheel_rays)
+                if batched is not None:
+                    from numba import njit
+
+                    solve_many, wheel_rays_many = batched(njit(solve), njit(wheel_rays))
+                    cc.export("solve_many", SOLVE_MANY_SIGNATURE)(solve_many)
+                    cc.export("wheel_rays_many", WHEEL_RAYS_MANY_SIGNATURE)(wheel_rays_many)
                 cc.compile()
                 built = Path(tmp) / cc.output_file
                 os.replace(built, path(source, target))

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.process_time()
     try:
-        kernels = tyreaot.build(source, tyre.solve, tyre.wheel_rays)
+        kernels = tyreaot.build(source, tyre.solve, tyre.wheel_rays, batched=tyre.batched)
     except tyreaot.BuildError as error:
         print(f"sear: the tyre kernels were not compiled ahead of time ({error}); runs use numba's "
               "just-in-time kernels instead.", file=sys.stderr)

@@ -15,3 +15,11 @@ def compile_kernels(solve: Callable[..., float], wheel_rays: Callable[..., None]
     where no folder will do)."""
     compiled_solve, compiled_rays = compile_functions(solve, wheel_rays)
     return compiled_solve, compiled_rays
+
+
+def compile_batch(solve_many: Callable[..., None], wheel_rays_many: Callable[..., None]
+                  ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """sear.physics.tyre's batched kernels (bound to numba's `solve` and `wheel_rays` by `batched`)
+    compiled by numba."""
+    compiled_solve, compiled_rays = compile_functions(solve_many, wheel_rays_many)
+    return compiled_solve, compiled_rays

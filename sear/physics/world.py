@@ -33,13 +33,14 @@ from sear.gravity import GRAVITY
 from sear.models.loaded import Models, RobotModels
 from sear.models.meshfiles import make_tree
 from sear.models.robotdesc.model import RobotDescription
+from sear.physics import tyre
 from sear.physics.gripper import GripperBody
 from sear.physics.meshes import create_terrain_bodies
 from sear.physics.robot import build_vehicle
 from sear.physics.settle import preroll, settle
 from sear.physics.terrainpager import Paging, TerrainPager
 from sear.physics.urdf import UrdfVehicle
-from sear.physics.vehicle import WHEEL_RAY_MASK, Vehicle
+from sear.physics.vehicle import WHEEL_RAY_MASK, Vehicle, WheelBatch
 from sear.project import Body, Project, Robot
 from sear.scene import MAX_SHELF_LEVELS, Box, Scene, Shelf, Table, Tree, Wall, shelf_parts, table_parts
 from sear.scene import TABLE_LEG as TABLE_LEG  # the table's sizes live in sear.scene, shared with the editor
@@ -130,6 +131,8 @@ class World:
                 self._build_vehicle(index, robot, models.robots[index])
             self._mesh_vehicles = [v for v in self.vehicles if isinstance(v, Vehicle)]
             """The mesh vehicles: step() casts all their wheel rays in one batch when there are several."""
+            self._wheel_batch: WheelBatch | None = None
+            """With several mesh vehicles, once compiled tyre kernels run: their update in one batch."""
             self.fell: list[int] = []
             """The robots (indices) that fell off the terrain's edge on the last step."""
             self.fall_height = float(self.terrain.bounds[0][2]) - FALL_DEPTH
@@ -260,7 +263,17 @@ class World:
         if self.pager is not None:
             self.page_terrain()
         mesh_vehicles = self._mesh_vehicles
-        if len(mesh_vehicles) > 1:  # every mesh vehicle's wheel rays in one batch
+        batch = self._wheel_batch
+        if batch is None and len(mesh_vehicles) > 1:
+            kernels = tyre.batch_kernels()  # once the vehicles' first update has chosen compiled kernels
+            if kernels is not None:
+                batch = self._wheel_batch = WheelBatch(mesh_vehicles, kernels)
+        if batch is not None:  # every mesh vehicle's rays in one batch, their kernels in one call
+            batch.step(self.dt)
+            for other in self.vehicles:
+                if not isinstance(other, Vehicle):
+                    other.update(self.dt)
+        elif len(mesh_vehicles) > 1:  # every mesh vehicle's wheel rays in one batch
             starts: list[Any] = []
             ends: list[Any] = []
             for mesh in mesh_vehicles:

@@ -335,7 +335,8 @@ class MovingScene(TriangleScene):
         skip = self._ignored(ignore)
         compiled = kernels()
         if compiled is not None:
-            return self._cast_moving_compiled(compiled, starts, direction, result, rays, skip)
+            return self._cast_moving_compiled(compiled, starts, direction, result, rays, skip[None, :],
+                                              np.zeros(len(starts), dtype=np.int64))
         begin = np.zeros(len(rays))
         grazes = [_NONE]
         for _ in range(self.MAX_PASSES):
@@ -409,9 +410,20 @@ class MovingScene(TriangleScene):
                 break
         return np.concatenate(grazes)
 
+    def cast_grouped(self, starts: np.ndarray, direction: np.ndarray, result: Any, rays: np.ndarray,
+                     ray_group: np.ndarray, ignores: Sequence[np.ndarray]) -> np.ndarray:
+        """`cast` of the rays of several casters in one go (numba's kernels only: `kernels()` must not be
+        None): ray r is caster ray_group[r]'s, which ignores the bodies ignores[ray_group[r]]. The same hits
+        as a `cast` of each caster's rays; returns the grazes (indices into `starts`)."""
+        compiled = kernels()
+        assert compiled is not None
+        skip = np.array([self._ignored(ignore) for ignore in ignores], dtype=bool).reshape(len(ignores), -1)
+        return self._cast_moving_compiled(compiled, starts, direction, result, rays, skip, ray_group)
+
     def _cast_moving_compiled(self, compiled: Kernels, starts: np.ndarray, direction: np.ndarray, result: Any,
-                              rays: np.ndarray, skip: np.ndarray) -> np.ndarray:
-        """`cast` with numba's kernels (sear.sensors.raykernels.moving_refine): the same hits to the bit."""
+                              rays: np.ndarray, skip: np.ndarray, ray_group: np.ndarray) -> np.ndarray:
+        """`cast` with numba's kernels (sear.sensors.raykernels.moving_refine): the same hits to the bit.
+        `skip[g]`: the parts the rays of group g (`ray_group[r]` of ray r) pass."""
         begin = np.zeros(len(rays))
         grazes = [_NONE]
         for _ in range(self.MAX_PASSES):
@@ -419,8 +431,8 @@ class MovingScene(TriangleScene):
             found = self.scene.run(origins, directions, dists=dists, output=1)
             grazed, rays, begin = compiled.moving_refine(
                 found["primID"], found["tfar"], rays, begin, starts, direction, self.face_normal, self.face_corner,
-                self.face_inverse_length, self.face_shape, self.is_box, skip, self.box_rotation, self.box_centre,
-                self.box_half, self.bodies, result.fraction, result.normal, result.body)
+                self.face_inverse_length, self.face_shape, self.is_box, skip, ray_group, self.box_rotation,
+                self.box_centre, self.box_half, self.bodies, result.fraction, result.normal, result.body)
             grazes.append(grazed)
             if not len(rays):
                 break

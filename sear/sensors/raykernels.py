@@ -155,13 +155,14 @@ def refine(prim: np.ndarray, tfar: np.ndarray, have_tfar: bool, rays: np.ndarray
 def moving_refine(prim: np.ndarray, tfar: np.ndarray, rays: np.ndarray, begin: np.ndarray, starts: np.ndarray,
                   direction: np.ndarray, face_normal: np.ndarray, face_corner: np.ndarray,
                   face_inverse_length: np.ndarray, face_shape: np.ndarray, is_box: np.ndarray, skip: np.ndarray,
-                  box_rotation: np.ndarray, box_centre: np.ndarray, box_half: np.ndarray, bodies: np.ndarray,
-                  fraction: np.ndarray, normal: np.ndarray, body: np.ndarray
+                  ray_group: np.ndarray, box_rotation: np.ndarray, box_centre: np.ndarray, box_half: np.ndarray,
+                  bodies: np.ndarray, fraction: np.ndarray, normal: np.ndarray, body: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One pass of MovingScene.cast after Embree (prim[i], tfar[i]: the triangle and distance from `begin`
     Embree found for ray rays[i]): a hull's hit on the plane of its triangle, a box's by the slab test
     against the true box in its frame, kept in fraction/normal/body when nearer. Parts in `skip` (the
-    caster's own robot) and faces seen from behind are passed. Returns (grazes, next_rays, next_begin):
+    caster's own robot: skip[g, part] for the rays r of caster g = ray_group[r], so that one call serves
+    every robot's rays) and faces seen from behind are passed. Returns (grazes, next_rays, next_begin):
     the rays that met a box's GRAZE margin from outside but missed the box, and the rays that go on, with
     where (t) their next pass starts, 10 µm beyond what they passed."""
     n = len(rays)
@@ -180,7 +181,7 @@ def moving_refine(prim: np.ndarray, tfar: np.ndarray, rays: np.ndarray, begin: n
         embree_t = begin[i] + np.float64(tfar[i])
         t = np.inf
         m0 = m1 = m2 = 0.0
-        passing = skip[shape]
+        passing = skip[ray_group[r], shape]
         graze = False
         n0, n1, n2 = face_normal[f, 0], face_normal[f, 1], face_normal[f, 2]
         if not passing and not is_box[shape]:
@@ -461,8 +462,8 @@ def _warm(chosen: Kernels) -> None:
                   np.zeros(1, dtype=bool), index, False, False, True, np.ones(1), np.zeros((1, 3)), index.copy())
     chosen.moving_refine(np.full(1, -1, dtype=np.int32), np.zeros(1, dtype=np.float32), index, np.zeros(1), one, one,
                          one, one, np.ones(1), np.zeros(1, dtype=np.int32), np.zeros(1, dtype=bool),
-                         np.zeros(1, dtype=bool), np.zeros((1, 3, 3)), one, one, index, np.ones(1), np.zeros((1, 3)),
-                         index.copy())
+                         np.zeros((1, 1), dtype=bool), index.copy(), np.zeros((1, 3, 3)), one, one, index, np.ones(1),
+                         np.zeros((1, 3)), index.copy())
     chosen.near_boxes(one, one, np.ones(1), one, one)
     column, unit = np.ones(1), np.ones(1, dtype=np.float32)
     single = np.ones(1, dtype=np.float32)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sear.physics import tyre, tyreaot
@@ -25,7 +26,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the module built from this install's kernels (numba, pycc and a C compiler)."""
     folder = tmp_path_factory.mktemp("aot")
     try:
-        kernels = tyreaot.build(SOURCE, tyre.solve, tyre.wheel_rays, folder)
+        kernels = tyreaot.build(SOURCE, tyre.solve, tyre.wheel_rays, folder, batched=tyre.batched)
     except tyreaot.BuildError as error:
         pytest.skip(f"cannot build ahead of time here: {error}")
     assert kernels is not None
@@ -42,6 +43,35 @@ def test_the_ahead_of_time_kernels_compute_what_plain_python_computes(built, rec
     assert ahead is not None
     monkeypatch.setattr(sear.physics.tyrejit, "compile_kernels", lambda solve, wheel_rays: ahead)
     kernel_tests.test_numba_computes_what_plain_python_computes(recorded)
+
+
+def test_the_batched_kernels_compute_what_each_vehicles_own_call_computes(built, recorded):  # noqa: F811
+    # The recorded drive's kernel calls (test_tyre_kernel) as the rows of one batch: solve_many and
+    # wheel_rays_many give each row what the plain Python kernels give its call, to 1e-9 N and 1e-12 m.
+    batched = tyreaot.load_batched(SOURCE, built)
+    assert batched is not None
+    solve_many, wheel_rays_many = batched
+    calls = recorded[::len(recorded) // 60]  # spread over the drop, the drive and the braked skid
+    assert len(calls) >= 60
+    bodies, params, wheels, hits, impulses = (np.array([call[column] for call in calls], dtype=float)
+                                              for column in range(5))
+    out = np.zeros((len(calls), tyre.OUT_BODY + tyre.OUT_WHEEL * tyre.WHEELS))
+    work = np.zeros((len(calls), tyre.WORK * tyre.WHEELS))
+    finite = np.zeros(len(calls))
+    solve_many(bodies, params, wheels, hits, impulses, out, work, finite)
+    hard_points = np.ascontiguousarray(np.tile(np.linspace(-0.3, 0.3, 12), (len(calls), 1)))
+    rays = np.zeros((len(calls), 6 * tyre.WHEELS))
+    wheel_rays_many(bodies, params, hard_points, wheels, rays)
+    for index, call in enumerate(calls):
+        body, param, wheel, hit, impulse = (list(map(float, argument)) for argument in call[:5])
+        plain_out, plain_work = [0.0] * len(out[index]), [0.0] * len(work[index])
+        assert finite[index] == tyre.solve(body, param, wheel, hit, impulse, plain_out, plain_work)
+        np.testing.assert_allclose(out[index, :6], plain_out[:6], rtol=0.0, atol=1e-9)
+        np.testing.assert_allclose(out[index, 6:], plain_out[6:], rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose(impulses[index], impulse, rtol=0.0, atol=1e-12)
+        plain_rays = [0.0] * 24
+        tyre.wheel_rays(body, param, hard_points[index].tolist(), wheel, plain_rays)
+        np.testing.assert_allclose(rays[index], plain_rays, rtol=0.0, atol=1e-12)
 
 
 RUN = """

@@ -10,6 +10,7 @@ import pytest
 
 from sear.collision import StaticShape, StaticWorld
 from sear.sensors import raykernels
+from sear.sensors.embreescene import MovingScene
 from sear.sensors.raycast import RayCaster
 from tests.sensors import test_raycast as pybullet_reference
 from tests.sensors import test_rays_moving as moving_reference
@@ -230,7 +231,27 @@ def test_the_kernel_picks_the_rays_near_boxes_that_the_slab_test_picks(compiled_
 def test_two_robots_rays_cast_together_hit_what_each_cast_alone_hits(moving_scene):  # noqa: F811
     # Each robot's rays from above its own body, downwards and towards the other robot: cast together
     # (one Embree call) and alone, the same hits to the bit; each sees the other and never itself.
-    world, _ = moving_scene
+    two_robots_cast_together_and_alone(moving_scene)
+
+
+def test_with_the_kernels_two_robots_rays_meet_the_moving_bodies_in_one_cast(moving_scene, with_numba,  # noqa: F811
+                                                                             monkeypatch):
+    # With numba's kernels the robots' rays meet the moving bodies in one grouped cast (each passing its
+    # own robot's hull): the same hits to the bit as each robot's own cast.
+    grouped = []
+    cast_grouped = MovingScene.cast_grouped
+
+    def spy(self, *args, **kwargs):
+        grouped.append(len(args[3]))
+        return cast_grouped(self, *args, **kwargs)
+
+    monkeypatch.setattr(MovingScene, "cast_grouped", spy)
+    two_robots_cast_together_and_alone(moving_scene)
+    assert grouped and grouped[0] > 300  # it ran, on rays of both robots near the other's hull
+
+
+def two_robots_cast_together_and_alone(scene: tuple) -> None:
+    world, _ = scene
     rng = np.random.default_rng(40)
     batches = []
     for index, other in ((0, 1), (1, 0)):
