@@ -47,9 +47,7 @@ before the wheels had bodies.
 
 from __future__ import annotations
 
-import ctypes
 import operator
-import sys
 import warnings
 from collections.abc import Sequence
 from itertools import chain
@@ -85,34 +83,8 @@ BOX_PADDING = 0.01
 """Margin added around each moving body's bounding box (m) when choosing the rays pybullet casts too."""
 TOP_MARGIN = 1e-3
 """m: how far above the highest moving body, or the paged grid, RayCaster.occluded follows a rising ray."""
-HEAP_KEEP_BYTES = 64 << 20
-"""Arrays up to this size come from the C heap, and up to this much freed memory stays in it
-(keep_freed_memory)."""
 _FRACTION, _BODY, _NORMAL = operator.itemgetter(2), operator.itemgetter(0), operator.itemgetter(4)
 _embree_warned = False
-_heap_kept = False
-
-
-def keep_freed_memory() -> None:
-    """Have glibc's malloc keep freed memory for the next arrays (once per process; Linux with glibc only).
-
-    A sensor's batch makes several arrays of a few MB on every sample (a 320 x 240 camera's 76,800 rays
-    in the world frame are 3 x 1.8 MB) and frees them after it. glibc gives blocks that big their own
-    mapping and returns them to the kernel when freed, so the next sample's arrays fault in fresh zeroed
-    pages: moving those rays into the world frame took 3.1 ms so and 0.5-0.7 ms in arrays kept, and
-    every such array pays alike. Served from the heap (mallopt M_MMAP_THRESHOLD) and the heap not trimmed
-    below HEAP_KEEP_BYTES of free memory (M_TRIM_THRESHOLD), they reuse pages already mapped; the
-    process holds at most that much freed memory more."""
-    global _heap_kept
-    if _heap_kept or not sys.platform.startswith("linux"):
-        return
-    _heap_kept = True
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(-3, HEAP_KEEP_BYTES)  # M_MMAP_THRESHOLD
-    mallopt(-1, HEAP_KEEP_BYTES)  # M_TRIM_THRESHOLD
 
 
 class RayResult(NamedTuple):
@@ -365,7 +337,6 @@ class RayCaster:
         self.static_world = static_world
         self.embree = _embree() if static_world is not None and engine == "auto" else None
         self._shared: _SharedScenes | None = None
-        keep_freed_memory()
 
     @property
     def engines(self) -> str:
