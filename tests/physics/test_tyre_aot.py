@@ -23,7 +23,11 @@ SOURCE = Path(tyre.__file__)
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding the module built from this install's kernels (numba, pycc and a C compiler)."""
+    """A folder holding the module built from this install's kernels: the one `make setup` built (what runs
+    load), else one built here (numba, pycc and a C compiler; 30-60 s of CPU, so not twice per suite)."""
+    installed = tyreaot.folder()
+    if tyreaot.path(SOURCE, installed).exists():
+        return installed
     folder = tmp_path_factory.mktemp("aot")
     try:
         kernels = tyreaot.build(SOURCE, tyre.solve, tyre.wheel_rays, folder, batched=tyre.batched)
