@@ -149,6 +149,7 @@ def test_play_at_4x_runs_the_replay_clock_at_four_simulated_seconds_a_wall_secon
     QTest.keyClick(box, Qt.Key.Key_4)  # the Speed box's item starting with "4": 4×
     assert box.currentData() == 4.0
     assert w.clock.speed == 4.0
+    w.seek(0.0)  # 6 simulated s of room before the recording's end (8 s) stops the clock
     w.view.setFocus()
     QTest.keyClick(w.view, Qt.Key.Key_Space)  # play
     assert w.clock.playing
@@ -158,7 +159,9 @@ def test_play_at_4x_runs_the_replay_clock_at_four_simulated_seconds_a_wall_secon
     qtbot.wait(1500)
     moment1, wall1 = w.clock.time, time.perf_counter()
     rate = (moment1 - moment0) / (wall1 - wall0)
-    assert rate == pytest.approx(4.0, rel=0.1)
+    # (Once, in a whole-suite run, 2.80: the figures say whether the clock was paused or hit the end.)
+    assert rate == pytest.approx(4.0, rel=0.1), (moment0, moment1, wall1 - wall0, w.clock.playing,
+                                                 w.clock.duration)
     assert w.moment > moment0 + 2.0  # and the frames followed it
     QTest.keyClick(w.view, Qt.Key.Key_Space)  # pause
     assert not w.clock.playing
