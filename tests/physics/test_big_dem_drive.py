@@ -17,7 +17,7 @@ from sear.sensors.gps import GpsConfig
 from sear.sensors.lidar import LidarConfig
 from tests.models.geotiff import write_dem
 
-from .helpers import rover_project
+from .helpers import dem_cast, dem_height, rover_project
 
 pytestmark = pytest.mark.slow
 
@@ -29,42 +29,6 @@ def hills() -> np.ndarray:
     x = np.arange(SIDE, dtype=np.float64)[None, :] * PIXEL
     z = BASE + 6.0 * np.sin(x / 180.0) * np.cos(y / 230.0) + 3.0 * np.sin((x + y) / 95.0 + 1.0)
     return (z + 0.4 * np.sin(x / 23.0) * np.sin(y / 31.0)).astype(np.float32)
-
-
-def dem_height(z: np.ndarray, x: float, y: float) -> float:
-    """The DEM's triangulated surface at world (x, y) (the DEM centred on the origin)."""
-    u, v = x / PIXEL + (SIDE - 1) / 2.0, (SIDE - 1) / 2.0 - y / PIXEL
-    c, r = math.floor(u), math.floor(v)
-    a, b = u - c, 1.0 - (v - r)
-    sw, se, ne, nw = (float(z[r + 1, c]), float(z[r + 1, c + 1]), float(z[r, c + 1]), float(z[r, c]))
-    return sw + a * (se - sw) + b * (ne - se) if b <= a else sw + b * (nw - sw) + a * (ne - nw)
-
-
-def dem_cast(z: np.ndarray, start: np.ndarray, end: np.ndarray) -> float:
-    """Fraction of start -> end at its first hit on the DEM's triangles (1.0: none), every triangle of
-    the cells under the ray tested (numpy Möller-Trumbore)."""
-    u = np.array([start[0], end[0]]) / PIXEL + (SIDE - 1) / 2.0
-    v = (SIDE - 1) / 2.0 - np.array([start[1], end[1]]) / PIXEL
-    cc, rr = np.meshgrid(np.arange(int(u.min()) - 1, int(u.max()) + 2), np.arange(int(v.min()) - 1, int(v.max()) + 2))
-    cc, rr = cc.ravel(), rr.ravel()
-
-    def corner(r, c):
-        return np.column_stack([(c - (SIDE - 1) / 2.0) * PIXEL, ((SIDE - 1) / 2.0 - r) * PIXEL, z[r, c].astype(float)])
-
-    sw, se, ne, nw = corner(rr + 1, cc), corner(rr + 1, cc + 1), corner(rr, cc + 1), corner(rr, cc)
-    a, b, c = np.concatenate([sw, sw]), np.concatenate([se, ne]), np.concatenate([ne, nw])
-    d = end - start
-    e1, e2 = b - a, c - a
-    pv = np.cross(d, e2)
-    det = np.einsum("ij,ij->i", e1, pv)
-    tv = start - a
-    with np.errstate(divide="ignore", invalid="ignore"):
-        uu = np.einsum("ij,ij->i", tv, pv) / det
-        qv = np.cross(tv, e1)
-        vv = (qv @ d) / det
-        t = np.einsum("ij,ij->i", e2, qv) / det
-    ok = (det != 0) & (uu >= 0) & (uu <= 1) & (vv >= 0) & (uu + vv <= 1) & (t >= 0) & (t <= 1)
-    return float(t[ok].min()) if ok.any() else 1.0
 
 
 def test_a_rover_drives_500_m_across_a_4097_dem_on_its_surface_and_its_lidar_reads_it(tmp_path):
@@ -98,12 +62,12 @@ def test_a_rover_drives_500_m_across_a_4097_dem_on_its_surface_and_its_lidar_rea
                 east, north, _ = geodetic_to_enu(lat, lon, alt, lat0, lon0, alt0)
                 # altitude above the DEM under the antenna: the DEM's heights are altitudes (the project's
                 # origin altitude is the DEM's height at its centre)
-                above = alt - dem_height(z, east, north)
+                above = alt - dem_height(z, PIXEL, east, north)
                 clearance = above if clearance is None else clearance
                 worst = max(worst, abs(above - clearance))
                 starts, ends = lidar_sensor.rays(sim.state)
                 reading = np.asarray(sim.sensors.read("lidar"), dtype=float).ravel()
-                expected = np.array([dem_cast(z, s, e) for s, e in zip(starts, ends, strict=True)]) * 8.0
+                expected = np.array([dem_cast(z, PIXEL, s, e) for s, e in zip(starts, ends, strict=True)]) * 8.0
                 hit = expected < 8.0
                 beams += int(hit.sum())
                 assert np.isnan(reading[~hit]).all()

@@ -22,7 +22,7 @@ from sear.physics.world import World
 from sear.sensors.raycast import RayCaster
 from tests.models.geotiff import write_dem
 
-from .helpers import rover_project
+from .helpers import dem_cast, dem_height, rover_project
 
 PIXEL = 0.5
 SIDE = 161  # 80 m x 80 m
@@ -47,56 +47,6 @@ def dem_world(tmp_path):
     world.close()
 
 
-def sample_xy(z: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Column and row (floats) of world points on the DEM centred on the origin."""
-    rows, cols = z.shape
-    return x / PIXEL + (cols - 1) / 2.0, (rows - 1) / 2.0 - y / PIXEL
-
-
-def expected_height(z: np.ndarray, x: float, y: float) -> float:
-    """The DEM's triangulated surface at (x, y): the triangle under the point, by its plane."""
-    u, v = sample_xy(z, np.array([x]), np.array([y]))
-    c, r = math.floor(u[0]), math.floor(v[0])
-    a, b = u[0] - c, 1.0 - (v[0] - r)  # east, north within the cell
-    sw, se, ne, nw = (float(z[r + 1, c]), float(z[r + 1, c + 1]), float(z[r, c + 1]), float(z[r, c]))
-    if b <= a:  # (sw, se, ne)
-        return sw + a * (se - sw) + b * (ne - se)
-    return sw + b * (nw - sw) + a * (ne - nw)
-
-
-def brute_cast(z: np.ndarray, start: np.ndarray, end: np.ndarray) -> float:
-    """Fraction of the ray start -> end at its first hit on the DEM's triangles (1.0 for a miss), by testing
-    every triangle of the cells its x/y box covers."""
-    rows, cols = z.shape
-    u, v = sample_xy(z, np.array([start[0], end[0]]), np.array([start[1], end[1]]))
-    c0, c1 = max(math.floor(u.min()) - 1, 0), min(math.ceil(u.max()) + 1, cols - 1)
-    r0, r1 = max(math.floor(v.min()) - 1, 0), min(math.ceil(v.max()) + 1, rows - 1)
-    cs, rs = np.arange(c0, c1), np.arange(r0, r1)
-    cc, rr = np.meshgrid(cs, rs)
-    cc, rr = cc.ravel(), rr.ravel()
-
-    def corner(r, c):
-        return np.column_stack([(c - (cols - 1) / 2.0) * PIXEL, ((rows - 1) / 2.0 - r) * PIXEL,
-                                z[r, c].astype(np.float64)])
-
-    sw, se, ne, nw = corner(rr + 1, cc), corner(rr + 1, cc + 1), corner(rr, cc + 1), corner(rr, cc)
-    a = np.concatenate([sw, sw])
-    b = np.concatenate([se, ne])
-    c = np.concatenate([ne, nw])
-    d = end - start
-    e1, e2 = b - a, c - a
-    pv = np.cross(d, e2)
-    det = np.einsum("ij,ij->i", e1, pv)
-    tv = start - a
-    with np.errstate(divide="ignore", invalid="ignore"):
-        uu = np.einsum("ij,ij->i", tv, pv) / det
-        qv = np.cross(tv, e1)
-        vv = (qv @ d) / det
-        t = np.einsum("ij,ij->i", e2, qv) / det
-    ok = (det != 0) & (uu >= 0) & (uu <= 1) & (vv >= 0) & (uu + vv <= 1) & (t >= 0) & (t <= 1)
-    return float(t[ok].min()) if ok.any() else 1.0
-
-
 def test_tiles_load_and_drop_under_a_driving_robot_never_missing_under_a_wheel(dem_world):
     world, z = dem_world
     pager = world.pager
@@ -118,7 +68,7 @@ def test_tiles_load_and_drop_under_a_driving_robot_never_missing_under_a_wheel(d
             assert any(x0 - 1e-6 <= x <= x1 + 1e-6 and y0 - 1e-6 <= y <= y1 + 1e-6
                        for x0, x1, y0, y1 in map(pager.tile_box, pager.loaded)), (step, x, y)
             # the wheel's ray found the DEM's surface there
-            assert wheel.hit_point[2] == pytest.approx(expected_height(z, x, y), abs=2e-4)
+            assert wheel.hit_point[2] == pytest.approx(dem_height(z, PIXEL, x, y), abs=2e-4)
         # the pybullet bodies are the tiles the pager lists, and nothing farther than the drop distance
         assert set(world.terrain_ids[1:]) == set(pager.bodies)
     position = rover.state().position
@@ -140,14 +90,14 @@ def test_heights_and_sensor_rays_see_the_whole_dem_on_the_tiles_triangles(dem_wo
     rng = np.random.default_rng(5)
     xy = rng.uniform(-39.0, 39.0, (200, 2))
     heights = world.terrain_heights(xy)
-    assert np.allclose(heights, [expected_height(z, x, y) for x, y in xy], atol=1e-9, rtol=0)
+    assert np.allclose(heights, [dem_height(z, PIXEL, x, y) for x, y in xy], atol=1e-9, rtol=0)
     caster = RayCaster(world.client, world.robot_body_ids(0), world.static_world)
     # rays from above the rover's place to points all over the map: most meet terrain with no tile
     robot = world.vehicles[0].state().position
     starts = np.tile(np.array([robot[0], robot[1], 130.0]), (120, 1))
     targets = np.column_stack([rng.uniform(-39, 39, (120, 2)), np.full(120, 110.0)])
     result = caster.cast(starts, targets)
-    expected = np.array([brute_cast(z, s, e) for s, e in zip(starts, targets, strict=True)])
+    expected = np.array([dem_cast(z, PIXEL, s, e) for s, e in zip(starts, targets, strict=True)])
     assert (expected < 1.0).sum() > 100  # they do hit the terrain
     lengths = np.linalg.norm(targets - starts, axis=1)
     assert np.abs((result.fraction - expected) * lengths).max() < 1e-6  # metres
@@ -179,5 +129,5 @@ def test_a_click_picks_the_terrain_where_no_tile_is_loaded(dem_world):
     assert not any(x0 <= 30.0 <= x1 and y0 <= 30.0 <= y1 for x0, x1, y0, y1 in map(pager.tile_box, pager.loaded))
     found = pick(world, start, end)
     assert found is not None and found.kind == "terrain"
-    assert found.point[2] == pytest.approx(expected_height(z, 30.0, 30.0), abs=1e-9)
+    assert found.point[2] == pytest.approx(dem_height(z, PIXEL, 30.0, 30.0), abs=1e-9)
     assert pick(world, np.array([30.0, 30.0, 150.0]), np.array([30.0, 30.0, 140.0])) is None  # above it: nothing
