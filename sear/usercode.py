@@ -82,6 +82,18 @@ def user_error_line(exc: BaseException, user_file: str) -> int | None:
     return None
 
 
+def _read_dump(stack: IO[bytes] | None) -> str | None:
+    """The whole of a controller process's stack-dump file (faulthandler writes it when a turn hangs), or
+    None when there is none or it cannot be read."""
+    if stack is None:
+        return None
+    try:
+        size = os.fstat(stack.fileno()).st_size
+        return os.pread(stack.fileno(), size, 0).decode(errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
 def _line_of(path: str, lineno: int) -> str:
     try:
         return Path(path).read_text(errors="replace").splitlines()[lineno - 1].strip()
@@ -461,12 +473,8 @@ class UserCodeRunner(ControllerHost):
 
     def _dump(self) -> list[tuple[str, int, str]]:
         """The user's frames of the process's last stack dump, innermost first: (file, line, function)."""
-        if self._stack is None:
-            return []
-        try:
-            size = os.fstat(self._stack.fileno()).st_size
-            text = os.pread(self._stack.fileno(), size, 0).decode(errors="replace")
-        except (OSError, ValueError):
+        text = _read_dump(self._stack)
+        if text is None:
             return []
         path = str(self.path)
         return [(f, int(n), fn) for f, n, fn in _STACK_LINE.findall(text) if f == path]
@@ -602,12 +610,8 @@ class SwarmProcess:
         return []
 
     def _frames(self, name: str) -> list[tuple[str, int, str]]:
-        if self._stack is None:
-            return []
-        try:
-            size = os.fstat(self._stack.fileno()).st_size
-            text = os.pread(self._stack.fileno(), size, 0).decode(errors="replace")
-        except (OSError, ValueError):
+        text = _read_dump(self._stack)
+        if text is None:
             return []
         threads = {m.group(2): m.group(1) for m in map(_THREAD_LINE.match, text.splitlines()) if m}
         member = next((m for m in self.members if m.name == name), None)
