@@ -596,17 +596,21 @@ class SwarmProcess:
 
     def dump(self, name: str) -> list[tuple[str, int, str]]:
         """Robot `name`'s frames in the user code (innermost first) from a stack dump of every thread that
-        the process writes on SIGUSR1; [] when it writes none within 2 s."""
+        the process writes on SIGUSR1; [] when it writes none within 3 s. A second signal goes after 1 s
+        without the robot's frames: a whole-suite run on a loaded machine once got none from the first."""
         proc = self.proc
         if proc is None or proc.poll() is not None:
             return self._frames(name)
-        proc.send_signal(signal.SIGUSR1)
-        end = time.monotonic() + 2.0
-        while time.monotonic() < end:
-            frames = self._frames(name)
-            if frames:
-                return frames
-            time.sleep(0.01)
+        for wait in (1.0, 2.0):
+            proc.send_signal(signal.SIGUSR1)
+            end = time.monotonic() + wait
+            while time.monotonic() < end:
+                frames = self._frames(name)
+                if frames:
+                    return frames
+                time.sleep(0.01)
+            if proc.poll() is not None:
+                break
         return []
 
     def _frames(self, name: str) -> list[tuple[str, int, str]]:
